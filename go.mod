@@ -1,0 +1,3 @@
+module github.com/mpsurf/mpsurf
+
+go 1.24
