@@ -1,0 +1,89 @@
+// Launching real Chromium with the unpacked extension and a registered native host.
+import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromiumPath, extensionDir, hostBinary } from './paths.mjs';
+
+// Flags that keep Chromium from reaching for the (closed) network on its own; see FACTS §1.
+const quietFlags = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-default-apps',
+  '--metrics-recording-only',
+];
+
+// makeProfile creates a fresh user-data-dir with the host registered in it. The host binary is
+// copied into the profile so that tests can find "their" host process by its path.
+export function makeProfile({ prefix = 'mpsurf-profile-', copyHost = true } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  let host = hostBinary;
+  if (copyHost) {
+    host = path.join(dir, 'mpsurf-host');
+    fs.copyFileSync(hostBinary, host);
+    fs.chmodSync(host, 0o755);
+  }
+  execFileSync(host, ['install', '--user-data-dir', dir, '--path', host], { stdio: 'pipe' });
+  return {
+    dir,
+    host,
+    uninstall() {
+      execFileSync(host, ['uninstall', '--user-data-dir', dir], { stdio: 'pipe' });
+    },
+    remove() {
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// launch starts Chromium on the profile with the extension loaded and waits for its service worker.
+export async function launch(profileDir, { headless = true, executablePath = chromiumPath, args = [], env } = {}) {
+  const context = await chromium.launchPersistentContext(profileDir, {
+    executablePath,
+    headless,
+    args: [
+      ...quietFlags,
+      `--disable-extensions-except=${extensionDir}`,
+      `--load-extension=${extensionDir}`,
+      ...args,
+    ],
+    env: env ? { ...process.env, ...env } : undefined,
+  });
+  let [worker] = context.serviceWorkers();
+  if (!worker) worker = await context.waitForEvent('serviceworker', { timeout: 15000 });
+  return { context, worker };
+}
+
+// untilStatus polls the extension's status until pred holds or the timeout passes.
+export async function untilStatus(worker, pred, timeoutMs = 10000) {
+  const t0 = Date.now();
+  let last;
+  while (Date.now() - t0 < timeoutMs) {
+    last = await worker.evaluate(() => self.mpsurf.status());
+    if (pred(last)) return { status: last, waitedMs: Date.now() - t0 };
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`status never matched within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+}
+
+// hostPids lists the live processes running the given host binary.
+export function hostPids(binary) {
+  const pids = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv0 = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0')[0];
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      if (argv0 === binary && state !== 'Z') pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}

@@ -1,0 +1,108 @@
+// The vertical slice in real Chromium: extension -> native host -> Multipath-Policy header.
+// Needs the build (npm run build) and /usr/bin/chromium; `npm test` provides both.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { launch, makeProfile, untilStatus, hostPids } from './lib/browser.mjs';
+import { startRecorder } from './lib/recorder.mjs';
+import { chromiumPath, hostBinary, extensionDir, vectorsDir } from './lib/paths.mjs';
+
+const NAVIGATIONS = 50;
+const headerVectors = JSON.parse(fs.readFileSync(path.join(vectorsDir, 'header.json'), 'utf8')).cases;
+const baseline = headerVectors.find((c) => c.name === 'baseline');
+
+const missing = [chromiumPath, hostBinary, path.join(extensionDir, 'manifest.json')].filter((p) => !fs.existsSync(p));
+const skip = missing.length ? `not built or not installed: ${missing.join(', ')} (run npm run build / npm start)` : false;
+
+let profile, browser, site, thirdParty;
+
+before(async () => {
+  if (skip) return;
+  thirdParty = await startRecorder({ host: 'localhost' });
+  site = await startRecorder({ host: '127.0.0.1', thirdParty: () => thirdParty.origin });
+  profile = makeProfile();
+  browser = await launch(profile.dir);
+});
+
+after(async () => {
+  await browser?.context.close();
+  await site?.close();
+  await thirdParty?.close();
+  profile?.remove();
+});
+
+test('the host is connected and hands out the baseline policy', { skip }, async () => {
+  const { status } = await untilStatus(browser.worker, (s) => s.host === 'connected');
+  assert.equal(status.policy.theta1, baseline.policy.theta1);
+  assert.equal(status.policy.theta2, baseline.policy.theta2);
+  assert.equal(status.policy.deadline_ms, baseline.policy.deadline_ms);
+  assert.equal(status.policy.multipath, baseline.policy.multipath);
+});
+
+test(`${NAVIGATIONS} of ${NAVIGATIONS} navigations carry the header on every request`, { skip }, async () => {
+  const page = await browser.context.newPage();
+  let carried = 0;
+  for (let i = 0; i < NAVIGATIONS; i++) {
+    const id = `n${i}`;
+    await page.goto(`${site.origin}/page/${id}`, { waitUntil: 'load' });
+    await page.waitForFunction(() => document.title.startsWith('done'));
+    const seen = [...site.forPage(id), ...thirdParty.forPage(id)];
+    const paths = seen.map((r) => `${r.host}${r.path}`);
+    // main frame, css, js, image, fetch, third-party script
+    assert.ok(seen.length >= 6, `navigation ${i}: only ${paths.join(' ')}`);
+    assert.ok(seen.some((r) => r.path.startsWith('/page/')), `navigation ${i}: no main-frame request`);
+    assert.ok(seen.some((r) => r.path === '/tp.js'), `navigation ${i}: no third-party request`);
+    for (const r of seen) assert.equal(r.header, baseline.header, `navigation ${i}: ${r.host}${r.path}`);
+    carried++;
+  }
+  assert.equal(carried, NAVIGATIONS);
+  const decisions = await browser.worker.evaluate(() => self.mpsurf.decisions());
+  const mine = Object.values(decisions).filter((d) => d && d.origin === site.origin);
+  assert.ok(mine.length >= 1, `no decision recorded for ${site.origin}: ${JSON.stringify(decisions)}`);
+  assert.equal(mine[0].multipath, true);
+  assert.equal(mine[0].theta1, baseline.policy.theta1);
+  await page.close();
+});
+
+test('after kill -9 of the host the extension reconnects and decisions resume', { skip }, async () => {
+  const before = hostPids(profile.host);
+  assert.equal(before.length, 1, `expected one host process, found ${before.length}`);
+  const t0 = Date.now();
+  process.kill(before[0], 'SIGKILL');
+  const { status } = await untilStatus(
+    browser.worker,
+    (s) => s.host === 'connected' && s.reconnects >= 1 && hostPids(profile.host).some((p) => p !== before[0]),
+    10000,
+  );
+  const reconnectMs = Date.now() - t0;
+  console.log(`# reconnect after kill -9: ${reconnectMs} ms (reconnects=${status.reconnects})`);
+  assert.equal(hostPids(profile.host).length, 1, 'never more than one host process');
+
+  const page = await browser.context.newPage();
+  await page.goto(`${site.origin}/page/after-kill`, { waitUntil: 'load' });
+  const seen = site.forPage('after-kill');
+  assert.ok(seen.length >= 5);
+  for (const r of seen) assert.equal(r.header, baseline.header, r.path);
+  const decided = await browser.worker.evaluate(() => self.mpsurf.status().lastDecisionAt);
+  assert.ok(decided > 0, 'a decision arrived after the reconnect');
+  await page.close();
+});
+
+test('with the host uninstalled: no header, navigation works, status says missing', { skip }, async () => {
+  profile.uninstall();
+  for (const pid of hostPids(profile.host)) process.kill(pid, 'SIGKILL');
+  const { status } = await untilStatus(browser.worker, (s) => s.host === 'missing', 15000);
+  assert.match(status.detail, /not found|missing/i);
+  const rules = await browser.worker.evaluate(() => self.mpsurf.rules());
+  assert.deepEqual(rules, [], 'no header rule may stay installed without a host');
+
+  const page = await browser.context.newPage();
+  const resp = await page.goto(`${site.origin}/page/no-host`, { waitUntil: 'load' });
+  assert.equal(resp.status(), 200);
+  await page.waitForFunction(() => document.title.startsWith('done'));
+  const seen = [...site.forPage('no-host'), ...thirdParty.forPage('no-host')];
+  assert.ok(seen.length >= 6);
+  for (const r of seen) assert.equal(r.header, null, `${r.path} carried ${r.header}`);
+  await page.close();
+});

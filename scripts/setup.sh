@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Sets up everything MPSurf needs on a fresh Debian machine: Debian packages (as root), Node packages and
+# the Go and webpack builds. Safe to run again: each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+# Debian packages: chromium (the browser the tests drive), mptcpize (makes its sockets MPTCP), iproute2 (testbed).
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v mptcpize >/dev/null 2>&1 || need+=(mptcpize)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+if ((${#need[@]})); then
+  if [ "$(id -u)" = 0 ]; then
+    log "installing Debian packages: ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  else
+    log "missing Debian packages (${need[*]}); run as root or: sudo apt-get install ${need[*]}"
+  fi
+fi
+
+# Node packages, exactly as locked.
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  log "installing Node packages (npm ci)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+command -v go >/dev/null 2>&1 || { log "Go is not installed (need Go >= 1.24)"; exit 1; }
+
+log "building dist/"
+npm run --silent build:host
+npm run --silent build:ext >/dev/null
+for cmd in testbed origin report; do
+  if [ -d "e2e/cmd/$cmd" ]; then
+    go build -trimpath -o "dist/$cmd" "./e2e/cmd/$cmd"
+  fi
+done
+log "ready: $(ls dist | tr '\n' ' ')"

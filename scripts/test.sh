@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs every MPSurf test: Go unit and integration tests, short fuzz runs of every parser, vitest, and
+# the real-Chromium end-to-end tests. Tests that need root or MPTCP skip with a reason when those are absent.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh || exit 1
+
+passed=0 failed=0 names=()
+stage() {
+  local name=$1; shift
+  printf '\n\033[1m== %s\033[0m\n' "$name"
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); names+=("$name"); fi
+}
+
+fuzz_all() {
+  # Every testing.F target gets a short run; the corpus in testdata/ keeps what earlier runs found.
+  local secs=${MPSURF_FUZZTIME:-5s} pkg name rc=0
+  for pkg in $(go list ./...); do
+    for name in $(go test -list '^Fuzz' "$pkg" 2>/dev/null | grep '^Fuzz'); do
+      echo "fuzz $pkg $name ($secs)"
+      go test -run='^$' -fuzz="^${name}\$" -fuzztime="$secs" "$pkg" >/tmp/mpsurf-fuzz.log 2>&1 \
+        || { cat /tmp/mpsurf-fuzz.log; rc=1; }
+    done
+  done
+  return $rc
+}
+
+stage "go vet" go vet ./...
+stage "go test" go test -count=1 -timeout 20m ./...
+stage "go fuzz (short)" fuzz_all
+stage "vitest" npx vitest run --root extension
+stage "chromium end-to-end" node --test --test-concurrency=1 e2e/
+
+echo
+((failed)) && echo "failed stages: ${names[*]}"
+echo "stages: ${passed} passed, ${failed} failed"
+((failed == 0))
