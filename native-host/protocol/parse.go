@@ -1,0 +1,206 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Body limits of PROTOCOL.md §4, in bytes.
+const (
+	MaxClientLen  = 64
+	MaxVersionLen = 32
+	MaxNavLen     = 128
+)
+
+// Parse reads one request payload. On failure the returned Request still carries the id and type when both could be
+// read, so that the error reply can echo them; otherwise it is zero and Fail replies with id 0 and type "error".
+// The body is checked only for being an object; the per-type parsers below check its fields.
+func Parse(payload []byte) (Request, *Error) {
+	if !utf8.Valid(payload) {
+		return Request{}, Errorf(CodeBadUTF8, "payload is not valid UTF-8")
+	}
+	obj, ok := object(payload)
+	if !ok {
+		return Request{}, Errorf(CodeBadJSON, "payload is not one JSON object")
+	}
+	id, idErr := integer(obj, "id", 1, MaxID)
+	typ, typeErr := str(obj, "type", 0, -1)
+	var req Request
+	if idErr == nil && typeErr == nil {
+		req.ID, req.Type = id, typ
+	}
+	// The version comes first: a message of another version may lay out id and type differently.
+	v, err := integer(obj, "v", 0, MaxSafeInt)
+	if err != nil {
+		return req, err
+	}
+	if v != Version {
+		return req, Errorf(CodeUnsupportedVersion, "v: %d is not supported, only %d", v, Version)
+	}
+	if idErr != nil {
+		return req, idErr
+	}
+	if typeErr != nil {
+		return req, typeErr
+	}
+	if raw, ok := obj["body"]; ok {
+		if !isObject(raw) {
+			return req, Errorf(CodeBadRequest, "body: must be an object")
+		}
+		req.Body = raw
+	}
+	return req, nil
+}
+
+// Hello is a hello request's body.
+type Hello struct {
+	Client    string
+	Version   string
+	Protocols []int64
+}
+
+// ParseHello checks a hello body. A client that does not list protocol 1 gets unsupported_version.
+func ParseHello(body json.RawMessage) (Hello, *Error) {
+	obj, err := bodyObject(body)
+	if err != nil {
+		return Hello{}, err
+	}
+	var h Hello
+	if h.Client, err = str(obj, "client", 0, MaxClientLen); err != nil {
+		return Hello{}, err
+	}
+	if h.Version, err = str(obj, "version", 0, MaxVersionLen); err != nil {
+		return Hello{}, err
+	}
+	raw, ok := obj["protocols"]
+	if !ok {
+		return Hello{}, Errorf(CodeBadRequest, "protocols: missing")
+	}
+	var items []json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		return Hello{}, Errorf(CodeBadRequest, "protocols: must be an array of integers")
+	}
+	for _, it := range items {
+		n, ok := parseInt(it)
+		if !ok {
+			return Hello{}, Errorf(CodeBadRequest, "protocols: must be an array of integers")
+		}
+		h.Protocols = append(h.Protocols, n)
+	}
+	if !slices.Contains(h.Protocols, Version) {
+		return Hello{}, Errorf(CodeUnsupportedVersion, "protocols: the host speaks only protocol %d", Version)
+	}
+	return h, nil
+}
+
+// Decide is a decide request's body, with the origin normalised.
+type Decide struct {
+	Origin string
+	Tab    int64
+	Nav    string
+}
+
+// ParseDecide checks a decide body: every field's presence and type first (bad_request), then the origin
+// (bad_origin).
+func ParseDecide(body json.RawMessage) (Decide, *Error) {
+	obj, err := bodyObject(body)
+	if err != nil {
+		return Decide{}, err
+	}
+	var d Decide
+	origin, err := str(obj, "origin", 0, -1)
+	if err != nil {
+		return Decide{}, err
+	}
+	if d.Tab, err = integer(obj, "tab", -1, MaxSafeInt); err != nil {
+		return Decide{}, err
+	}
+	if d.Nav, err = str(obj, "nav", 1, MaxNavLen); err != nil {
+		return Decide{}, err
+	}
+	norm, oerr := NormalizeOrigin(origin)
+	if oerr != nil {
+		return Decide{}, Errorf(CodeBadOrigin, "origin: %v", oerr)
+	}
+	d.Origin = norm
+	return d, nil
+}
+
+func bodyObject(body json.RawMessage) (map[string]json.RawMessage, *Error) {
+	if body == nil {
+		return nil, Errorf(CodeBadRequest, "body: missing")
+	}
+	obj, ok := object(body)
+	if !ok {
+		return nil, Errorf(CodeBadRequest, "body: must be an object")
+	}
+	return obj, nil
+}
+
+// object decodes data if it is exactly one JSON object (json.Valid refuses trailing values such as a second object).
+func object(data []byte) (map[string]json.RawMessage, bool) {
+	if !json.Valid(data) || !isObject(data) {
+		return nil, false
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil {
+		return nil, false
+	}
+	return obj, true
+}
+
+func isObject(raw []byte) bool {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	return len(raw) > 0 && raw[0] == '{'
+}
+
+// parseInt accepts a JSON integer literal only: 1.0 and 1e0 are refused, so that a value is read one way by Go and
+// JavaScript alike.
+func parseInt(raw json.RawMessage) (int64, bool) {
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	return n, err == nil
+}
+
+func integer(obj map[string]json.RawMessage, name string, lo, hi int64) (int64, *Error) {
+	raw, ok := obj[name]
+	if !ok {
+		return 0, Errorf(CodeBadRequest, "%s: missing", name)
+	}
+	n, ok := parseInt(raw)
+	if !ok {
+		if len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) && bytes.IndexAny(raw, ".eE") < 0 {
+			return 0, Errorf(CodeBadRequest, "%s: must be %d to %d", name, lo, hi)
+		}
+		return 0, Errorf(CodeBadRequest, "%s: must be an integer", name)
+	}
+	if n < lo || n > hi {
+		return 0, Errorf(CodeBadRequest, "%s: must be %d to %d", name, lo, hi)
+	}
+	return n, nil
+}
+
+// str reads a string field of minLen to maxLen bytes; maxLen < 0 means no limit here.
+func str(obj map[string]json.RawMessage, name string, minLen, maxLen int) (string, *Error) {
+	raw, ok := obj[name]
+	if !ok {
+		return "", Errorf(CodeBadRequest, "%s: missing", name)
+	}
+	var s string
+	// Checking the quote matters: json.Unmarshal of null into a string succeeds and leaves it empty.
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", Errorf(CodeBadRequest, "%s: must be a string", name)
+	}
+	if len(s) < minLen || (maxLen >= 0 && len(s) > maxLen) {
+		if maxLen < 0 {
+			return "", Errorf(CodeBadRequest, "%s: must be at least %d bytes", name, minLen)
+		}
+		return "", Errorf(CodeBadRequest, "%s: must be %d to %d bytes", name, minLen, maxLen)
+	}
+	return s, nil
+}
