@@ -1,0 +1,20 @@
+// Package energy estimates radio energy from packet timelines, the way trace-driven simulation in AT&T's ARO
+// tool does: an RRC state machine driven by packet times, with a power draw for every state.
+//
+// A Model is one radio technology (LTE, 3G, WiFi) read from a policy-models/power-*.json file. Its state
+// machine is the pair of pure functions Model.Demote (where a radio ends up after some silence) and
+// Model.Wake (where a packet moves it); Model.Step combines them and is what an online RRC inference can use.
+// Timeline replays a packet trace through them and returns state segments; Simulate adds up their energy
+// over a window [start, end + Model.Drain()].
+//
+// Conventions, chosen so that replaying a trace is causal:
+//   - A promotion starts at the packet that triggers it; packets arriving during it wait for its end.
+//   - A gap between packets shorter than the first tail phase counts as connected ("active") time; otherwise
+//     the radio walks through the tail phases and, past the last, is idle.
+//   - Energy while connected is beta * duration + alpha_up * uplink Mbit + alpha_down * downlink Mbit. That
+//     is exactly what summing (alpha_u*t_u + alpha_d*t_d + beta) * dt over throughput bins of any width gives,
+//     so no bin width enters the totals; PowerSeries draws the binned curve.
+//   - Idle energy is reported but left out of totals.
+//
+// Everything here is pure computation on values; it is safe for concurrent use.
+package energy

@@ -1,0 +1,274 @@
+package energy
+
+import (
+	"fmt"
+	"time"
+)
+
+// Initial is the radio state assumed at a window's start.
+type Initial string
+
+// Initial states. StartConnected models a radio promoted just before the window (seed 000 section 3.3 pinged
+// over LTE before every load): its tail clock starts at the window's start.
+const (
+	StartIdle      Initial = "idle"
+	StartConnected Initial = "connected"
+)
+
+// ParseInitial checks an initial state name.
+func ParseInitial(s string) (Initial, error) {
+	switch Initial(s) {
+	case StartIdle, StartConnected:
+		return Initial(s), nil
+	}
+	return "", fmt.Errorf("initial radio state %q: want %q or %q", s, StartIdle, StartConnected)
+}
+
+// Window is a load's traffic window in unix nanoseconds. Packets in [Start, End] are replayed; energy is
+// counted over [Start, End + Model.Drain()] so that the last packet's promotion and tail are complete.
+// Packets outside [Start, End] belong to other loads and are skipped.
+type Window struct {
+	Start, End int64
+}
+
+// Segment is a stretch of time in one state.
+type Segment struct {
+	State      State
+	Name       string
+	Start, End int64   // unix ns
+	PowerMW    float64 // mean power, without the connected state's throughput term
+}
+
+// Seconds is the segment's length.
+func (s Segment) Seconds() float64 { return float64(s.End-s.Start) / 1e9 }
+
+// Trace is a replayed packet timeline.
+type Trace struct {
+	Model       *Model
+	Initial     Initial
+	Start, Stop int64
+	Segments    []Segment
+	// Carried are the packets charged the throughput term, at the time they were carried (a packet that
+	// arrived during a promotion is carried at its end). Packets served in a tail phase (3G FACH) are not.
+	Carried    []Packet
+	Packets    int // replayed
+	Ignored    int // outside the window
+	Promotions int // promotions started in the window
+}
+
+// Timeline replays pkts (sorted by time, as ParseTrace returns them) through m's state machine.
+func Timeline(m *Model, pkts []Packet, w Window, init Initial) (*Trace, error) {
+	if w.End < w.Start {
+		return nil, fmt.Errorf("window ends (%d) before it starts (%d)", w.End, w.Start)
+	}
+	if _, err := ParseInitial(string(init)); err != nil {
+		return nil, err
+	}
+	tr := &Trace{Model: m, Initial: init, Start: w.Start, Stop: w.End + int64(m.Drain())}
+	anchor, anchorT := Idle, w.Start
+	if init == StartConnected {
+		anchor = Connected
+	}
+	first := State{KindTail, 0}
+	cursor := w.Start
+	for i, p := range pkts {
+		if i > 0 && p.T < pkts[i-1].T {
+			return nil, fmt.Errorf("packet %d at %d comes before packet %d at %d: sort the timeline first", i, p.T, i-1, pkts[i-1].T)
+		}
+		if p.T < w.Start || p.T > w.End {
+			tr.Ignored++
+			continue
+		}
+		tr.Packets++
+		cur, _ := m.Demote(anchor, time.Duration(p.T-anchorT))
+		// The radio was in its first tail phase and this packet brings it back: that gap was active time.
+		gapActive := cur == first && (anchor.Kind == KindConnected || anchor.Kind == KindPromotion)
+		tr.silence(anchor, anchorT, cursor, p.T, gapActive)
+		cursor = p.T
+		next, reset := m.Wake(cur, p)
+		if reset {
+			anchor, anchorT = next, p.T
+			if next.Kind == KindPromotion {
+				tr.Promotions++
+			}
+		}
+		switch next.Kind {
+		case KindConnected:
+			tr.Carried = append(tr.Carried, p)
+		case KindPromotion:
+			_, left := m.Demote(anchor, time.Duration(p.T-anchorT))
+			c := p
+			c.T = p.T + int64(left)
+			tr.Carried = append(tr.Carried, c)
+		}
+	}
+	tr.silence(anchor, anchorT, cursor, tr.Stop, false)
+	return tr, nil
+}
+
+// silence appends the segments of [from, to) during which no packet arrived, the radio having entered
+// anchor at anchorT <= from.
+func (tr *Trace) silence(anchor State, anchorT, from, to int64, firstTailActive bool) {
+	m := tr.Model
+	t := anchorT
+	for _, pc := range m.schedule(anchor) {
+		end := t + int64(pc.d)
+		s := pc.s
+		if firstTailActive && s == (State{KindTail, 0}) {
+			s = Connected
+		}
+		tr.add(s, max(t, from), min(end, to))
+		t = end
+		if t >= to {
+			return
+		}
+	}
+	tr.add(Idle, max(t, from), to)
+}
+
+func (tr *Trace) add(s State, from, to int64) {
+	if from >= to {
+		return
+	}
+	if n := len(tr.Segments); n > 0 && tr.Segments[n-1].State == s && tr.Segments[n-1].End == from {
+		tr.Segments[n-1].End = to
+		return
+	}
+	tr.Segments = append(tr.Segments, Segment{State: s, Name: tr.Model.Name(s), Start: from, End: to, PowerMW: tr.Model.PowerMW(s)})
+}
+
+// dataJ is the throughput term's energy for one carried packet: alpha [mW per Mbit/s] * Mbit = mJ.
+func (m *Model) dataJ(p Packet) float64 {
+	a := m.Connected.AlphaDownMWPerMbps
+	if p.Up {
+		a = m.Connected.AlphaUpMWPerMbps
+	}
+	return a * float64(p.Bytes) * 8 / 1e6 / 1e3
+}
+
+// Amount is energy and time spent.
+type Amount struct {
+	J float64 `json:"j"`
+	S float64 `json:"s"`
+}
+
+// Result is a window's radio energy.
+type Result struct {
+	Model      string              `json:"model"`
+	Technology string              `json:"technology"`
+	Initial    Initial             `json:"initial_state"`
+	Start      int64               `json:"start_unix_ns"`
+	Stop       int64               `json:"stop_unix_ns"`
+	TotalJ     float64             `json:"total_j"` // promotion + active + tail; idle excluded
+	Category   map[Category]Amount `json:"category"`
+	State      map[string]Amount   `json:"state"`
+	DataJ      float64             `json:"data_j"` // throughput term, part of the active category
+	Promotions int                 `json:"promotions"`
+	Packets    int                 `json:"packets"`
+	Ignored    int                 `json:"ignored"`
+	BytesUp    int64               `json:"bytes_up"`
+	BytesDown  int64               `json:"bytes_down"`
+}
+
+// NoTailJ is the energy without the tail category (seed 001's Fig. 4 left the tail out).
+func (r Result) NoTailJ() float64 { return r.TotalJ - r.Category[CatTail].J }
+
+// Sum adds up a replayed trace.
+func (tr *Trace) Sum() Result {
+	m := tr.Model
+	r := Result{
+		Model: m.ID, Technology: m.Technology, Initial: tr.Initial, Start: tr.Start, Stop: tr.Stop,
+		Category: map[Category]Amount{}, State: map[string]Amount{},
+		Promotions: tr.Promotions, Packets: tr.Packets, Ignored: tr.Ignored,
+	}
+	for _, c := range Categories {
+		r.Category[c] = Amount{}
+	}
+	for _, s := range tr.Segments {
+		sec := s.Seconds()
+		j := s.PowerMW * sec / 1e3
+		c := r.Category[s.State.Category()]
+		c.J += j
+		c.S += sec
+		r.Category[s.State.Category()] = c
+		a := r.State[s.Name]
+		a.J += j
+		a.S += sec
+		r.State[s.Name] = a
+	}
+	for _, p := range tr.Carried {
+		r.DataJ += m.dataJ(p)
+		if p.Up {
+			r.BytesUp += int64(p.Bytes)
+		} else {
+			r.BytesDown += int64(p.Bytes)
+		}
+	}
+	c := r.Category[CatActive]
+	c.J += r.DataJ
+	r.Category[CatActive] = c
+	a := r.State[m.Connected.Name]
+	a.J += r.DataJ
+	r.State[m.Connected.Name] = a
+	r.TotalJ = r.Category[CatPromotion].J + r.Category[CatActive].J + r.Category[CatTail].J
+	return r
+}
+
+// Simulate replays pkts over w and adds up the energy.
+func Simulate(m *Model, pkts []Packet, w Window, init Initial) (Result, error) {
+	tr, err := Timeline(m, pkts, w, init)
+	if err != nil {
+		return Result{}, err
+	}
+	return tr.Sum(), nil
+}
+
+// Sample is the mean power over one bin starting at T.
+type Sample struct {
+	T       int64
+	PowerMW float64
+}
+
+// PowerSeries is the trace's power curve in bins of width bin (the last may be shorter), idle excluded as
+// in the totals. Its integral equals Result.TotalJ.
+func (tr *Trace) PowerSeries(bin time.Duration) ([]Sample, error) {
+	if bin <= 0 {
+		return nil, fmt.Errorf("bin width %v: want > 0", bin)
+	}
+	n := int((tr.Stop - tr.Start + int64(bin) - 1) / int64(bin))
+	if n <= 0 {
+		return nil, nil
+	}
+	if n > 10_000_000 {
+		return nil, fmt.Errorf("%d bins of %v: too many, pick a wider bin", n, bin)
+	}
+	mj := make([]float64, n) // energy per bin in mJ
+	b := int64(bin)
+	for _, s := range tr.Segments {
+		if s.State.Kind == KindIdle {
+			continue
+		}
+		for i := int((s.Start - tr.Start) / b); i < n; i++ {
+			lo := tr.Start + int64(i)*b
+			hi := min(lo+b, tr.Stop)
+			if lo >= s.End {
+				break
+			}
+			ov := min(hi, s.End) - max(lo, s.Start)
+			if ov > 0 {
+				mj[i] += s.PowerMW * float64(ov) / 1e9
+			}
+		}
+	}
+	for _, p := range tr.Carried {
+		i := min(int((p.T-tr.Start)/b), n-1)
+		mj[i] += tr.Model.dataJ(p) * 1e3
+	}
+	out := make([]Sample, n)
+	for i := range mj {
+		lo := tr.Start + int64(i)*b
+		w := float64(min(lo+b, tr.Stop)-lo) / 1e9
+		out[i] = Sample{T: lo, PowerMW: mj[i] / w}
+	}
+	return out, nil
+}
