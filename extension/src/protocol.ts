@@ -1,0 +1,384 @@
+// The extension's half of native-host/PROTOCOL.md: message types, the error codes of §6, request builders, and
+// validators for everything the host sends. Host data is checked here, field by field, before any other module
+// sees it. Nothing in this file touches the browser, so the vitest suite runs it against the shared vectors.
+
+export const PROTOCOL_VERSION = 1;
+export const HOST_NAME = 'org.mpsurf.host';
+export const CLIENT_NAME = 'mpsurf-extension';
+
+/** Host → browser frames: Chrome closes the port on anything larger (PROTOCOL.md §1). */
+export const MAX_HOST_FRAME = 1_048_576;
+/** Browser → host frames: the host's own input cap (PROTOCOL.md §1). */
+export const MAX_REQUEST_FRAME = 65_536;
+
+const MAX_ID = 2 ** 31 - 1;
+const MAX_ORIGIN_BYTES = 2048;
+const MAX_NAV_CHARS = 128;
+const MAX_REASON_BYTES = 256;
+/** PROTOCOL.md sets no bound on a model id; this cap only stops a broken host from filling the UI. */
+const MAX_MODEL_ID_BYTES = 256;
+
+/** PROTOCOL.md §6. Append-only, like the table it mirrors. */
+export const ErrorCode = {
+  Internal: 1,
+  BadFrame: 2,
+  FrameTooLarge: 3,
+  BadJSON: 4,
+  BadUTF8: 5,
+  UnsupportedVersion: 6,
+  UnknownType: 7,
+  BadRequest: 8,
+  BadOrigin: 9,
+  PolicyUnavailable: 10,
+} as const;
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** The wire name of each code in §6. */
+export const ERROR_NAMES: Readonly<Record<ErrorCodeValue, string>> = {
+  1: 'internal',
+  2: 'bad_frame',
+  3: 'frame_too_large',
+  4: 'bad_json',
+  5: 'bad_utf8',
+  6: 'unsupported_version',
+  7: 'unknown_type',
+  8: 'bad_request',
+  9: 'bad_origin',
+  10: 'policy_unavailable',
+};
+
+export function isKnownErrorCode(code: number): code is ErrorCodeValue {
+  return Object.prototype.hasOwnProperty.call(ERROR_NAMES, code);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Types (PROTOCOL.md §3, §4)
+
+export interface ModelRef {
+  id: string;
+  version: number;
+}
+
+export interface Policy {
+  revision: number;
+  multipath: boolean;
+  theta1: number;
+  theta2: number | null;
+  deadline_ms: number;
+  reason: string;
+  model: ModelRef;
+}
+
+export type InputValue = number | string | boolean | null;
+
+export interface Decision {
+  multipath: boolean;
+  theta1: number;
+  theta2: number | null;
+  deadline_ms: number;
+  reason: string;
+  model: ModelRef;
+  origin: string;
+  tab: number;
+  nav: string;
+  inputs: Record<string, InputValue>;
+}
+
+export interface HelloReply {
+  host: string;
+  version: string;
+  protocol: number;
+  policy: Policy;
+}
+
+export interface StatusReply {
+  host: string;
+  version: string;
+  protocol: number;
+  pid: number;
+  uptime_ms: number;
+  decisions: number;
+  policy: Policy;
+}
+
+export type RequestType = 'hello' | 'decide' | 'status';
+
+export interface Request {
+  v: 1;
+  id: number;
+  type: RequestType;
+  body?: Record<string, unknown>;
+}
+
+export interface DecideArgs {
+  origin: string;
+  tab: number;
+  nav: string;
+}
+
+export interface WireError {
+  code: number;
+  name: string;
+  message: string;
+}
+
+/** What a host message turned out to be after envelope validation. Bodies are still unchecked here. */
+export type Incoming =
+  | { kind: 'reply'; id: number; type: string; body: Record<string, unknown> }
+  | { kind: 'error'; id: number; type: string; error: WireError }
+  | { kind: 'push'; type: string; body: unknown };
+
+/** Host data that broke the protocol; the message names the field. */
+export class ProtocolError extends Error {
+  override name = 'ProtocolError';
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Request builders. Key order matches vectors/frames.json byte for byte.
+
+export function helloRequest(id: number, version: string): Request {
+  checkId(id);
+  if (utf8Length(version) > 32) throw new RangeError('hello: version longer than 32 bytes');
+  return { v: 1, id, type: 'hello', body: { client: CLIENT_NAME, version, protocols: [PROTOCOL_VERSION] } };
+}
+
+export function decideRequest(id: number, args: DecideArgs): Request {
+  checkId(id);
+  const { origin, tab, nav } = args;
+  if (typeof origin !== 'string' || origin.length === 0 || utf8Length(origin) > MAX_ORIGIN_BYTES) {
+    throw new RangeError(`decide: origin must be 1 … ${MAX_ORIGIN_BYTES} bytes`);
+  }
+  if (!Number.isInteger(tab) || tab < -1 || tab > MAX_ID) throw new RangeError(`decide: tab ${tab} is not an integer ≥ -1`);
+  if (typeof nav !== 'string' || nav.length < 1 || nav.length > MAX_NAV_CHARS) {
+    throw new RangeError(`decide: nav must be 1 … ${MAX_NAV_CHARS} characters`);
+  }
+  return { v: 1, id, type: 'decide', body: { origin, tab, nav } };
+}
+
+export function statusRequest(id: number): Request {
+  checkId(id);
+  return { v: 1, id, type: 'status' };
+}
+
+function checkId(id: number): void {
+  if (!Number.isInteger(id) || id < 1 || id > MAX_ID) throw new RangeError(`request id ${id} is outside 1 … 2^31-1`);
+}
+
+/** The next request id after `id`, wrapping inside 1 … 2^31-1. */
+export function nextId(id: number): number {
+  return id >= MAX_ID ? 1 : id + 1;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Envelope validation
+
+/** Classifies one message from the host, or throws ProtocolError. */
+export function parseIncoming(msg: unknown): Incoming {
+  const m = object(msg, 'message');
+  if (m.v !== PROTOCOL_VERSION) throw new ProtocolError(`v: expected ${PROTOCOL_VERSION}, got ${show(m.v)}`);
+  const type = string(m.type, 'type', 64);
+  if (m.push === true) {
+    if ('id' in m) throw new ProtocolError('push: carries an id');
+    return { kind: 'push', type, body: m.body };
+  }
+  if ('push' in m) throw new ProtocolError(`push: expected true or absent, got ${show(m.push)}`);
+  const id = int(m.id, 'id', 0, MAX_ID);
+  if (m.ok === true) {
+    return { kind: 'reply', id, type, body: object(m.body, 'body') };
+  }
+  if (m.ok === false) {
+    const e = object(m.error, 'error');
+    const code = int(e.code, 'error.code', 1, MAX_ID);
+    const name = string(e.name, 'error.name', 64);
+    const message = e.message === undefined ? '' : string(e.message, 'error.message', 4096);
+    return { kind: 'error', id, type, error: { code, name, message } };
+  }
+  throw new ProtocolError(`ok: expected a boolean, got ${show(m.ok)}`);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Body validation
+
+export function parsePolicy(body: unknown, path = 'policy'): Policy {
+  const b = object(body, path);
+  return {
+    revision: int(b.revision, `${path}.revision`, 1, Number.MAX_SAFE_INTEGER),
+    ...parsePolicyFields(b, path),
+  };
+}
+
+function parsePolicyFields(b: Record<string, unknown>, path: string): Omit<Policy, 'revision'> {
+  const m = object(b.model, `${path}.model`);
+  return {
+    multipath: bool(b.multipath, `${path}.multipath`),
+    theta1: int(b.theta1, `${path}.theta1`, 0, Number.MAX_SAFE_INTEGER),
+    theta2: b.theta2 === null ? null : int(b.theta2, `${path}.theta2`, 0, Number.MAX_SAFE_INTEGER),
+    deadline_ms: int(b.deadline_ms, `${path}.deadline_ms`, 100, 60_000),
+    reason: string(b.reason, `${path}.reason`, MAX_REASON_BYTES),
+    model: {
+      id: string(m.id, `${path}.model.id`, MAX_MODEL_ID_BYTES),
+      version: int(m.version, `${path}.model.version`, 0, Number.MAX_SAFE_INTEGER),
+    },
+  };
+}
+
+export function parseHelloReply(body: unknown): HelloReply {
+  const b = object(body, 'hello');
+  const host = string(b.host, 'hello.host', 64);
+  if (host !== 'mpsurf-host') throw new ProtocolError(`hello.host: expected "mpsurf-host", got ${show(host)}`);
+  const protocol = int(b.protocol, 'hello.protocol', 0, MAX_ID);
+  if (protocol !== PROTOCOL_VERSION) throw new ProtocolError(`hello.protocol: expected ${PROTOCOL_VERSION}, got ${protocol}`);
+  return { host, version: string(b.version, 'hello.version', 64), protocol, policy: parsePolicy(b.policy, 'hello.policy') };
+}
+
+export function parseStatusReply(body: unknown): StatusReply {
+  const b = object(body, 'status');
+  const host = string(b.host, 'status.host', 64);
+  if (host !== 'mpsurf-host') throw new ProtocolError(`status.host: expected "mpsurf-host", got ${show(host)}`);
+  const protocol = int(b.protocol, 'status.protocol', 0, MAX_ID);
+  if (protocol !== PROTOCOL_VERSION) throw new ProtocolError(`status.protocol: expected ${PROTOCOL_VERSION}, got ${protocol}`);
+  return {
+    host,
+    version: string(b.version, 'status.version', 64),
+    protocol,
+    pid: int(b.pid, 'status.pid', 0, MAX_ID),
+    uptime_ms: int(b.uptime_ms, 'status.uptime_ms', 0, Number.MAX_SAFE_INTEGER),
+    decisions: int(b.decisions, 'status.decisions', 0, Number.MAX_SAFE_INTEGER),
+    policy: parsePolicy(b.policy, 'status.policy'),
+  };
+}
+
+/**
+ * Validates a decide reply against the request it answers: the tab and nav must be echoed, and the origin must be
+ * the normalised form of the one asked about (the host lower-cases, drops default ports, and turns IDNs into
+ * punycode, as the URL parser does).
+ */
+export function parseDecision(body: unknown, asked: DecideArgs): Decision {
+  const b = object(body, 'decision');
+  const origin = string(b.origin, 'decision.origin', MAX_ORIGIN_BYTES);
+  if (normaliseOrigin(origin) !== origin) throw new ProtocolError(`decision.origin: ${show(origin)} is not a normalised http(s) origin`);
+  const want = normaliseOrigin(asked.origin);
+  if (origin !== want) throw new ProtocolError(`decision.origin: asked about ${show(want)}, got ${show(origin)}`);
+  const tab = int(b.tab, 'decision.tab', -1, MAX_ID);
+  if (tab !== asked.tab) throw new ProtocolError(`decision.tab: asked about ${asked.tab}, got ${tab}`);
+  const nav = string(b.nav, 'decision.nav', MAX_NAV_CHARS * 4);
+  if (nav !== asked.nav) throw new ProtocolError(`decision.nav: asked about ${show(asked.nav)}, got ${show(nav)}`);
+  return { ...parsePolicyFields(b, 'decision'), origin, tab, nav, inputs: parseInputs(b.inputs) };
+}
+
+function parseInputs(v: unknown): Record<string, InputValue> {
+  const o = object(v, 'decision.inputs');
+  const out: Record<string, InputValue> = {};
+  for (const [k, x] of Object.entries(o)) {
+    if (x === null || typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x))) {
+      out[k] = x;
+    } else {
+      throw new ProtocolError(`decision.inputs.${k}: expected a number, string, boolean or null`);
+    }
+  }
+  return out;
+}
+
+/**
+ * The origin of an http(s) URL or origin string in the form the browser and the host both use, or null when it is
+ * not an http(s) origin (a path, query, fragment or user info makes it something else).
+ */
+export function normaliseOrigin(s: string): string | null {
+  if (/[?#]/.test(s)) return null;
+  let u: URL;
+  try {
+    u = new URL(s);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  if (u.username !== '' || u.password !== '') return null;
+  // "/" is all an origin may have; the regex catches paths the parser folds away ("/.", "/a/..").
+  if (u.pathname !== '/' || /^[a-z]+:[/\\]{2}[^/\\]*[/\\]./i.test(s)) return null;
+  return u.origin;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Framing (PROTOCOL.md §1). Chrome frames the extension's messages itself; these exist so the tests can prove the
+// byte-level agreement with the Go host against vectors/frames.json and vectors/bad_input.json.
+
+export type FrameResult =
+  | { ok: true; message: Record<string, unknown>; used: number }
+  /** `code` is a §6 error code; `fatal` means the stream cannot be read past this point. */
+  | { ok: false; code: ErrorCodeValue; used: number; fatal: boolean }
+  | { ok: false; code: 'truncated'; used: number; fatal: true };
+
+const encoder = new TextEncoder();
+
+/** A 4-byte little-endian length followed by the UTF-8 JSON. */
+export function encodeFrame(message: object | string, cap = MAX_HOST_FRAME): Uint8Array {
+  const json = typeof message === 'string' ? message : JSON.stringify(message);
+  const payload = encoder.encode(json);
+  if (payload.length === 0) throw new RangeError('frame: empty payload');
+  if (payload.length > cap) throw new RangeError(`frame: ${payload.length} bytes exceed the ${cap}-byte cap`);
+  const out = new Uint8Array(4 + payload.length);
+  new DataView(out.buffer).setUint32(0, payload.length, true);
+  out.set(payload, 4);
+  return out;
+}
+
+/** Reads the frame at the start of `bytes`, judging it the way PROTOCOL.md §1 says the host judges its input. */
+export function decodeFrame(bytes: Uint8Array, cap = MAX_HOST_FRAME): FrameResult {
+  if (bytes.length < 4) return { ok: false, code: 'truncated', used: bytes.length, fatal: true };
+  const length = new DataView(bytes.buffer, bytes.byteOffset, 4).getUint32(0, true);
+  if (length === 0) return { ok: false, code: ErrorCode.BadFrame, used: 4, fatal: false };
+  if (length > cap) return { ok: false, code: ErrorCode.FrameTooLarge, used: 4, fatal: true };
+  if (bytes.length < 4 + length) return { ok: false, code: 'truncated', used: bytes.length, fatal: true };
+  const used = 4 + length;
+  let json: string;
+  try {
+    json = new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(4, used));
+  } catch {
+    return { ok: false, code: ErrorCode.BadUTF8, used, fatal: false };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return { ok: false, code: ErrorCode.BadJSON, used, fatal: false };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { ok: false, code: ErrorCode.BadJSON, used, fatal: false };
+  }
+  return { ok: true, message: value as Record<string, unknown>, used };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Field checks
+
+function object(v: unknown, path: string): Record<string, unknown> {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new ProtocolError(`${path}: expected an object, got ${show(v)}`);
+  return v as Record<string, unknown>;
+}
+
+function int(v: unknown, path: string, min: number, max: number): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new ProtocolError(`${path}: expected an integer, got ${show(v)}`);
+  if (v < min || v > max) throw new ProtocolError(`${path}: ${v} is outside ${min} … ${max}`);
+  return v;
+}
+
+function bool(v: unknown, path: string): boolean {
+  if (typeof v !== 'boolean') throw new ProtocolError(`${path}: expected a boolean, got ${show(v)}`);
+  return v;
+}
+
+function string(v: unknown, path: string, maxBytes: number): string {
+  if (typeof v !== 'string') throw new ProtocolError(`${path}: expected a string, got ${show(v)}`);
+  if (utf8Length(v) > maxBytes) throw new ProtocolError(`${path}: longer than ${maxBytes} bytes`);
+  return v;
+}
+
+export function utf8Length(s: string): number {
+  return encoder.encode(s).length;
+}
+
+function show(v: unknown): string {
+  if (v === undefined) return 'nothing';
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 60 ? `${s.slice(0, 57)}...` : s;
+}
