@@ -1,0 +1,176 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/wire"
+)
+
+// Version is the host's version, reported in hello and status. The release build may set it with -ldflags -X.
+var Version = "0.1.0"
+
+// Server answers requests. It is safe for concurrent use.
+type Server struct {
+	store     *policy.Store
+	log       *slog.Logger
+	start     time.Time
+	pid       int
+	decisions atomic.Int64
+}
+
+// NewServer returns a Server deciding with the policy in store.
+func NewServer(store *policy.Store, log *slog.Logger) *Server {
+	return &Server{store: store, log: log, start: time.Now(), pid: os.Getpid()}
+}
+
+// Handle answers one request payload. It never fails: a bad request gets an error reply.
+func (s *Server) Handle(payload []byte) protocol.Reply {
+	req, perr := protocol.Parse(payload)
+	if perr == nil {
+		switch req.Type {
+		case protocol.TypeHello:
+			return s.hello(req)
+		case protocol.TypeDecide:
+			return s.decide(req)
+		case protocol.TypeStatus:
+			return s.status(req)
+		}
+		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s",
+			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus)
+	}
+	s.log.Warn("bad request", "id", req.ID, "type", req.Type, "err", perr)
+	return protocol.Fail(req, perr)
+}
+
+// snapshot returns the current policy, or the policy_unavailable error to reply with.
+func (s *Server) snapshot() (*policy.Snapshot, *protocol.Error) {
+	snap, err := s.store.Snapshot()
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodePolicyUnavailable, "%v", err)
+	}
+	return snap, nil
+}
+
+// Config is what Serve needs.
+type Config struct {
+	In  io.Reader // the browser's side of the port (stdin)
+	Out io.Writer // the browser's side of the port (stdout); nothing else may write to it
+	Log *slog.Logger
+	// Hup delivers a value when the policy should be re-read now (SIGHUP).
+	Hup <-chan struct{}
+	// PollInterval is how often a policy file on disk is checked; 0 means policy.PollInterval.
+	PollInterval time.Duration
+}
+
+// Serve answers requests from cfg.In on cfg.Out and pushes policy changes until the browser closes the port. It
+// returns nil for every way of ending that PROTOCOL.md §1 calls normal (EOF between frames, a truncated frame, a
+// length over the cap after its error reply) and an error when reading or writing the port fails or ctx ends.
+//
+// When Serve returns because of a write error or ctx, the goroutine reading cfg.In may still be blocked in Read;
+// closing cfg.In releases it. The host process simply exits.
+func (s *Server) Serve(ctx context.Context, cfg Config) error {
+	interval := cfg.PollInterval
+	if interval == 0 {
+		interval = policy.PollInterval
+	}
+	w := wire.NewWriter(cfg.Out, wire.MaxOut)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	done := make(chan error, 2)
+	fail := func(err error) {
+		select {
+		case done <- err:
+		default:
+		}
+	}
+	var watching sync.WaitGroup
+	watching.Add(1)
+	go func() {
+		defer watching.Done()
+		s.store.Watch(ctx, interval, cfg.Hup, s.log, func(p protocol.Policy) {
+			if err := s.send(w, protocol.PolicyPush(p)); err != nil {
+				fail(err)
+			}
+		})
+	}()
+	go func() { fail(s.readLoop(wire.NewReader(cfg.In, wire.MaxIn), w)) }()
+
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	// No push may be written after Serve returns.
+	cancel()
+	watching.Wait()
+	return err
+}
+
+func (s *Server) readLoop(r *wire.Reader, w *wire.Writer) error {
+	for {
+		payload, err := r.Read()
+		switch {
+		case err == nil:
+			if err := s.send(w, s.Handle(payload)); err != nil {
+				return err
+			}
+		case errors.Is(err, wire.ErrEmpty):
+			s.log.Warn("zero-length frame")
+			if err := s.send(w, protocol.Fail(protocol.Request{},
+				protocol.Errorf(protocol.CodeBadFrame, "zero-length frame"))); err != nil {
+				return err
+			}
+		case errors.Is(err, wire.ErrTooLarge):
+			// The payload was not read, so the next bytes are not a length: answer once and stop.
+			s.log.Error("closing the port", "err", err)
+			if err := s.send(w, protocol.Fail(protocol.Request{},
+				protocol.Errorf(protocol.CodeFrameTooLarge, "%v; the host stops reading", err))); err != nil {
+				return err
+			}
+			return nil
+		case errors.Is(err, wire.ErrTruncated):
+			s.log.Info("truncated frame", "err", err)
+			return nil
+		case err == io.EOF:
+			s.log.Info("port closed")
+			return nil
+		default:
+			return fmt.Errorf("reading the port: %w", err)
+		}
+	}
+}
+
+// send marshals and writes one message. A reply that cannot be sent as it is (it would exceed Chrome's 1 MiB)
+// becomes an internal error reply, so the request still gets its one answer.
+func (s *Server) send(w *wire.Writer, msg any) error {
+	data, err := json.Marshal(msg)
+	if err == nil && len(data) > wire.MaxOut {
+		err = fmt.Errorf("message of %d bytes exceeds the %d-byte output cap", len(data), wire.MaxOut)
+	}
+	if err != nil {
+		s.log.Error("cannot send", "err", err)
+		reply, ok := msg.(protocol.Reply)
+		if !ok {
+			return nil // a push that cannot be sent is dropped; the next one carries a newer revision
+		}
+		data, _ = json.Marshal(protocol.Fail(protocol.Request{ID: reply.ID, Type: reply.Type},
+			protocol.Errorf(protocol.CodeInternal, "%v", err)))
+	}
+	if err := w.Write(data); err != nil {
+		return fmt.Errorf("writing the port: %w", err)
+	}
+	return nil
+}
