@@ -1,0 +1,128 @@
+package install
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+// fakeBinary is an executable file standing in for the host binary.
+func fakeBinary(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mpsurf-host")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestManifestPath(t *testing.T) {
+	home := t.TempDir()
+	tests := []struct {
+		o    Options
+		want string
+	}{
+		{Options{Home: home}, filepath.Join(home, ".config/chromium/NativeMessagingHosts/org.mpsurf.host.json")},
+		{Options{Home: home, Browser: "chromium"}, filepath.Join(home, ".config/chromium/NativeMessagingHosts/org.mpsurf.host.json")},
+		{Options{Home: home, Browser: "chrome"}, filepath.Join(home, ".config/google-chrome/NativeMessagingHosts/org.mpsurf.host.json")},
+		{Options{Home: home, Browser: "chrome", UserDataDir: "/tmp/prof"}, "/tmp/prof/NativeMessagingHosts/org.mpsurf.host.json"},
+	}
+	for _, tc := range tests {
+		got, err := ManifestPath(tc.o)
+		if err != nil || got != tc.want {
+			t.Errorf("%+v: %q, %v; want %q", tc.o, got, err, tc.want)
+		}
+	}
+	if _, err := ManifestPath(Options{Home: home, Browser: "firefox"}); err == nil || !strings.Contains(err.Error(), "chromium or chrome") {
+		t.Errorf("unknown browser: %v", err)
+	}
+	t.Setenv("HOME", home)
+	if got, _ := ManifestPath(Options{}); !strings.HasPrefix(got, home) {
+		t.Errorf("$HOME not used: %s", got)
+	}
+}
+
+func TestInstallUninstall(t *testing.T) {
+	for _, o := range []Options{
+		{UserDataDir: t.TempDir()},
+		{Home: t.TempDir(), Browser: "chrome"},
+		{Home: t.TempDir()},
+	} {
+		o.Path = fakeBinary(t)
+		file, m, err := Install(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{
+			"name": "org.mpsurf.host", "description": m.Description, "path": o.Path, "type": "stdio",
+			"allowed_origins": []any{"chrome-extension://" + protocol.ExtensionID + "/"},
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("manifest\n got %v\nwant %v", got, want)
+		}
+		if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o644 {
+			t.Errorf("mode %v", fi.Mode())
+		}
+		// Installing again replaces the manifest and leaves no temporary files.
+		if _, _, err := Install(o); err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := os.ReadDir(filepath.Dir(file))
+		if len(entries) != 1 {
+			t.Errorf("directory holds %d entries after two installs", len(entries))
+		}
+
+		gotFile, removed, err := Uninstall(o)
+		if err != nil || !removed || gotFile != file {
+			t.Fatalf("uninstall: %s %v %v", gotFile, removed, err)
+		}
+		if _, err := os.Stat(file); !os.IsNotExist(err) {
+			t.Fatalf("manifest still there: %v", err)
+		}
+		if _, removed, err := Uninstall(o); err != nil || removed {
+			t.Fatalf("second uninstall: removed=%v err=%v", removed, err)
+		}
+	}
+}
+
+func TestInstallChecksThePath(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	os.WriteFile(plain, []byte("x"), 0o644)
+	for _, p := range []string{filepath.Join(dir, "missing"), plain, dir} {
+		if _, _, err := Install(Options{UserDataDir: t.TempDir(), Path: p}); err == nil {
+			t.Errorf("%s accepted", p)
+		}
+	}
+	// A relative path and a symlink both end up as the absolute path of the real file.
+	bin := fakeBinary(t)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	_, m, err := Install(Options{UserDataDir: t.TempDir(), Path: "link"})
+	if err != nil || m.Path != bin {
+		t.Errorf("relative symlink: %q, %v; want %q", m.Path, err, bin)
+	}
+	// Without --path the manifest names the running binary (here the test binary).
+	_, m, err = Install(Options{UserDataDir: t.TempDir()})
+	exe, _ := os.Executable()
+	exe, _ = filepath.EvalSymlinks(exe)
+	if err != nil || m.Path != exe {
+		t.Errorf("default path %q, %v; want %q", m.Path, err, exe)
+	}
+}
