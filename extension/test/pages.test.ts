@@ -1,0 +1,233 @@
+import { describe, expect, it } from 'vitest';
+import { headerValue } from '../src/header';
+import { RequestError, type HostStatus } from '../src/host';
+import { BADGE_MP, BADGE_OFF, Pages, badgeFor, type BadgeView } from '../src/pages';
+import type { DecideArgs, Decision, Policy } from '../src/protocol';
+import { NETWORK_RULE_ID, PRIORITY_ORIGIN, PRIORITY_TAB, RuleBook } from '../src/rules';
+import { FakeSessionRules } from './fakes';
+
+const policy: Policy = {
+  revision: 1,
+  multipath: true,
+  theta1: 200_000,
+  theta2: null,
+  deadline_ms: 3000,
+  reason: 'both paths up',
+  model: { id: 'baseline-seed001', version: 1 },
+};
+const connected: HostStatus = {
+  host: 'connected',
+  detail: 'mpsurf-host 0.1.0, protocol 1',
+  since: 0,
+  hostVersion: '0.1.0',
+  policy,
+  lastDecisionAt: 0,
+  reconnects: 0,
+};
+const missing: HostStatus = { ...connected, host: 'missing', detail: 'org.mpsurf.host is not installed', policy: null, hostVersion: null };
+
+function decisionFor(a: DecideArgs, change: Partial<Decision> = {}): Decision {
+  const { revision: _r, ...fields } = policy;
+  return { ...fields, reason: 'page is large', origin: new URL(a.origin).origin, tab: a.tab, nav: a.nav, inputs: {}, ...change };
+}
+
+/** Pages over a real RuleBook on a fake rule store, a scripted host, and a clock the test moves. */
+function setup(answer: (a: DecideArgs) => Promise<Decision> = async (a) => decisionFor(a)) {
+  let status = connected;
+  let clock = 100;
+  const asked: DecideArgs[] = [];
+  const badges = new Map<string, BadgeView>();
+  const store = new FakeSessionRules();
+  const rules = new RuleBook(store);
+  const saved: unknown[] = [];
+  const pages = new Pages({
+    host: {
+      status: () => status,
+      decide: (a) => {
+        asked.push(a);
+        return answer(a);
+      },
+    },
+    rules,
+    now: () => (clock += 5),
+    badge: (tab, view) => badges.set(String(tab ?? 'default'), view),
+    save: (s) => saved.push(structuredClone(s)),
+  });
+  return {
+    pages,
+    rules,
+    store,
+    asked,
+    badges,
+    saved,
+    setStatus: (s: HostStatus) => (status = s),
+  };
+}
+
+describe('Pages', () => {
+  it('asks about the origin of a main-frame navigation and installs origin and tab rules with its header', async () => {
+    const t = setup(async (a) => decisionFor(a, { multipath: false, theta1: 1_500_000 }));
+    t.rules.setNetwork(headerValue(policy));
+    await t.pages.begin(7, 'https://example.com/some/page?q=1');
+    expect(t.asked).toEqual([{ origin: 'https://example.com', tab: 7, nav: '7-1' }]);
+    const header = headerValue({ multipath: false, theta1: 1_500_000, theta2: null, deadline_ms: 3000 });
+    const rules = [...t.store.rules.values()];
+    expect(rules.find((r) => r.id === NETWORK_RULE_ID)?.action.requestHeaders[0]?.value).toBe(headerValue(policy));
+    expect(rules.find((r) => r.priority === PRIORITY_ORIGIN)).toMatchObject({
+      condition: { urlFilter: '|https://example.com/' },
+      action: { requestHeaders: [{ value: header }] },
+    });
+    expect(rules.find((r) => r.priority === PRIORITY_TAB)).toMatchObject({
+      condition: { tabIds: [7] },
+      action: { requestHeaders: [{ value: header }] },
+    });
+    const d = t.pages.decisions()['7']!;
+    expect(d).toMatchObject({ source: 'host', origin: 'https://example.com', multipath: false, theta1: 1_500_000, header, stale: false });
+    expect(d.navStartedAt).toBeLessThan(d.decidedAt!);
+    expect(d.decidedAt!).toBeLessThan(d.ruleInstalledAt!);
+    expect(t.badges.get('7')).toMatchObject({ text: 'SP' });
+    expect(t.pages.navTimings('https://example.com')).toMatchObject({ nav: '7-1', source: 'host' });
+  });
+
+  it('numbers navigations so every nav id is new', async () => {
+    const t = setup();
+    await t.pages.begin(1, 'https://a.example/');
+    await t.pages.begin(2, 'https://b.example/');
+    await t.pages.begin(1, 'https://c.example/');
+    expect(t.asked.map((a) => a.nav)).toEqual(['1-1', '2-2', '1-3']);
+  });
+
+  it('without a host: no request, no rule, badge off', async () => {
+    const t = setup();
+    t.setStatus(missing);
+    await t.pages.begin(3, 'http://127.0.0.1:8080/');
+    expect(t.asked).toEqual([]);
+    expect(t.store.rules.size).toBe(0);
+    expect(t.pages.decisions()['3']).toMatchObject({ source: 'none', header: null, multipath: false });
+    expect(t.badges.get('3')).toMatchObject({ text: 'off', color: BADGE_OFF });
+  });
+
+  it('falls back to single path when the host does not answer in time', async () => {
+    const t = setup(() => Promise.reject(new RequestError('timeout', 'no decide reply within 2000 ms')));
+    await t.pages.begin(4, 'https://slow.example/');
+    const d = t.pages.decisions()['4']!;
+    expect(d).toMatchObject({ source: 'fallback', multipath: false });
+    expect(d.reason).toMatch(/2000 ms.*single path/);
+    expect(d.header).toBe(headerValue({ ...policy, multipath: false }));
+    expect([...t.store.rules.values()].every((r) => r.action.requestHeaders[0]!.value.includes('mp=?0'))).toBe(true);
+    expect(t.badges.get('4')).toMatchObject({ text: 'SP' });
+  });
+
+  it('installs nothing when the host went away during the request', async () => {
+    const t = setup(() => {
+      t.setStatus(missing);
+      return Promise.reject(new RequestError('disconnected', 'Native host has exited.'));
+    });
+    await t.pages.begin(4, 'https://a.example/');
+    expect(t.store.rules.size).toBe(0);
+    expect(t.pages.decisions()['4']).toMatchObject({ source: 'none' });
+  });
+
+  it('a late reply for an older navigation of the tab installs its origin rule but leaves the tab alone', async () => {
+    let releaseFirst: (() => void) | undefined;
+    const t = setup((a) =>
+      a.nav === '5-1'
+        ? new Promise((r) => (releaseFirst = () => r(decisionFor(a, { multipath: false }))))
+        : Promise.resolve(decisionFor(a)),
+    );
+    const first = t.pages.begin(5, 'https://first.example/');
+    await t.pages.begin(5, 'https://second.example/');
+    releaseFirst!();
+    await first;
+    expect(t.pages.decisions()['5']).toMatchObject({ origin: 'https://second.example', multipath: true });
+    expect(t.badges.get('5')).toMatchObject({ text: 'MP' });
+    const tabRule = [...t.store.rules.values()].find((r) => r.priority === PRIORITY_TAB)!;
+    expect(tabRule.action.requestHeaders[0]!.value).toContain('mp=?1');
+    expect(t.rules.originRuleId('https://first.example')).toBeDefined();
+  });
+
+  it('a tab leaving http(s) loses its decision and tab rule', async () => {
+    const t = setup();
+    await t.pages.begin(6, 'https://a.example/');
+    await t.pages.begin(6, 'chrome://newtab/');
+    expect(t.pages.decisions()['6']).toBeUndefined();
+    expect(t.rules.tabRuleId(6)).toBeUndefined();
+  });
+
+  it('a closed tab loses its record and rule', async () => {
+    const t = setup();
+    await t.pages.begin(8, 'https://a.example/');
+    const id = t.rules.tabRuleId(8)!;
+    await t.pages.closed(8);
+    expect(t.store.rules.has(id)).toBe(false);
+    expect(t.pages.decisions()['8']).toBeUndefined();
+  });
+
+  it('the host going away removes every header rule and marks decisions stale', async () => {
+    const t = setup();
+    t.rules.setNetwork(headerValue(policy));
+    await t.pages.begin(1, 'https://a.example/');
+    expect(t.store.rules.size).toBe(3);
+    t.setStatus(missing);
+    await t.pages.hostChanged(missing);
+    expect(t.store.rules.size).toBe(0);
+    expect(t.pages.decisions()['1']).toMatchObject({ stale: true, header: null });
+    expect(t.badges.get('1')).toMatchObject({ text: 'off' });
+    expect(t.badges.get('default')).toMatchObject({ text: 'off' });
+  });
+
+  it('a new policy replaces the network rule and withdraws the decisions made under the old one', async () => {
+    const t = setup();
+    await t.pages.policyChanged(policy);
+    await t.pages.begin(1, 'https://a.example/');
+    const next = { ...policy, revision: 2, multipath: false, reason: 'cellular path down' };
+    t.setStatus({ ...connected, policy: next });
+    await t.pages.policyChanged(next);
+    expect(t.store.ids()).toEqual([NETWORK_RULE_ID]);
+    expect(t.store.rules.get(NETWORK_RULE_ID)!.action.requestHeaders[0]!.value).toBe(headerValue(next));
+    expect(t.badges.get('1')).toMatchObject({ text: 'SP' });
+    expect(t.badges.get('1')!.title).toMatch(/network-wide policy.*cellular path down/);
+  });
+
+  it('restores saved records as stale, keeps counting nav ids from where they were, and ignores junk', async () => {
+    const t = setup();
+    await t.pages.begin(1, 'https://a.example/');
+    const snapshot = t.saved.at(-1);
+    const u = setup();
+    u.pages.restore(snapshot);
+    u.pages.restore({ counter: 'x', tabs: [{ tab: 'two' }, null] });
+    expect(u.pages.decisions()['1']).toMatchObject({ origin: 'https://a.example', stale: true, header: null });
+    await u.pages.begin(2, 'https://b.example/');
+    expect(u.asked[0]!.nav).toBe('2-2');
+  });
+});
+
+describe('badgeFor', () => {
+  it('says off without a host, the page’s decision when there is one, else the network policy', () => {
+    expect(badgeFor(missing).text).toBe('off');
+    expect(badgeFor(connected)).toMatchObject({ text: 'MP', color: BADGE_MP });
+    expect(badgeFor(connected).title).toMatch(/network-wide/);
+    const rec = {
+      tab: 1,
+      nav: '1-1',
+      origin: 'https://a.example',
+      source: 'host' as const,
+      stale: false,
+      multipath: false,
+      theta1: 1,
+      theta2: null,
+      deadline_ms: 3000,
+      reason: 'page is small',
+      model: null,
+      inputs: null,
+      header: 'v=1, mp=?0, t1=1, dl=3',
+      navStartedAt: 0,
+      decidedAt: 1,
+      ruleInstalledAt: 2,
+      completedAt: null,
+    };
+    expect(badgeFor(connected, rec)).toMatchObject({ text: 'SP', title: 'MPSurf: single path for https://a.example: page is small' });
+    expect(badgeFor(connected, { ...rec, stale: true }).text).toBe('MP');
+    expect(badgeFor(missing, rec).text).toBe('off');
+  });
+});
