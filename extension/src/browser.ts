@@ -1,0 +1,104 @@
+// Every browser API call the extension makes goes through this module, so the rest of the code is plain logic that
+// the unit tests run without a browser.
+//
+// Most calls use webextension-polyfill's promise API. Two go to chrome.* directly: declarativeNetRequest, whose
+// polyfill typings follow Firefox (no "webtransport"/"webbundle" resource types) while the polyfill passes Chrome's
+// promise-returning functions through untouched anyway; and runtime.lastError, which is how Chrome says why a
+// native port closed and which the polyfill does not carry over to ports.
+
+import browser, { type Runtime } from 'webextension-polyfill';
+import type { NativePort } from './host';
+import type { BadgeView } from './pages';
+import type { DnrRule, DnrUpdate, RuleBackend } from './rules';
+
+export function connectNative(name: string): NativePort {
+  const port = browser.runtime.connectNative(name);
+  return {
+    post: (m) => port.postMessage(m),
+    disconnect: () => port.disconnect(),
+    onMessage: (listener) => port.onMessage.addListener((m: unknown) => listener(m)),
+    onDisconnect: (listener) =>
+      port.onDisconnect.addListener((p) => {
+        // Read inside the listener: Chrome sets lastError only for its duration.
+        const chromeError = globalThis.chrome?.runtime?.lastError?.message;
+        const portError = (p as { error?: { message?: string } }).error?.message;
+        listener(chromeError ?? portError);
+      }),
+  };
+}
+
+export const sessionRules: RuleBackend = {
+  update: (u: DnrUpdate) => chrome.declarativeNetRequest.updateSessionRules(u as chrome.declarativeNetRequest.UpdateRuleOptions),
+  read: async () => (await chrome.declarativeNetRequest.getSessionRules()) as unknown as DnrRule[],
+};
+
+/** Sets the badge of one tab (or the default badge). A tab can close under us; that is not an error worth raising. */
+export function setBadge(tabId: number | undefined, view: BadgeView): void {
+  const tab = tabId === undefined ? {} : { tabId };
+  Promise.all([
+    browser.action.setBadgeText({ ...tab, text: view.text }),
+    browser.action.setBadgeBackgroundColor({ ...tab, color: view.color }),
+    browser.action.setTitle({ ...tab, title: view.title }),
+  ]).catch(() => undefined);
+}
+
+export interface NavigationDetails {
+  tabId: number;
+  frameId: number;
+  url: string;
+}
+
+/** Top-level navigations (frameId 0) of any scheme: a tab leaving http(s) must lose its decision too. */
+export function onMainFrameNavigation(listener: (d: NavigationDetails) => void): void {
+  browser.webNavigation.onBeforeNavigate.addListener((d) => {
+    if (d.frameId === 0) listener(d);
+  });
+}
+
+export function onMainFrameCompleted(listener: (d: NavigationDetails) => void): void {
+  browser.webNavigation.onCompleted.addListener((d) => {
+    if (d.frameId === 0) listener(d);
+  }, { url: [{ schemes: ['http', 'https'] }] });
+}
+
+export function onTabRemoved(listener: (tabId: number) => void): void {
+  browser.tabs.onRemoved.addListener((tabId) => listener(tabId));
+}
+
+export async function activeTabId(): Promise<number | undefined> {
+  const [tab] = await browser.tabs.query({ active: true, currentWindow: true });
+  return tab?.id;
+}
+
+export async function loadSession(key: string): Promise<unknown> {
+  const got = await browser.storage.session.get(key);
+  return got[key];
+}
+
+export function saveSession(key: string, value: unknown): Promise<void> {
+  return browser.storage.session.set({ [key]: value });
+}
+
+export function extensionVersion(): string {
+  return browser.runtime.getManifest().version;
+}
+
+export interface Sender {
+  id?: string;
+  url?: string;
+}
+
+/** True only for messages from this extension's own pages (the popup), never from other extensions or web pages. */
+export function isOwnPage(sender: Sender): boolean {
+  const base = browser.runtime.getURL('/');
+  return sender.id === browser.runtime.id && typeof sender.url === 'string' && sender.url.startsWith(base);
+}
+
+/** runtime.onMessage; the handler answers with a promise, or undefined to stay silent. */
+export function onMessage(handler: (message: unknown, sender: Sender) => Promise<unknown> | undefined): void {
+  browser.runtime.onMessage.addListener((message: unknown, sender: Runtime.MessageSender) => handler(message, sender));
+}
+
+export function sendMessage(message: object): Promise<unknown> {
+  return browser.runtime.sendMessage(message);
+}
