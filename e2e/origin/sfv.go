@@ -84,7 +84,9 @@ type SyntaxError struct {
 	Msg    string
 }
 
-func (e *SyntaxError) Error() string { return fmt.Sprintf("structured field: %s at byte %d", e.Msg, e.Offset) }
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("structured field: %s at byte %d", e.Msg, e.Offset)
+}
 
 type sfParser struct {
 	s string
