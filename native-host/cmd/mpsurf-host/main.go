@@ -1,0 +1,328 @@
+// Command mpsurf-host is MPSurf's native messaging host. Chrome starts it with the caller origin as its first
+// argument and talks to it over stdin and stdout (native-host/PROTOCOL.md). The same binary installs its manifest
+// and offers a few tools for people: status, and frame/unframe for a one-line smoke test:
+//
+//	mpsurf-host frame '{"v":1,"id":1,"type":"status"}' |
+//	  mpsurf-host chrome-extension://ajmpgeaaaphkhppijbmcemhafkpapbmh/ | mpsurf-host unframe
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/mpsurf/mpsurf/native-host/host"
+	"github.com/mpsurf/mpsurf/native-host/install"
+	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/wire"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailed  = 1
+	exitUsage   = 2
+	exitRefused = 3 // the caller origin is not the MPSurf extension (PROTOCOL.md §1)
+)
+
+// EnvLog names a file to log to instead of stderr.
+const EnvLog = "MPSURF_LOG"
+
+const usage = `usage:
+  mpsurf-host chrome-extension://ID/ [--models DIR | --policy FILE] [--log FILE]
+        serve the extension over stdin/stdout (Chrome starts it this way)
+  mpsurf-host install [--browser chromium|chrome] [--user-data-dir DIR] [--path BINARY]
+        write the native messaging manifest org.mpsurf.host.json
+  mpsurf-host uninstall [--browser chromium|chrome] [--user-data-dir DIR]
+        remove that manifest
+  mpsurf-host status [--json] [--models DIR | --policy FILE]
+        print the host version, protocol and the policy it would load
+  mpsurf-host frame [--raw] [JSON ...]
+        write each JSON argument (or each line of stdin) as one frame to stdout
+  mpsurf-host unframe
+        read frames from stdin and print each payload as one line
+  mpsurf-host version
+
+The policy file comes from --models DIR (DIR/baseline.json) or --policy FILE, else the environment
+(MPSURF_MODELS, MPSURF_POLICY), else the copy of policy-models/ built into the binary.
+MPSURF_LOG=FILE logs to FILE instead of stderr. SIGHUP re-reads the policy file.
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	if strings.HasPrefix(args[0], "chrome-extension://") {
+		return serve(args[0], args[1:], stderr)
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "install", "uninstall":
+		return installCmd(cmd, rest, stdout, stderr)
+	case "status":
+		return statusCmd(rest, stdout, stderr)
+	case "frame":
+		return frameCmd(rest, stdin, stdout, stderr)
+	case "unframe":
+		return unframeCmd(rest, stdin, stdout, stderr)
+	case "version":
+		fmt.Fprintf(stdout, "%s %s (protocol %d)\n", protocol.HostName, host.Version, protocol.Version)
+		return exitOK
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "mpsurf-host: unknown command %q\n\n%s", cmd, usage)
+	return exitUsage
+}
+
+// newFlags returns a FlagSet that reports errors with the usage text instead of exiting.
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+func badUsage(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "mpsurf-host: "+format+"\n\n%s", append(args, usage)...)
+	return exitUsage
+}
+
+func serve(origin string, args []string, stderr io.Writer) int {
+	if origin != protocol.ExtensionOrigin {
+		fmt.Fprintf(stderr, "mpsurf-host: refusing caller %.200q: only %s may start this host\n",
+			origin, protocol.ExtensionOrigin)
+		return exitRefused
+	}
+	fs := newFlags("serve")
+	models := fs.String("models", "", "")
+	policyFile := fs.String("policy", "", "")
+	logFile := fs.String("log", os.Getenv(EnvLog), "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return badUsage(stderr, "serve: bad arguments %q", args)
+	}
+
+	logOut := stderr
+	if *logFile != "" {
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: log file: %v\n", err)
+			return exitFailed
+		}
+		defer f.Close()
+		logOut = f
+	}
+	log := slog.New(slog.NewTextHandler(logOut, nil))
+
+	src, err := policy.Resolve(*models, *policyFile)
+	if err != nil {
+		log.Error("policy source", "err", err)
+		return exitFailed
+	}
+
+	// A write to a port Chrome closed must be an error the loop sees, not a SIGPIPE that kills the host unlogged.
+	signal.Ignore(syscall.SIGPIPE)
+	hupSig := make(chan os.Signal, 1)
+	signal.Notify(hupSig, syscall.SIGHUP)
+	hup := make(chan struct{})
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	go func() {
+		for range hupSig {
+			select {
+			case hup <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	store := policy.NewStore(src)
+	attrs := []any{"version", host.Version, "pid", os.Getpid(), "policy_source", src.String()}
+	if snap, err := store.Snapshot(); err != nil {
+		log.Error("started without a policy; requests get policy_unavailable until the file loads",
+			append(attrs, "err", err)...)
+	} else {
+		log.Info("started", append(attrs, "revision", snap.Policy.Revision, "model", snap.Policy.Model.ID)...)
+	}
+
+	err = host.NewServer(store, log).Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, context.Canceled):
+		log.Info("stopped by a signal")
+		return exitOK
+	}
+	log.Error("stopping", "err", err)
+	return exitFailed
+}
+
+func installCmd(cmd string, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags(cmd)
+	var o install.Options
+	fs.StringVar(&o.Browser, "browser", "chromium", "")
+	fs.StringVar(&o.UserDataDir, "user-data-dir", "", "")
+	if cmd == "install" {
+		fs.StringVar(&o.Path, "path", "", "")
+	}
+	if err := fs.Parse(args); err != nil {
+		return badUsage(stderr, "%s: %v", cmd, err)
+	}
+	if fs.NArg() > 0 {
+		return badUsage(stderr, "%s: unexpected argument %q", cmd, fs.Arg(0))
+	}
+	if cmd == "install" {
+		file, m, err := install.Install(o)
+		if err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: install: %v\n", err)
+			return exitFailed
+		}
+		fmt.Fprintf(stdout, "installed %s\n  host %s\n  allowed origin %s\n", file, m.Path, m.AllowedOrigins[0])
+		return exitOK
+	}
+	file, removed, err := install.Uninstall(o)
+	if err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: uninstall: %v\n", err)
+		return exitFailed
+	}
+	if removed {
+		fmt.Fprintf(stdout, "removed %s\n", file)
+	} else {
+		fmt.Fprintf(stdout, "no manifest at %s; nothing to remove\n", file)
+	}
+	return exitOK
+}
+
+// statusOutput is what status --json prints: only what the host knows today.
+type statusOutput struct {
+	Host         string           `json:"host"`
+	Version      string           `json:"version"`
+	Protocol     int              `json:"protocol"`
+	PolicySource string           `json:"policy_source"`
+	Policy       *protocol.Policy `json:"policy,omitempty"`
+	PolicyError  string           `json:"policy_error,omitempty"`
+}
+
+func statusCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("status")
+	asJSON := fs.Bool("json", false, "")
+	models := fs.String("models", "", "")
+	policyFile := fs.String("policy", "", "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return badUsage(stderr, "status: bad arguments %q", args)
+	}
+	src, err := policy.Resolve(*models, *policyFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: status: %v\n", err)
+		return exitFailed
+	}
+	out := statusOutput{Host: protocol.HostName, Version: host.Version, Protocol: protocol.Version, PolicySource: src.String()}
+	code := exitOK
+	if snap, err := policy.NewStore(src).Snapshot(); err != nil {
+		out.PolicyError, code = err.Error(), exitFailed
+	} else {
+		out.Policy = &snap.Policy
+	}
+	if *asJSON {
+		data, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", data)
+		return code
+	}
+	fmt.Fprintf(stdout, "%s %s, protocol %d\npolicy file: %s\n", out.Host, out.Version, out.Protocol, out.PolicySource)
+	if out.Policy == nil {
+		fmt.Fprintf(stdout, "policy: not loaded: %s\n", out.PolicyError)
+		return code
+	}
+	p := out.Policy
+	theta2 := "none"
+	if p.Theta2 != nil {
+		theta2 = fmt.Sprintf("%d bytes", *p.Theta2)
+	}
+	fmt.Fprintf(stdout, "policy: %s v%d: multipath %v, theta1 %d bytes, theta2 %s, deadline %d ms\nreason: %s\n",
+		p.Model.ID, p.Model.Version, p.Multipath, p.Theta1, theta2, p.DeadlineMS, p.Reason)
+	return code
+}
+
+func frameCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("frame")
+	raw := fs.Bool("raw", false, "")
+	if err := fs.Parse(args); err != nil {
+		return badUsage(stderr, "frame: %v", err)
+	}
+	payloads := fs.Args()
+	if len(payloads) == 0 {
+		sc := bufio.NewScanner(stdin)
+		sc.Buffer(make([]byte, 0, 64<<10), wire.MaxOut)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" {
+				payloads = append(payloads, line)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: frame: reading stdin: %v\n", err)
+			return exitFailed
+		}
+	}
+	bw := bufio.NewWriter(stdout)
+	w := wire.NewWriter(bw, wire.MaxOut)
+	for i, p := range payloads {
+		if !*raw && !json.Valid([]byte(p)) {
+			fmt.Fprintf(stderr, "mpsurf-host: frame: message %d is not valid JSON (use --raw to frame it anyway)\n", i+1)
+			return exitFailed
+		}
+		if err := w.Write([]byte(p)); err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: frame: message %d: %v\n", i+1, err)
+			return exitFailed
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: frame: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}
+
+func unframeCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		return badUsage(stderr, "unframe takes no arguments")
+	}
+	r := wire.NewReader(stdin, wire.MaxOut)
+	bw := bufio.NewWriter(stdout)
+	defer bw.Flush()
+	for {
+		p, err := r.Read()
+		switch {
+		case err == nil:
+			bw.Write(p)
+			bw.WriteByte('\n')
+			// A line per frame as it arrives, so that pushes show up while the host runs.
+			if err := bw.Flush(); err != nil {
+				fmt.Fprintf(stderr, "mpsurf-host: unframe: %v\n", err)
+				return exitFailed
+			}
+		case err == io.EOF:
+			return exitOK
+		default:
+			bw.Flush()
+			fmt.Fprintf(stderr, "mpsurf-host: unframe: %v\n", err)
+			return exitFailed
+		}
+	}
+}
