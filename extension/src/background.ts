@@ -36,7 +36,8 @@ host = new HostLink({
   version: b.extensionVersion(),
   events: {
     status: (s) => {
-      log(`host ${s.host}: ${s.detail}`);
+      // "connecting" is announced by the reconnect line already.
+      if (s.host !== 'connecting') log(`host ${s.host}: ${s.detail}`);
       void pages.hostChanged(s);
     },
     policy: (p) => {
