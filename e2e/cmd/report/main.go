@@ -1,0 +1,76 @@
+// Command report turns the testbed's run records into radio energy, statistics, SVG plots and a Markdown
+// report beside the seed papers' numbers.
+//
+//	go run ./e2e/cmd/report --runs out/runs.jsonl --out out/
+//
+// It writes out/summary.csv (one row per load), out/report.md and the SVG figures the report links.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/mpsurf/mpsurf/e2e/energy"
+	"github.com/mpsurf/mpsurf/e2e/report"
+)
+
+func main() {
+	runs := flag.String("runs", "out/runs.jsonl", "run records, one JSON object per line")
+	out := flag.String("out", "out", "output directory")
+	models := flag.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json")
+	initial := flag.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle", or "connected" (pre-promoted, as seed 000 did with pings)`)
+	chromium := flag.String("chromium", "/usr/bin/chromium", `browser binary whose --version the report states ("" to leave it out)`)
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "report: unexpected arguments %q\n", flag.Args())
+		os.Exit(2)
+	}
+	init, err := energy.ParseInitial(*initial)
+	if err != nil {
+		fail(err)
+	}
+	m, err := report.LoadModels(*models)
+	if err != nil {
+		fail(err)
+	}
+	env := map[string]string{}
+	if v := browserVersion(*chromium); v != "" {
+		env["browser"] = v
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		env["kernel"] = strings.TrimSpace(string(b))
+	}
+	res, err := report.Generate(report.Options{RunsPath: *runs, OutDir: *out, Models: m, CellInitial: init, Environment: env})
+	if err != nil {
+		fail(err)
+	}
+	a := res.Analysis
+	fmt.Printf("%d loads: %d ok, %d failed, %d ok without energy\n", len(a.Loads), len(a.OK), len(a.Failed), len(a.NoEnergy))
+	for _, f := range res.Files {
+		fmt.Println(f)
+	}
+}
+
+// browserVersion asks the browser for its version, giving up after a few seconds.
+func browserVersion(path string) string {
+	if path == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "report:", err)
+	os.Exit(1)
+}

@@ -1,0 +1,293 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/mpsurf/mpsurf/e2e/energy"
+)
+
+// SmallPageBytes is the largest "small page": seed 001 section 3.2 (Fig. 2, Fig. 4) loads synthetic pages of
+// 2 KB to 100 KB. KB is read as 1024 bytes so that a 100 KiB page counts as small either way.
+const SmallPageBytes = 100 * 1024
+
+// Models are the three radio models a report needs.
+type Models struct {
+	LTE, ThreeG, WiFi *energy.Model
+}
+
+// LoadModels reads power-lte.json, power-3g.json and power-wifi.json from dir.
+func LoadModels(dir string) (Models, error) {
+	var m Models
+	for _, x := range []struct {
+		tech string
+		dst  **energy.Model
+	}{{energy.LTE, &m.LTE}, {energy.ThreeG, &m.ThreeG}, {energy.WiFi, &m.WiFi}} {
+		mod, err := energy.Load(filepath.Join(dir, "power-"+x.tech+".json"))
+		if err != nil {
+			return Models{}, err
+		}
+		if mod.Technology != x.tech {
+			return Models{}, fmt.Errorf("%s: technology %q, want %q", filepath.Join(dir, "power-"+x.tech+".json"), mod.Technology, x.tech)
+		}
+		*x.dst = mod
+	}
+	return m, nil
+}
+
+func (m Models) cell(tech string) *energy.Model {
+	if tech == Cell3G {
+		return m.ThreeG
+	}
+	return m.LTE
+}
+
+// Load is one page load with its energy.
+type Load struct {
+	Record
+	WiFi, Cell *energy.Result // nil when the energy could not be computed
+	EnergyErr  string         // why not
+	Notes      []string       // e.g. an absent timeline file
+}
+
+// HasEnergy reports whether both radios' energy is known.
+func (l *Load) HasEnergy() bool { return l.WiFi != nil && l.Cell != nil }
+
+// RadioJ is WiFi plus cellular radio energy, NaN when unknown.
+func (l *Load) RadioJ() float64 {
+	if !l.HasEnergy() {
+		return math.NaN()
+	}
+	return l.WiFi.TotalJ + l.Cell.TotalJ
+}
+
+// RadioNoTailJ is RadioJ without tail energy.
+func (l *Load) RadioNoTailJ() float64 {
+	if !l.HasEnergy() {
+		return math.NaN()
+	}
+	return l.WiFi.NoTailJ() + l.Cell.NoTailJ()
+}
+
+func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Initial) {
+	dir := l.TimelineDir
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(baseDir, dir)
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		l.EnergyErr = fmt.Sprintf("timeline_dir %s is not a readable directory", dir)
+		return
+	}
+	w := energy.Window{Start: l.StartUnixNS, End: l.EndUnixNS}
+	for _, x := range []struct {
+		ifname string
+		model  *energy.Model
+		init   energy.Initial
+		dst    **energy.Result
+	}{
+		{IfWiFi, models.WiFi, energy.StartIdle, &l.WiFi},
+		{IfCell, models.cell(l.CellTech), cellInit, &l.Cell},
+	} {
+		path := filepath.Join(dir, x.ifname+".csv")
+		pkts, err := energy.ReadTraceFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			l.Notes = append(l.Notes, x.ifname+".csv absent: no traffic assumed")
+			err = nil
+		}
+		if err != nil {
+			l.WiFi, l.Cell = nil, nil
+			l.EnergyErr = err.Error()
+			return
+		}
+		r, err := energy.Simulate(x.model, pkts, w, x.init)
+		if err != nil {
+			l.WiFi, l.Cell = nil, nil
+			l.EnergyErr = fmt.Sprintf("%s: %v", path, err)
+			return
+		}
+		*x.dst = &r
+	}
+}
+
+// GroupKey is a set of link conditions: profile and cellular technology.
+type GroupKey struct{ Profile, CellTech string }
+
+func (g GroupKey) String() string { return g.Profile + " / " + g.CellTech }
+
+// PageKey identifies a page under one protocol and set of conditions.
+type PageKey struct {
+	GroupKey
+	Proto, Page string
+}
+
+// ModeStat holds one mode's statistics for a page, over its ok loads.
+type ModeStat struct {
+	PLT          Stat // ms
+	Energy       Stat // J, both radios, tail included (loads with known energy)
+	EnergyNoTail Stat // J, tail excluded
+	CellJ, WiFiJ Stat
+	Multipath    int // loads whose decision chose multipath
+	Decided      int // loads with a decision
+	HeaderSeen   int
+}
+
+// Page gathers a page's statistics per mode and the derived numbers.
+type Page struct {
+	PageKey
+	Bytes       int64
+	Objects     int
+	Mode        map[string]*ModeStat
+	G           map[string]float64 // seed 000's gain per MP mode (fraction, not %)
+	Ratio       map[string]float64 // MP / sp-wifi radio energy, tail included
+	RatioNoTail map[string]float64 // tail excluded
+}
+
+// Small reports whether the page is a small page (seed 001 Fig. 2-4).
+func (p *Page) Small() bool { return p.Bytes <= SmallPageBytes }
+
+// Analysis is everything the report shows.
+type Analysis struct {
+	Loads    []*Load // every record, in file order
+	OK       []*Load
+	Failed   []*Load
+	NoEnergy []*Load // ok loads without energy
+	Groups   []GroupKey
+	Pages    map[GroupKey][]*Page // sorted by size, then page, then protocol
+	CellInit energy.Initial
+	Models   Models
+}
+
+// Analyze computes energy for every ok load and the statistics. baseDir resolves relative timeline dirs.
+func Analyze(recs []Record, baseDir string, models Models, cellInit energy.Initial) *Analysis {
+	a := &Analysis{Pages: map[GroupKey][]*Page{}, CellInit: cellInit, Models: models}
+	byPage := map[PageKey][]*Load{}
+	for _, r := range recs {
+		l := &Load{Record: r}
+		a.Loads = append(a.Loads, l)
+		if !r.OK {
+			a.Failed = append(a.Failed, l)
+			continue
+		}
+		a.OK = append(a.OK, l)
+		l.computeEnergy(baseDir, models, cellInit)
+		if !l.HasEnergy() {
+			a.NoEnergy = append(a.NoEnergy, l)
+		}
+		k := PageKey{GroupKey{r.Profile, r.CellTech}, r.Proto, r.Page}
+		byPage[k] = append(byPage[k], l)
+	}
+	groups := map[GroupKey]bool{}
+	for k, loads := range byPage {
+		groups[k.GroupKey] = true
+		a.Pages[k.GroupKey] = append(a.Pages[k.GroupKey], newPage(k, loads))
+	}
+	for g := range groups {
+		a.Groups = append(a.Groups, g)
+		ps := a.Pages[g]
+		sort.Slice(ps, func(i, j int) bool {
+			if ps[i].Bytes != ps[j].Bytes {
+				return ps[i].Bytes < ps[j].Bytes
+			}
+			if ps[i].Page != ps[j].Page {
+				return ps[i].Page < ps[j].Page
+			}
+			return protoRank(ps[i].Proto) < protoRank(ps[j].Proto)
+		})
+	}
+	sort.Slice(a.Groups, func(i, j int) bool {
+		if a.Groups[i].Profile != a.Groups[j].Profile {
+			return a.Groups[i].Profile < a.Groups[j].Profile
+		}
+		return a.Groups[i].CellTech < a.Groups[j].CellTech
+	})
+	return a
+}
+
+func protoRank(p string) int {
+	for i, x := range Protos {
+		if x == p {
+			return i
+		}
+	}
+	return len(Protos)
+}
+
+func newPage(k PageKey, loads []*Load) *Page {
+	p := &Page{PageKey: k, Mode: map[string]*ModeStat{}, G: map[string]float64{}, Ratio: map[string]float64{}, RatioNoTail: map[string]float64{}}
+	per := map[string][]*Load{}
+	for _, l := range loads {
+		per[l.Mode] = append(per[l.Mode], l)
+		// Page size and object count come from the records; if they differ between loads, the largest wins.
+		p.Bytes = max(p.Bytes, l.PageBytes)
+		p.Objects = max(p.Objects, l.Objects)
+	}
+	for mode, ls := range per {
+		var plt, e, en, c, w []float64
+		ms := &ModeStat{}
+		for _, l := range ls {
+			plt = append(plt, l.PLTms)
+			e = append(e, l.RadioJ())
+			en = append(en, l.RadioNoTailJ())
+			if l.HasEnergy() {
+				c = append(c, l.Cell.TotalJ)
+				w = append(w, l.WiFi.TotalJ)
+			}
+			if l.Decision != nil {
+				ms.Decided++
+				if l.Decision.Multipath {
+					ms.Multipath++
+				}
+			}
+			if l.HeaderSeen {
+				ms.HeaderSeen++
+			}
+		}
+		ms.PLT, ms.Energy, ms.EnergyNoTail, ms.CellJ, ms.WiFiJ = Summarize(plt), Summarize(e), Summarize(en), Summarize(c), Summarize(w)
+		p.Mode[mode] = ms
+	}
+	wifi, cell := p.Mode[ModeSPWiFi], p.Mode[ModeSPCell]
+	for _, mp := range MPModes {
+		m := p.Mode[mp]
+		if m == nil {
+			continue
+		}
+		if wifi != nil && cell != nil {
+			best := math.Min(wifi.PLT.Mean, cell.PLT.Mean)
+			p.G[mp] = (best - m.PLT.Mean) / best
+		}
+		if wifi != nil && wifi.Energy.N > 0 && m.Energy.N > 0 && wifi.Energy.Mean > 0 {
+			p.Ratio[mp] = m.Energy.Mean / wifi.Energy.Mean
+		}
+		if wifi != nil && wifi.EnergyNoTail.N > 0 && m.EnergyNoTail.N > 0 && wifi.EnergyNoTail.Mean > 0 {
+			p.RatioNoTail[mp] = m.EnergyNoTail.Mean / wifi.EnergyNoTail.Mean
+		}
+	}
+	return p
+}
+
+// pagesWhere filters a group's pages.
+func (a *Analysis) pagesWhere(g GroupKey, keep func(*Page) bool) []*Page {
+	var out []*Page
+	for _, p := range a.Pages[g] {
+		if keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// values collects a per-page number over pages where it exists.
+func values(ps []*Page, get func(*Page) (float64, bool)) []float64 {
+	var out []float64
+	for _, p := range ps {
+		if v, ok := get(p); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,50 @@
+// Package report turns the testbed's run records into per-load radio energy, statistics, SVG plots and a
+// Markdown report that puts our numbers beside the seed papers'.
+//
+// # Run records (the contract with the browser runner)
+//
+// The runner appends one JSON object per page load, one per line, to out/runs.jsonl:
+//
+//	{
+//	  "run_id":        string, unique per load
+//	  "mode":          "sp-wifi" | "sp-cell" | "mp-always" | "mp-adaptive"
+//	  "profile":       string, an e2e/profiles id (the link conditions)
+//	  "cell_tech":     "lte" | "3g", which power model the cellular radio gets
+//	  "page":          string, page id
+//	  "page_bytes":    int, bytes of the whole page (all objects)
+//	  "objects":       int, number of objects
+//	  "proto":         "h2" | "http/1.1"
+//	  "rep":           int, repetition number
+//	  "start_unix_ns": int, when the navigation started
+//	  "end_unix_ns":   int, when the load event fired (>= start)
+//	  "plt_ms":        number, page load time; > 0 when ok
+//	  "ok":            bool, false when the load failed or timed out
+//	  "error":         string, optional, why it failed
+//	  "link_bytes":    {"wlan0": {"rx": int, "tx": int}, "wwan0": {"rx": int, "tx": int}}
+//	  "server_path_bytes": {"wlan0": int, "wwan0": int} | null
+//	  "decision":      {"multipath": bool, "theta1": int, "theta2": int | null, "reason": string} | null
+//	  "header_seen":   bool, whether the origin saw the policy header
+//	  "timeline_dir":  string, directory holding wlan0.csv and wwan0.csv
+//	}
+//
+// Every key except "error" must be present. A relative timeline_dir is resolved against the directory that
+// holds runs.jsonl. wlan0.csv and wwan0.csv hold lines "t_unix_ns,dir,bytes" as energy.ParseTrace reads
+// them; a missing file in an existing directory counts as no traffic on that interface and is noted in the
+// report. Unknown keys are ignored, so the runner may add fields.
+//
+// Loads with ok=false are counted and listed as failures and left out of every statistic.
+//
+// # Energy
+//
+// Each ok load gets two radios: the cellular one with the model of its cell_tech and the WiFi one, each
+// replayed over [start, end + the model's drain] (energy.Simulate). The cellular radio's state at the start
+// is an option (idle, or connected as after seed 000's pre-load pings); the WiFi radio starts idle. The
+// report states which was used.
+//
+// # Derived numbers
+//
+// Per (profile, cell_tech, proto, page) and mode: mean, standard deviation and quartiles of PLT and energy.
+// The per-page gain of seed 000 is G = (min(mean PLT sp-wifi, mean PLT sp-cell) - mean PLT mp) / that min,
+// for mp-always and mp-adaptive. The energy ratio of seed 001 Fig. 4 is mean radio energy of the MP mode over
+// that of sp-wifi, with and without the tail. Small pages are those of at most SmallPageBytes.
+package report
