@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,14 +22,32 @@ type session struct {
 	in     io.WriteCloser
 	out    io.ReadCloser
 	frames chan []byte
-	stderr *bytes.Buffer
+	stderr *lockedBuffer
+}
+
+// lockedBuffer collects the host's stderr, written by exec's copying goroutine while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func startSession(t *testing.T, env []string) *session {
 	t.Helper()
 	cmd := exec.Command(bin, origin)
 	cmd.Env = env
-	s := &session{cmd: cmd, frames: make(chan []byte, 16), stderr: &bytes.Buffer{}}
+	s := &session{cmd: cmd, frames: make(chan []byte, 16), stderr: &lockedBuffer{}}
 	var err error
 	if s.in, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -146,7 +165,7 @@ func TestHangUpBinary(t *testing.T) {
 	if st := s.next(t, 5*time.Second); st["id"] != 2.0 || st["ok"] != true {
 		t.Fatalf("after SIGHUP: %v", st)
 	}
-	if s.stderr.Len() != 0 {
+	if s.stderr.String() != "" {
 		t.Errorf("logged to stderr with MPSURF_LOG set: %s", s.stderr)
 	}
 	if log, _ := os.ReadFile(logFile); !strings.Contains(string(log), "policy_source="+file) {
