@@ -1,7 +1,7 @@
 // The Multipath-Policy request header (PROTOCOL.md §7): an RFC 9651 Dictionary with quantised values, so that the
 // header says little more about the user than "has a second path, roughly this patient, roughly this data budget".
 
-import { ParseError, isInnerList, parseDictionary, serializeBareItem, serializeKey } from 'structured-headers';
+import { ParseError, isInnerList, parseDictionary, serializeDictionary, type Dictionary } from 'structured-headers';
 
 export const HEADER_NAME = 'Multipath-Policy';
 export const HEADER_VERSION = 1;
@@ -71,19 +71,17 @@ export function quantise(p: HeaderSource): HeaderFields {
 }
 
 /**
- * Serialises the fields in the order v, mp, t1, t2, dl. Every member is written as key=value, `mp=?1` included:
- * that is the form PROTOCOL.md §7 and vectors/header.json fix. (RFC 9651 §4.1.2 would write a bare `mp` for true;
- * both parse to the same Dictionary, which the tests check.)
+ * Serialises the fields in the order v, mp, t1, t2, dl with the RFC 9651 serialiser, so the output is the
+ * canonical form that PROTOCOL.md §7 and vectors/header.json fix (a true `mp` is the bare key).
  */
 export function serialiseHeader(f: HeaderFields): string {
-  const members: [string, number | boolean][] = [
-    ['v', f.v],
-    ['mp', f.mp],
-    ['t1', f.t1],
-  ];
-  if (f.t2 !== null) members.push(['t2', f.t2]);
-  members.push(['dl', f.dl]);
-  return members.map(([k, v]) => `${serializeKey(k)}=${serializeBareItem(v)}`).join(', ');
+  const members: Dictionary = new Map();
+  members.set('v', [f.v, new Map()]);
+  members.set('mp', [f.mp, new Map()]);
+  members.set('t1', [f.t1, new Map()]);
+  if (f.t2 !== null) members.set('t2', [f.t2, new Map()]);
+  members.set('dl', [f.dl, new Map()]);
+  return serializeDictionary(members);
 }
 
 /** The header value for a policy or decision. */

@@ -22,7 +22,7 @@ import {
 } from '../src/rules';
 import { FakeSessionRules } from './fakes';
 
-const H = 'v=1, mp=?1, t1=256, dl=3';
+const H = 'v=1, mp, t1=256, dl=3';
 const H2 = 'v=1, mp=?0, t1=256, dl=3';
 
 describe('rule builders', () => {

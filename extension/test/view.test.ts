@@ -34,7 +34,7 @@ const page: TabRecord = {
   reason: 'page over θ1',
   model: { id: 'baseline-seed001', version: 1 },
   inputs: {},
-  header: 'v=1, mp=?1, t1=256, dl=3',
+  header: 'v=1, mp, t1=256, dl=3',
   navStartedAt: 10,
   decidedAt: 11.5,
   ruleInstalledAt: 12.25,
@@ -64,7 +64,7 @@ describe('popup text', () => {
       Mode: 'multipath',
       Why: 'page over θ1',
       'Decided by': 'host, model baseline-seed001 v1',
-      Header: 'v=1, mp=?1, t1=256, dl=3',
+      Header: 'v=1, mp, t1=256, dl=3',
       'Rule ready': '2.3 ms after navigation start',
     });
     expect(Object.fromEntries(pageRows({ ...page, stale: true })).Mode).toMatch(/withdrawn/);
