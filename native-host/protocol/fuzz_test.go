@@ -79,7 +79,7 @@ func FuzzParse(f *testing.F) {
 					if again, err := NormalizeOrigin(d.Origin); err != nil || again != d.Origin {
 						t.Fatalf("origin %q does not normalise to itself: %q, %v", d.Origin, again, err)
 					}
-					if d.Tab < -1 || len(d.Nav) < 1 || len(d.Nav) > MaxNavLen {
+					if d.Tab < -1 || d.Tab > MaxID || d.Nav == "" || utf8.RuneCountInString(d.Nav) > MaxNavLen {
 						t.Fatalf("decide out of range: %+v", d)
 					}
 				}

@@ -8,7 +8,8 @@ import (
 	"unicode/utf8"
 )
 
-// Body limits of PROTOCOL.md §4, in bytes.
+// Body limits of PROTOCOL.md §4. Client and version are counted in bytes, nav in characters (code points): the
+// extension counts nav in UTF-16 units, of which there are never fewer, so every nav it sends fits.
 const (
 	MaxClientLen  = 64
 	MaxVersionLen = 32
@@ -115,11 +116,15 @@ func ParseDecide(body json.RawMessage) (Decide, *Error) {
 	if err != nil {
 		return Decide{}, err
 	}
-	if d.Tab, err = integer(obj, "tab", -1, MaxSafeInt); err != nil {
+	// Chrome's tab ids are 32-bit; the extension checks the echoed tab against the same bound.
+	if d.Tab, err = integer(obj, "tab", -1, MaxID); err != nil {
 		return Decide{}, err
 	}
-	if d.Nav, err = str(obj, "nav", 1, MaxNavLen); err != nil {
+	if d.Nav, err = str(obj, "nav", 0, -1); err != nil {
 		return Decide{}, err
+	}
+	if n := utf8.RuneCountInString(d.Nav); n < 1 || n > MaxNavLen {
+		return Decide{}, Errorf(CodeBadRequest, "nav: must be 1 to %d characters", MaxNavLen)
 	}
 	norm, oerr := NormalizeOrigin(origin)
 	if oerr != nil {
