@@ -291,3 +291,18 @@ func values(ps []*Page, get func(*Page) (float64, bool)) []float64 {
 	}
 	return out
 }
+
+// TailOverlaps counts ok loads that started before the previous ok load's cellular radio had drained (its
+// end plus the model's drain): for them an idle cellular radio at the start is not what happened.
+func (a *Analysis) TailOverlaps() int {
+	ls := append([]*Load{}, a.OK...)
+	sort.Slice(ls, func(i, j int) bool { return ls[i].StartUnixNS < ls[j].StartUnixNS })
+	n := 0
+	for i := 1; i < len(ls); i++ {
+		prev := ls[i-1]
+		if prev.EndUnixNS+int64(a.Models.cell(prev.CellTech).Drain()) > ls[i].StartUnixNS {
+			n++
+		}
+	}
+	return n
+}

@@ -189,6 +189,11 @@ func (a *Analysis) markdown(o Options, figs []figure) string {
 		p("- Profile `%s`, cellular `%s`: %d (page, protocol) pairs, protocols %s, pages of %s to %s with %d to %d objects; ok loads per (page, protocol, mode): %d to %d.\n",
 			g.Profile, g.CellTech, len(ps), strings.Join(protosOf(ps), ", "), humanBytes(int64(bs.Min)), humanBytes(int64(bs.Max)), int(ob.Min), int(ob.Max), nmin, nmax)
 	}
+	if n := a.TailOverlaps(); n > 0 {
+		p("- %d ok loads started before the previous load's cellular tail had ended (its end plus the model's drain), so their cellular radio was not idle at their start.\n", n)
+	} else if len(a.OK) > 1 {
+		p("- Every ok load started after the previous load's cellular tail had ended.\n")
+	}
 	keys := make([]string, 0, len(o.Environment))
 	for k := range o.Environment {
 		keys = append(keys, k)

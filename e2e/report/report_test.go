@@ -268,6 +268,10 @@ func TestGenerate(t *testing.T) {
 	}
 	a := res.Analysis
 
+	if n := a.TailOverlaps(); n != 0 {
+		t.Errorf("%d tail overlaps for loads 30 s apart", n)
+	}
+
 	// Failures are counted, listed, and kept out of the statistics.
 	if len(a.Failed) != 2 || len(a.OK) != len(a.Loads)-2 {
 		t.Fatalf("failed %d, ok %d of %d", len(a.Failed), len(a.OK), len(a.Loads))
@@ -484,6 +488,7 @@ func TestGenerate(t *testing.T) {
 		"18.22 % to 57.19 %", "13.4 % to 51.8 %, median 36.4 %", "−41.1 % to 30.8 %, median −0.1 %", "5.5x to 7.3x", "7.5x",
 		"Cellular radio state at each load's start: `idle`", "2 of ", "navigation timeout after 60 s",
 		"## Differences from the seeds (derived from the data)", "Chromium 156 (test)", "6.18-test",
+		"Every ok load started after the previous load's cellular tail had ended.",
 	}, append(fx.failedID, wantFiles...)...) {
 		if !strings.Contains(md, s) {
 			t.Errorf("report.md lacks %q", s)
@@ -544,5 +549,22 @@ func TestGenerateErrors(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "o", "report.md"))
 	if !strings.Contains(string(b), "Energy unavailable") {
 		t.Error("report.md does not flag the load without energy")
+	}
+}
+
+func TestTailOverlaps(t *testing.T) {
+	m := models(t)
+	mk := func(start, end int64, cell string) *Load {
+		return &Load{Record: Record{OK: true, StartUnixNS: start, EndUnixNS: end, CellTech: cell}}
+	}
+	s := int64(1e9)
+	a := &Analysis{Models: m, OK: []*Load{
+		mk(100*s, 102*s, CellLTE),
+		mk(105*s, 106*s, CellLTE), // 3 s after an LTE load: inside its ~11.8 s drain
+		mk(130*s, 131*s, Cell3G),  // 24 s later: clear
+		mk(140*s, 141*s, CellLTE), // 9 s after a 3G load, whose drain is 19 s
+	}}
+	if got := a.TailOverlaps(); got != 2 {
+		t.Errorf("TailOverlaps = %d, want 2", got)
 	}
 }
