@@ -74,7 +74,32 @@ func (l *Load) RadioNoTailJ() float64 {
 	return l.WiFi.NoTailJ() + l.Cell.NoTailJ()
 }
 
-func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Initial) {
+// traceCache parses each timeline file once: the link emulator may write one file per interface for a whole
+// testbed session, shared by every load of that session.
+type traceCache map[string]cachedTrace
+
+type cachedTrace struct {
+	pkts []energy.Packet
+	err  error
+}
+
+func (c traceCache) get(path string) ([]energy.Packet, error) {
+	if t, ok := c[path]; ok {
+		return t.pkts, t.err
+	}
+	p, err := energy.ReadTraceFile(path)
+	c[path] = cachedTrace{p, err}
+	return p, err
+}
+
+// window returns the packets of sorted pkts that fall in [start, end].
+func window(pkts []energy.Packet, start, end int64) []energy.Packet {
+	lo := sort.Search(len(pkts), func(i int) bool { return pkts[i].T >= start })
+	hi := sort.Search(len(pkts), func(i int) bool { return pkts[i].T > end })
+	return pkts[lo:hi]
+}
+
+func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Initial, cache traceCache) {
 	dir := l.TimelineDir
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(baseDir, dir)
@@ -94,7 +119,7 @@ func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Init
 		{IfCell, models.cell(l.CellTech), cellInit, &l.Cell},
 	} {
 		path := filepath.Join(dir, x.ifname+".csv")
-		pkts, err := energy.ReadTraceFile(path)
+		pkts, err := cache.get(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			l.Notes = append(l.Notes, x.ifname+".csv absent: no traffic assumed")
 			err = nil
@@ -104,7 +129,7 @@ func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Init
 			l.EnergyErr = err.Error()
 			return
 		}
-		r, err := energy.Simulate(x.model, pkts, w, x.init)
+		r, err := energy.Simulate(x.model, window(pkts, w.Start, w.End), w, x.init)
 		if err != nil {
 			l.WiFi, l.Cell = nil, nil
 			l.EnergyErr = fmt.Sprintf("%s: %v", path, err)
@@ -166,6 +191,7 @@ type Analysis struct {
 func Analyze(recs []Record, baseDir string, models Models, cellInit energy.Initial) *Analysis {
 	a := &Analysis{Pages: map[GroupKey][]*Page{}, CellInit: cellInit, Models: models}
 	byPage := map[PageKey][]*Load{}
+	cache := traceCache{}
 	for _, r := range recs {
 		l := &Load{Record: r}
 		a.Loads = append(a.Loads, l)
@@ -174,7 +200,7 @@ func Analyze(recs []Record, baseDir string, models Models, cellInit energy.Initi
 			continue
 		}
 		a.OK = append(a.OK, l)
-		l.computeEnergy(baseDir, models, cellInit)
+		l.computeEnergy(baseDir, models, cellInit, cache)
 		if !l.HasEnergy() {
 			a.NoEnergy = append(a.NoEnergy, l)
 		}

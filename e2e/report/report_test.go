@@ -568,3 +568,54 @@ func TestTailOverlaps(t *testing.T) {
 		t.Errorf("TailOverlaps = %d, want 2", got)
 	}
 }
+
+// Loads of one testbed session may share a timeline directory; each load sees only its own window.
+func TestSharedSessionTimeline(t *testing.T) {
+	dir := t.TempDir()
+	s := int64(1_700_000_000) * 1e9
+	sec := int64(1e9)
+	var pkts []energy.Packet
+	for i := range 10 { // load A: 10 packets in its first second
+		pkts = append(pkts, energy.Packet{T: s + int64(i)*sec/10, Bytes: 1500})
+	}
+	for i := range 4 { // load B, 40 s later: 4 packets
+		pkts = append(pkts, energy.Packet{T: s + 40*sec + int64(i)*sec/10, Bytes: 1500})
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "session"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, ifn := range []string{IfWiFi, IfCell} {
+		f, err := os.Create(filepath.Join(dir, "session", ifn+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := energy.WriteTrace(f, pkts); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	rec := func(id string, start int64) string {
+		return fmt.Sprintf(`{"run_id":%q,"mode":"mp-always","profile":"p","cell_tech":"lte","page":"x","page_bytes":15000,"objects":1,"proto":"h2","rep":0,"start_unix_ns":%d,"end_unix_ns":%d,"plt_ms":1000,"ok":true,"link_bytes":{},"server_path_bytes":null,"decision":null,"header_seen":false,"timeline_dir":"session"}`, id, start, start+sec)
+	}
+	runs := filepath.Join(dir, "runs.jsonl")
+	if err := os.WriteFile(runs, []byte(rec("a", s)+"\n"+rec("b", s+40*sec)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(Options{RunsPath: runs, OutDir: filepath.Join(dir, "out"), Models: models(t), CellInitial: energy.StartIdle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, l := range res.Analysis.OK {
+		if !l.HasEnergy() {
+			t.Fatalf("%s: %s", l.RunID, l.EnergyErr)
+		}
+		got[l.RunID] = l.Cell.Packets
+		if l.Cell.Promotions != 1 {
+			t.Errorf("%s: %d promotions, want 1", l.RunID, l.Cell.Promotions)
+		}
+	}
+	if got["a"] != 10 || got["b"] != 4 {
+		t.Errorf("packets per load %v, want a:10 b:4", got)
+	}
+}
