@@ -16,5 +16,6 @@
 //     so no bin width enters the totals; PowerSeries draws the binned curve.
 //   - Idle energy is reported but left out of totals.
 //
-// Everything here is pure computation on values; it is safe for concurrent use.
+// Load and ReadTraceFile read files; everything else is pure computation on values and safe for concurrent
+// use. ParseTrace reads the link emulator's timelines (e2e/linkem), which have no header line.
 package energy
