@@ -1,0 +1,186 @@
+package origin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mpsurf/mpsurf/e2e/corpus"
+)
+
+// listFlag takes comma-separated values and may be repeated.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// DefaultPaths names the testbed's client interfaces by their addresses.
+const DefaultPaths = "10.200.1.2=wlan0,10.200.2.2=wwan0"
+
+func parsePaths(s string) (map[netip.Addr]string, error) {
+	m := map[netip.Addr]string{}
+	for _, kv := range strings.Split(s, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		a, name, ok := strings.Cut(kv, "=")
+		addr, err := netip.ParseAddr(a)
+		if !ok || err != nil || name == "" {
+			return nil, fmt.Errorf("--paths: %q is not ADDRESS=NAME", kv)
+		}
+		m[addr] = name
+	}
+	return m, nil
+}
+
+const usage = `usage:
+  origin [serve] [flags]            serve the corpus (see -h)
+  origin corpus --list [--json] [--objects] [--seed N]
+`
+
+// Main runs the origin command and returns its exit status.
+func Main(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "corpus":
+			return corpusMain(args[1:], stdout, stderr)
+		case "serve":
+			args = args[1:]
+		case "help", "-h", "--help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+	}
+	return serveMain(args, stdout, stderr)
+}
+
+func corpusMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("origin corpus", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	list := fs.Bool("list", false, "print the manifest")
+	asJSON := fs.Bool("json", false, "as JSON")
+	objects := fs.Bool("objects", false, "with every page's objects (JSON only)")
+	seed := fs.Uint64("seed", 1, "corpus seed")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if !*list || fs.NArg() > 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	c, err := corpus.New(*seed)
+	if err != nil {
+		fmt.Fprintln(stderr, "origin:", err)
+		return 1
+	}
+	m := c.Manifest(*objects)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		err = enc.Encode(m)
+	} else {
+		err = m.WriteTable(stdout)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "origin:", err)
+		return 1
+	}
+	return 0
+}
+
+func serveMain(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("origin serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var hosts, names listFlag
+	listen := fs.String("listen", ":443", "HTTPS address offering h2 and http/1.1")
+	listenH1 := fs.String("listen-h1", ":8443", "HTTPS address offering http/1.1 only (\"\" = off)")
+	listenHTTP := fs.String("listen-http", "", "plain HTTP address (\"\" = off)")
+	logPath := fs.String("log", "", "JSONL log file, appended to (\"\" = no log)")
+	seed := fs.Uint64("seed", 1, "corpus seed")
+	fs.Var(&hosts, "host", "IP address(es) for the certificate (comma-separated, repeatable)")
+	fs.Var(&names, "name", "DNS name(s) for the certificate (comma-separated, repeatable; default origin.test)")
+	third := fs.String("third-party", "third.origin.test", "host name of the second origin (\"\" = all objects first-party)")
+	pathsFlag := fs.String("paths", DefaultPaths, "client interface names by subflow remote address, ADDR=NAME,...")
+	certOut := fs.String("cert-out", "", "write the certificate PEM here")
+	mptcp := fs.Bool("mptcp", true, "listen with MPTCP")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "origin: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	for _, h := range hosts {
+		if _, err := netip.ParseAddr(h); err != nil {
+			fmt.Fprintf(stderr, "origin: --host %q is not an IP address\n", h)
+			return 2
+		}
+	}
+	if len(names) == 0 {
+		names = listFlag{"origin.test"}
+	}
+	paths, err := parsePaths(*pathsFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "origin:", err)
+		return 2
+	}
+	cfg := Config{
+		Listen: *listen, ListenH1: *listenH1, ListenHTTP: *listenHTTP,
+		Names:      append(append([]string{"localhost", "127.0.0.1", "::1"}, names...), hosts...),
+		ThirdParty: *third, Paths: paths, Seed: *seed, MPTCP: *mptcp, ErrorLog: stderr,
+	}
+	if *logPath != "" {
+		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			fmt.Fprintln(stderr, "origin:", err)
+			return 1
+		}
+		defer f.Close()
+		cfg.Log = f
+	}
+	srv, err := New(cfg)
+	if err != nil {
+		fmt.Fprintln(stderr, "origin:", err)
+		return 1
+	}
+	if *certOut != "" {
+		if err := os.WriteFile(*certOut, srv.Cert.PEM, 0o644); err != nil {
+			fmt.Fprintln(stderr, "origin:", err)
+			return 1
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start, err := srv.Start(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "origin:", err)
+		return 1
+	}
+	// One JSON line on stdout says the server is ready and gives the SPKI hash.
+	json.NewEncoder(stdout).Encode(start)
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintln(stderr, "origin:", err)
+		return 1
+	}
+	return 0
+}
