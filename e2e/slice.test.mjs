@@ -4,7 +4,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launch, makeProfile, untilStatus, hostPids } from './lib/browser.mjs';
+import { launch, makeProfile, untilStatus, untilRules, hostPids } from './lib/browser.mjs';
 import { startRecorder } from './lib/recorder.mjs';
 import { chromiumPath, hostBinary, extensionDir, vectorsDir } from './lib/paths.mjs';
 
@@ -34,6 +34,7 @@ after(async () => {
 
 test('the host is connected and hands out the baseline policy', { skip }, async () => {
   const { status } = await untilStatus(browser.worker, (s) => s.host === 'connected');
+  await untilRules(browser.worker, (rules) => rules.length > 0);
   assert.equal(status.policy.theta1, baseline.policy.theta1);
   assert.equal(status.policy.theta2, baseline.policy.theta2);
   assert.equal(status.policy.deadline_ms, baseline.policy.deadline_ms);
@@ -66,6 +67,7 @@ test(`${NAVIGATIONS} of ${NAVIGATIONS} navigations carry the header on every req
 });
 
 test('after kill -9 of the host the extension reconnects and decisions resume', { skip }, async () => {
+  const decidedBefore = await browser.worker.evaluate(() => self.mpsurf.status().lastDecisionAt);
   const before = hostPids(profile.host);
   assert.equal(before.length, 1, `expected one host process, found ${before.length}`);
   const t0 = Date.now();
@@ -76,6 +78,8 @@ test('after kill -9 of the host the extension reconnects and decisions resume', 
     10000,
   );
   const reconnectMs = Date.now() - t0;
+  // The hello reply marks the host connected; the network-wide rule is installed right after it.
+  await untilRules(browser.worker, (rules) => rules.length > 0);
   console.log(`# reconnect after kill -9: ${reconnectMs} ms (reconnects=${status.reconnects})`);
   assert.equal(hostPids(profile.host).length, 1, 'never more than one host process');
 
@@ -85,7 +89,7 @@ test('after kill -9 of the host the extension reconnects and decisions resume', 
   assert.ok(seen.length >= 5);
   for (const r of seen) assert.equal(r.header, baseline.header, r.path);
   const decided = await browser.worker.evaluate(() => self.mpsurf.status().lastDecisionAt);
-  assert.ok(decided > 0, 'a decision arrived after the reconnect');
+  assert.ok(decided > decidedBefore, 'a decision arrived after the reconnect');
   await page.close();
 });
 

@@ -71,6 +71,18 @@ export async function untilStatus(worker, pred, timeoutMs = 10000) {
   throw new Error(`status never matched within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
 }
 
+// untilRules polls the extension's session rules until pred holds or the timeout passes.
+export async function untilRules(worker, pred, timeoutMs = 10000) {
+  const t0 = Date.now();
+  let last;
+  while (Date.now() - t0 < timeoutMs) {
+    last = await worker.evaluate(() => self.mpsurf.rules());
+    if (pred(last)) return last;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`rules never matched within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+}
+
 // hostPids lists the live processes running the given host binary.
 export function hostPids(binary) {
   const pids = [];

@@ -25,7 +25,7 @@ export function startRecorder({ host = '127.0.0.1', thirdParty } = {}) {
       t: Date.now(),
       host: req.headers.host,
       path: url.pathname,
-      page: url.searchParams.get('p'),
+      page: url.pathname.startsWith('/page/') ? url.pathname.slice(6) : url.searchParams.get('p'),
       header: req.headers['multipath-policy'] ?? null,
     });
     const send = (type, body) => {

@@ -54,6 +54,7 @@ type DirStats struct {
 	WriteErrors uint64 `json:"write_errors"`  // write to the other TUN failed
 	QueueBytes  int64  `json:"queue_bytes"`   // in the drop-tail queue at the last arrival
 	MaxLateNs   int64  `json:"max_late_ns"`   // worst delivery lateness seen
+	IdleNs      int64  `json:"idle_ns"`       // time the rate stage had nothing to send (constant rate only)
 	LateOver1ms uint64 `json:"late_over_1ms"` // deliveries more than 1 ms late
 }
 
@@ -97,7 +98,7 @@ type direction struct {
 
 	in, inBytes, lost, dropped, poolDrops, oversize atomic.Uint64
 	out, outBytes, writeErrs, lateOver1ms           atomic.Uint64
-	queueBytes, maxLate                             atomic.Int64
+	queueBytes, maxLate, idle, busy                 atomic.Int64
 }
 
 // Start validates cfg and starts moving packets. The Link owns the fds in
@@ -217,6 +218,8 @@ func (d *direction) read(stop <-chan struct{}) {
 		}
 		at, v := d.shaper.Admit(now, n)
 		d.queueBytes.Store(int64(d.shaper.QueuedBytes()))
+		d.idle.Store(d.shaper.idle)
+		d.busy.Store(d.shaper.busy)
 		switch v {
 		case Dropped:
 			// Never sent by the emulated radio: not on the timeline.
@@ -287,6 +290,7 @@ func (d *direction) stats() DirStats {
 		Dropped: d.dropped.Load(), PoolDrops: d.poolDrops.Load(), Oversize: d.oversize.Load(),
 		OutPackets: d.out.Load(), OutBytes: d.outBytes.Load(), WriteErrors: d.writeErrs.Load(),
 		QueueBytes: d.queueBytes.Load(), MaxLateNs: d.maxLate.Load(), LateOver1ms: d.lateOver1ms.Load(),
+		IdleNs: IdleAt(d.idle.Load(), d.busy.Load(), Now()),
 	}
 }
 

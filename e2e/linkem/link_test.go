@@ -4,6 +4,7 @@ package linkem
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,28 @@ func seqpacketPair(t *testing.T) (testEnd, linkEnd int) {
 	return fds[0], fds[1]
 }
 
+// timingAttempts is how often a real-time check may be tried: the machine is
+// shared, and another job holding both cores for tens of ms makes any one
+// attempt miss its bounds without the emulator being at fault.
+const timingAttempts = 3
+
 func TestLinkTiming(t *testing.T) {
+	var misses []string
+	for i := 0; i < timingAttempts; i++ {
+		if misses = linkTimingAttempt(t); len(misses) == 0 {
+			return
+		}
+		t.Logf("attempt %d: %v", i+1, misses)
+	}
+	for _, m := range misses {
+		t.Error(m)
+	}
+}
+
+// linkTimingAttempt checks a link's behaviour; it fails t for wrong counts or
+// contents and returns the timing bounds it missed.
+func linkTimingAttempt(t *testing.T) (misses []string) {
+	miss := func(format string, args ...any) { misses = append(misses, fmt.Sprintf(format, args...)) }
 	client, linkClient := seqpacketPair(t)
 	router, linkRouter := seqpacketPair(t)
 	dir := t.TempDir()
@@ -68,38 +90,49 @@ func TestLinkTiming(t *testing.T) {
 		}
 	}
 	if _, err := readTimeout(router, buf, 100*time.Millisecond); err == nil {
-		t.Errorf("more than 20 packets passed a 30,000-byte queue")
+		t.Fatalf("more than 20 packets passed a 30,000-byte queue")
 	}
-	// The first packet pays 1 ms of serialization and 20 ms of delay, plus
-	// the time the test and the emulator take to pass it on (0.1-0.5 ms;
-	// more when other jobs load the 2 shared cores).
-	if first := time.Duration(got[0] - t0); first < 21*time.Millisecond || first > 24*time.Millisecond {
-		t.Errorf("first packet took %v, want 21 ms (+ at most 3 ms of processing)", first)
+	// Packet i should arrive at t0 + (i+1) ms + 20 ms plus a constant
+	// processing offset (the test's writes and reads, the emulator's
+	// wake-ups: 0.1-0.5 ms, more when other jobs load the 2 shared cores).
+	// Estimate the offset as the median, so one late wake-up does not move
+	// it, then judge the spacing around it.
+	var offs []int64
+	for i, g := range got {
+		offs = append(offs, g-t0-int64(i+1)*ms-20*ms)
 	}
-	// The others follow one per ms, measured against the first.
+	sorted := slices.Clone(offs)
+	slices.Sort(sorted)
+	offset := sorted[len(sorted)/2]
+	if offset < 0 || offset > 3*ms {
+		miss("median offset from the configured 20 ms delay + 1 ms per packet: %v, want 0..3 ms", time.Duration(offset))
+	}
 	var spacingErr []int64
-	for i := 1; i < len(got); i++ {
-		spacingErr = append(spacingErr, got[i]-got[0]-int64(i)*ms)
+	for _, o := range offs {
+		spacingErr = append(spacingErr, o-offset)
 	}
 	slices.Sort(spacingErr)
-	// Deadlines are absolute, so a late wake-up (another job holding both
-	// shared cores for a few ms) delays a few packets but not the ones
-	// after them: judge the median and the 75th percentile.
-	med, p75 := spacingErr[len(spacingErr)/2], spacingErr[len(spacingErr)*3/4]
-	if med < -int64(200*time.Microsecond) || med > int64(200*time.Microsecond) || p75 > int64(time.Millisecond) {
-		t.Errorf("spacing error median %v p75 %v; want |median| <= 0.2 ms, p75 <= 1 ms", time.Duration(med), time.Duration(p75))
+	// Deadlines are absolute, so a late wake-up delays a few packets but
+	// not the ones after them: judge the 75th percentile.
+	if p25, p75 := spacingErr[len(spacingErr)/4], spacingErr[len(spacingErr)*3/4]; p25 < -int64(200*time.Microsecond) || p75 > int64(time.Millisecond) {
+		miss("spacing error p25 %v p75 %v; want >= -0.2 ms and <= 1 ms", time.Duration(p25), time.Duration(p75))
 	}
 
-	// Downlink: one small packet takes delay + its own serialization.
-	t1 := Now()
-	if _, err := unix.Write(router, pkt[:100]); err != nil {
-		t.Fatal(err)
+	// Downlink: a small packet takes delay + its own serialization. The
+	// best of three ignores a load spike on the shared machine.
+	best := time.Hour
+	for i := 0; i < 3; i++ {
+		t1 := Now()
+		if _, err := unix.Write(router, pkt[:100]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := readTimeout(client, buf, time.Second); err != nil {
+			t.Fatal(err)
+		}
+		best = min(best, time.Duration(Now()-t1))
 	}
-	if _, err := readTimeout(client, buf, time.Second); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Duration(Now() - t1); d < 5*time.Millisecond || d > 7*time.Millisecond {
-		t.Errorf("downlink one-way time %v, want 5 ms + 33 us (+ wake-up)", d)
+	if best < 5*time.Millisecond || best > 7*time.Millisecond {
+		miss("downlink one-way time %v, want 5 ms + 33 us (+ wake-up)", best)
 	}
 
 	if err := l.Close(); err != nil {
@@ -109,8 +142,8 @@ func TestLinkTiming(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := l.Stats() // after Close, so every counter is final
-	if st.Up.InPackets != 45 || st.Up.Dropped != 25 || st.Up.OutPackets != 20 || st.Down.OutPackets != 1 || st.Down.OutBytes != 100 {
-		t.Errorf("stats %+v", st)
+	if st.Up.InPackets != 45 || st.Up.Dropped != 25 || st.Up.OutPackets != 20 || st.Down.OutPackets != 3 || st.Down.OutBytes != 300 {
+		t.Fatalf("stats %+v", st)
 	}
 	f, err := os.Open(filepath.Join(dir, "wlan0.csv"))
 	if err != nil {
@@ -130,13 +163,14 @@ func TestLinkTiming(t *testing.T) {
 		case "d,100":
 			downs++
 		default:
-			t.Errorf("unexpected timeline line %q", sc.Text())
+			t.Fatalf("unexpected timeline line %q", sc.Text())
 		}
 	}
 	// Uplink packets dropped by the queue never left the emulated phone.
-	if ups != 20 || downs != 1 {
-		t.Errorf("timeline has %d uplink and %d downlink lines, want 20 and 1", ups, downs)
+	if ups != 20 || downs != 3 {
+		t.Fatalf("timeline has %d uplink and %d downlink lines, want 20 and 3", ups, downs)
 	}
+	return misses
 }
 
 func TestLinkCloseIsPrompt(t *testing.T) {

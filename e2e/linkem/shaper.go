@@ -53,6 +53,7 @@ type Shaper struct {
 	txNs float64 // constant rate: ns per byte
 
 	busy int64 // constant rate: time the transmitter becomes free
+	idle int64 // constant rate: total time the transmitter had nothing to send, up to busy
 
 	opp     int64 // trace: absolute index of the current opportunity
 	oppLeft int   // trace: bytes still free in it
@@ -138,6 +139,9 @@ func (s *Shaper) Admit(now int64, size int) (int64, Verdict) {
 // enters the queue or when the previous one has been sent, whichever is
 // later, and takes size*8/rate. Idle time is not banked.
 func (s *Shaper) serialize(enter int64, size int) int64 {
+	if enter > s.busy {
+		s.idle += enter - s.busy
+	}
 	begin := max(enter, s.busy)
 	s.busy = begin + int64(math.Round(float64(size)*s.txNs))
 	return s.busy
@@ -163,6 +167,22 @@ func (s *Shaper) useOpportunities(enter int64, size int) int64 {
 		size -= take
 	}
 	return s.start + tr.at(s.opp)
+}
+
+// Idle returns how long the constant-rate transmitter has been idle from the
+// start until time now, assuming no packet arrives before now. It tells a
+// sender that left the link idle apart from a link that ran slow.
+func (s *Shaper) Idle(now int64) int64 {
+	return IdleAt(s.idle, s.busy, now)
+}
+
+// IdleAt is Idle computed from a snapshot of the idle total and busy-until
+// time.
+func IdleAt(idle, busy, now int64) int64 {
+	if now > busy {
+		return idle + now - busy
+	}
+	return idle
 }
 
 // QueuedBytes returns the bytes held in the queue as of the last admission.

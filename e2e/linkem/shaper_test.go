@@ -81,6 +81,19 @@ func TestShaperConstantRate(t *testing.T) {
 	}
 }
 
+func TestShaperIdle(t *testing.T) {
+	s := mustShaper(t, Params{RateBps: 12e6, QueueBytes: 100_000}, 1)
+	s.Admit(0, 1500)    // busy 0-1 ms
+	s.Admit(0, 1500)    // busy 1-2 ms
+	s.Admit(5*ms, 1500) // idle 2-5 ms, busy 5-6 ms
+	if got := s.Idle(5 * ms); got != 3*ms {
+		t.Errorf("Idle(5ms) = %d, want 3 ms", got)
+	}
+	if got := s.Idle(10 * ms); got != 7*ms {
+		t.Errorf("Idle(10ms) = %d, want 7 ms (3 + 4 since the last packet left)", got)
+	}
+}
+
 func TestShaperLongRunRate(t *testing.T) {
 	// A saturated link must deliver exactly rate*duration bytes, with no
 	// drift from rounding: 7.04 Mbit/s does not divide 1500 bytes evenly.

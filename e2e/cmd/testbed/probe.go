@@ -1,0 +1,200 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mpsurf/mpsurf/e2e/topo"
+	"golang.org/x/sys/unix"
+)
+
+// Probes are TCP endpoints created inside the testbed's namespaces from this
+// process: a socket belongs to the netns of the thread that creates it, so
+// topo.InNetns is enough and no helper process is needed.
+
+// probeCC is the congestion control of the accuracy probes: a loss-based
+// one keeps a saturated drop-tail queue non-empty, so the link, not the
+// sender's probing, sets the rate (BBR, some hosts' default, deliberately
+// drains the queue). Accepted connections inherit it from the listener.
+const probeCC = "cubic"
+
+// setCC is a net.Dialer/ListenConfig Control hook that sets the socket's
+// congestion control (any algorithm needs CAP_NET_ADMIN; we are root).
+func setCC(cc string) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, c syscall.RawConn) error {
+		if cc == "" {
+			return nil
+		}
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc)
+		})
+		if err != nil {
+			return err
+		}
+		if serr != nil {
+			return fmt.Errorf("TCP_CONGESTION %s: %w", cc, serr)
+		}
+		return nil
+	}
+}
+
+func listenIn(ns, addr string, mptcp bool, cc string) (net.Listener, error) {
+	var ln net.Listener
+	err := topo.InNetns(ns, func() error {
+		lc := net.ListenConfig{Control: setCC(cc)}
+		lc.SetMultipathTCP(mptcp)
+		var err error
+		ln, err = lc.Listen(context.Background(), "tcp4", addr)
+		return err
+	})
+	return ln, err
+}
+
+// dialIn connects from local (an address of the client, which selects the
+// path through source routing; "" for the default route) and returns the
+// connection and the connect time (SYN to SYN-ACK).
+func dialIn(ns, local, remote string, mptcp bool, cc string, timeout time.Duration) (net.Conn, time.Duration, error) {
+	var c net.Conn
+	var took time.Duration
+	err := topo.InNetns(ns, func() error {
+		d := net.Dialer{Timeout: timeout, Control: setCC(cc)}
+		if local != "" {
+			d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(local)}
+		}
+		d.SetMultipathTCP(mptcp)
+		start := time.Now()
+		var err error
+		c, err = d.Dial("tcp4", remote)
+		took = time.Since(start)
+		return err
+	})
+	return c, took, err
+}
+
+// abort closes c with a reset, dropping unsent data, so that a finished
+// probe leaves nothing in the emulated links to disturb the next one (a plain
+// Close keeps sending the send buffer from FIN-WAIT-1).
+func abort(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.Close()
+}
+
+// echoServer answers every byte it reads with one byte, for RTT probes.
+func echoServer(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			b := make([]byte, 1)
+			for {
+				if _, err := io.ReadFull(c, b); err != nil {
+					return
+				}
+				if _, err := c.Write(b); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// pingPong sends n one-byte messages and returns each round-trip time.
+func pingPong(c net.Conn, n int, timeout time.Duration) ([]time.Duration, error) {
+	b := []byte{1}
+	var out []time.Duration
+	for i := 0; i < n; i++ {
+		c.SetDeadline(time.Now().Add(timeout))
+		start := time.Now()
+		if _, err := c.Write(b); err != nil {
+			return out, err
+		}
+		if _, err := io.ReadFull(c, b); err != nil {
+			return out, err
+		}
+		out = append(out, time.Since(start))
+	}
+	return out, nil
+}
+
+// devCounter reads one interface's received bytes from /proc/net/dev of a
+// namespace. The file is opened inside the namespace and keeps reporting
+// that namespace, so a read costs no process start and can be timed
+// precisely (unlike `ip netns exec cat /sys/...`).
+type devCounter struct {
+	f     *os.File
+	iface string
+}
+
+func openDevCounter(ns, iface string) (*devCounter, error) {
+	var f *os.File
+	err := topo.InNetns(ns, func() error {
+		var err error
+		f, err = os.Open("/proc/thread-self/net/dev")
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &devCounter{f: f, iface: iface}, nil
+}
+
+// rxBytes returns the interface's received bytes.
+func (d *devCounter) rxBytes() (uint64, error) {
+	if _, err := d.f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	sc := bufio.NewScanner(d.f)
+	for sc.Scan() {
+		name, rest, ok := strings.Cut(sc.Text(), ":")
+		if !ok || strings.TrimSpace(name) != d.iface {
+			continue
+		}
+		f := strings.Fields(rest)
+		if len(f) == 0 {
+			break
+		}
+		return strconv.ParseUint(f[0], 10, 64)
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("/proc/net/dev: no interface %s", d.iface)
+}
+
+func (d *devCounter) Close() error { return d.f.Close() }
+
+// bulk sends bytes from w as fast as TCP allows until stop is closed.
+func bulkSend(c net.Conn, stop <-chan struct{}) error {
+	buf := make([]byte, 64<<10)
+	for {
+		select {
+		case <-stop:
+			return nil
+		default:
+		}
+		c.SetWriteDeadline(time.Now().Add(time.Second))
+		if _, err := c.Write(buf); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				continue
+			}
+			return err
+		}
+	}
+}

@@ -1,0 +1,157 @@
+//go:build linux
+
+package topo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// NetnsDir is where iproute2 keeps named network namespaces.
+const NetnsDir = "/run/netns"
+
+// InNetns runs fn on an OS thread that has joined the named network
+// namespace. Sockets and TUN devices created by fn stay in that namespace
+// after fn returns. fn must not start goroutines that expect to inherit it.
+func InNetns(name string, fn func() error) error {
+	target, err := unix.Open(filepath.Join(NetnsDir, name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("netns %s: %w", name, err)
+	}
+	defer unix.Close(target)
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("open own netns: %w", err)
+			return
+		}
+		defer unix.Close(orig)
+		if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
+			done <- fmt.Errorf("setns %s: %w", name, err)
+			return
+		}
+		ferr := fn()
+		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
+			// Leave the thread locked: the runtime then ends it with
+			// this goroutine instead of reusing it in the wrong netns.
+			done <- errors.Join(ferr, fmt.Errorf("setns back from %s: %w", name, err))
+			return
+		}
+		runtime.UnlockOSThread()
+		done <- ferr
+	}()
+	return <-done
+}
+
+// openTUN creates TUN device ifname in netns ns and returns its fd
+// (non-blocking, close-on-exec). The device exists as long as the fd is open,
+// so a killed testbed leaves no TUN device behind.
+func openTUN(ns, ifname string) (int, error) {
+	fd := -1
+	err := InNetns(ns, func() error {
+		// /dev/net/tun binds the device to the netns of the opener.
+		f, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("open /dev/net/tun: %w", err)
+		}
+		ifr, err := unix.NewIfreq(ifname)
+		if err != nil {
+			unix.Close(f)
+			return err
+		}
+		ifr.SetUint16(unix.IFF_TUN | unix.IFF_NO_PI)
+		if err := unix.IoctlIfreq(f, unix.TUNSETIFF, ifr); err != nil {
+			unix.Close(f)
+			return fmt.Errorf("TUNSETIFF %s: %w", ifname, err)
+		}
+		fd = f
+		return nil
+	})
+	if err != nil {
+		return -1, fmt.Errorf("tun %s in %s: %w", ifname, ns, err)
+	}
+	return fd, nil
+}
+
+// writeSysctl sets a net.* sysctl inside netns ns. Network sysctls under
+// /proc/sys/net belong to the netns of the thread that opens them.
+func writeSysctl(ns, key, value string) error {
+	path := "/proc/sys/" + strings.ReplaceAll(key, ".", "/")
+	err := InNetns(ns, func() error {
+		return os.WriteFile(path, []byte(value), 0)
+	})
+	if err != nil {
+		return fmt.Errorf("sysctl %s=%s in %s: %w", key, value, ns, err)
+	}
+	return nil
+}
+
+// readSysctl reads a net.* sysctl inside netns ns.
+func readSysctl(ns, key string) (string, error) {
+	path := "/proc/sys/" + strings.ReplaceAll(key, ".", "/")
+	var v string
+	err := InNetns(ns, func() error {
+		b, err := os.ReadFile(path)
+		v = strings.TrimSpace(string(b))
+		return err
+	})
+	return v, err
+}
+
+// listNetns returns the named namespaces that start with prefix + "-".
+func listNetns(prefix string) ([]string, error) {
+	ents, err := os.ReadDir(NetnsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), prefix+"-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out, nil
+}
+
+// NetnsInode returns the inode of a named namespace, which identifies it in
+// /proc/PID/ns/net links ("net:[INODE]").
+func NetnsInode(name string) (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(NetnsDir, name), &st); err != nil {
+		return 0, err
+	}
+	return st.Ino, nil
+}
+
+// PidsInNetns returns the processes whose network namespace has the given
+// inode. The calling process is never included.
+func PidsInNetns(inode uint64) []int {
+	ents, _ := os.ReadDir("/proc")
+	want := fmt.Sprintf("net:[%d]", inode)
+	self := os.Getpid()
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		if l, err := os.Readlink("/proc/" + e.Name() + "/ns/net"); err == nil && l == want {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
