@@ -3,8 +3,10 @@
 package topo
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -154,4 +156,27 @@ func PidsInNetns(inode uint64) []int {
 		}
 	}
 	return pids
+}
+
+// Listen opens a listener inside netns ns; accepted connections belong to
+// that namespace too.
+func Listen(ns string, lc net.ListenConfig, network, addr string) (net.Listener, error) {
+	var ln net.Listener
+	err := InNetns(ns, func() error {
+		var err error
+		ln, err = lc.Listen(context.Background(), network, addr)
+		return err
+	})
+	return ln, err
+}
+
+// Dial connects from inside netns ns.
+func Dial(ns string, d net.Dialer, network, addr string) (net.Conn, error) {
+	var c net.Conn
+	err := InNetns(ns, func() error {
+		var err error
+		c, err = d.Dial(network, addr)
+		return err
+	})
+	return c, err
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -51,36 +50,23 @@ func setCC(cc string) func(network, address string, c syscall.RawConn) error {
 }
 
 func listenIn(ns, addr string, mptcp bool, cc string) (net.Listener, error) {
-	var ln net.Listener
-	err := topo.InNetns(ns, func() error {
-		lc := net.ListenConfig{Control: setCC(cc)}
-		lc.SetMultipathTCP(mptcp)
-		var err error
-		ln, err = lc.Listen(context.Background(), "tcp4", addr)
-		return err
-	})
-	return ln, err
+	lc := net.ListenConfig{Control: setCC(cc)}
+	lc.SetMultipathTCP(mptcp)
+	return topo.Listen(ns, lc, "tcp4", addr)
 }
 
 // dialIn connects from local (an address of the client, which selects the
 // path through source routing; "" for the default route) and returns the
 // connection and the connect time (SYN to SYN-ACK).
 func dialIn(ns, local, remote string, mptcp bool, cc string, timeout time.Duration) (net.Conn, time.Duration, error) {
-	var c net.Conn
-	var took time.Duration
-	err := topo.InNetns(ns, func() error {
-		d := net.Dialer{Timeout: timeout, Control: setCC(cc)}
-		if local != "" {
-			d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(local)}
-		}
-		d.SetMultipathTCP(mptcp)
-		start := time.Now()
-		var err error
-		c, err = d.Dial("tcp4", remote)
-		took = time.Since(start)
-		return err
-	})
-	return c, took, err
+	d := net.Dialer{Timeout: timeout, Control: setCC(cc)}
+	if local != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(local)}
+	}
+	d.SetMultipathTCP(mptcp)
+	start := time.Now()
+	c, err := topo.Dial(ns, d, "tcp4", remote)
+	return c, time.Since(start), err
 }
 
 // abort closes c with a reset, dropping unsent data, so that a finished
