@@ -394,8 +394,12 @@ func cmdAccuracy(args []string, w io.Writer) error {
 	fs.Set("prefix", "mpsacc")
 	asJSON := fs.Bool("json", false, "print JSON")
 	quick := fs.Bool("quick", false, "fewer profiles and rates, downlink only")
-	if err := parse(fs, args); err != nil {
+	pos, err := parseMixed(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) != 0 {
+		return fmt.Errorf("%w: accuracy takes only flags", errUsage)
 	}
 	plan := fullPlan()
 	if *quick {

@@ -135,13 +135,14 @@ func control(prefix, req string, out any) error {
 
 func cmdControl(cmd string, args []string, w io.Writer) error {
 	fs, prefix := newFlags(cmd)
-	if err := parse(fs, args); err != nil {
+	pos, err := parseMixed(fs, args)
+	if err != nil {
 		return err
 	}
 	req := cmd
 	switch {
-	case cmd == "set-profile" && fs.NArg() == 1:
-		arg := fs.Arg(0)
+	case cmd == "set-profile" && len(pos) == 1:
+		arg := pos[0]
 		// The running instance may have another working directory.
 		if strings.ContainsRune(arg, '/') || strings.HasSuffix(arg, ".json") {
 			abs, err := filepath.Abs(arg)
@@ -157,7 +158,7 @@ func cmdControl(cmd string, args []string, w io.Writer) error {
 		req += " " + arg
 	case cmd == "set-profile":
 		return fmt.Errorf("%w: set-profile takes one profile", errUsage)
-	case fs.NArg() != 0:
+	case len(pos) != 0:
 		return fmt.Errorf("%w: %s takes no arguments", errUsage, cmd)
 	}
 	var data json.RawMessage

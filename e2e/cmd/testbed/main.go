@@ -101,12 +101,33 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
+// parseMixed parses flags placed before or after positional arguments
+// ("mode mp --prefix x") and returns the positional ones.
+func parseMixed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
 func cmdDown(args []string) error {
 	fs, prefix := newFlags("down")
-	if err := parse(fs, args); err != nil {
+	pos, err := parseMixed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
+	if len(pos) != 0 {
 		return fmt.Errorf("%w: down takes no arguments", errUsage)
 	}
 	return topo.Down(*prefix, 10*time.Second)
@@ -114,13 +135,14 @@ func cmdDown(args []string) error {
 
 func cmdMode(args []string) error {
 	fs, prefix := newFlags("mode")
-	if err := parse(fs, args); err != nil {
+	pos, err := parseMixed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
+	if len(pos) != 1 {
 		return fmt.Errorf("%w: mode takes one of sp-wifi, sp-cell, mp", errUsage)
 	}
-	m, err := topo.ParseMode(fs.Arg(0))
+	m, err := topo.ParseMode(pos[0])
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
@@ -144,8 +166,12 @@ type infoOut struct {
 func cmdInfo(args []string, w io.Writer) error {
 	fs, prefix := newFlags("info")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	pos, err := parseMixed(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) != 0 {
+		return fmt.Errorf("%w: info takes only flags", errUsage)
 	}
 	out := infoOut{Info: topo.Describe(*prefix), ControlSocket: socketPath(*prefix), Profiles: profiles.Names(),
 		Env: testbedEnv(*prefix, "", "")}
@@ -183,8 +209,12 @@ func cmdInfo(args []string, w io.Writer) error {
 func cmdCounters(args []string, w io.Writer) error {
 	fs, prefix := newFlags("counters")
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := parse(fs, args); err != nil {
+	pos, err := parseMixed(fs, args)
+	if err != nil {
 		return err
+	}
+	if len(pos) != 0 {
+		return fmt.Errorf("%w: counters takes only flags", errUsage)
 	}
 	c, err := topo.Counters(*prefix)
 	if err != nil {

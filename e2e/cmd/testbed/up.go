@@ -75,10 +75,11 @@ func tearDown(tb *topo.Testbed, cs *controlServer) error {
 
 func cmdUp(args []string) error {
 	fs, f := newUpFlags("up")
-	if err := parse(fs, args); err != nil {
+	pos, err := parseMixed(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() != 0 {
+	if len(pos) != 0 {
 		return fmt.Errorf("%w: up takes no arguments", errUsage)
 	}
 	// Catch signals before building anything, so an early Ctrl-C still
