@@ -3,7 +3,7 @@
 // whose two links are emulated in this process, and a server namespace for
 // the origin server. It must run as root.
 //
-//	testbed up --profile NAME|FILE [--timeline DIR] [--mode MODE] [--seed N]
+//	testbed up --profile NAME|FILE [--timeline DIR] [--mode MODE] [--seed N] [--cc ALG] [--exit-with-parent]
 //	testbed run --profile NAME|FILE [--timeline DIR] [--mode MODE] -- CMD ARGS...
 //	testbed down
 //	testbed mode sp-wifi|sp-cell|mp

@@ -16,12 +16,14 @@ import (
 
 	"github.com/mpsurf/mpsurf/e2e/profiles"
 	"github.com/mpsurf/mpsurf/e2e/topo"
+	"golang.org/x/sys/unix"
 )
 
 type upFlags struct {
 	prefix, profile, timeline, mode *string
 	seed                            *uint64
 	cc                              *string
+	withParent                      *bool
 }
 
 func newUpFlags(name string) (*flag.FlagSet, upFlags) {
@@ -33,12 +35,25 @@ func newUpFlags(name string) (*flag.FlagSet, upFlags) {
 		mode:     fs.String("mode", string(topo.SPWiFi), "initial mode: sp-wifi, sp-cell or mp"),
 		seed:     fs.Uint64("seed", 1, "random-loss seed"),
 		cc:       fs.String("cc", "", "default TCP congestion control in the client and server namespaces (default: inherit the host's)"),
+		withParent: fs.Bool("exit-with-parent", false, "tear down when the parent process dies (PR_SET_PDEATHSIG; "+
+			"only for parents that start us from their main thread, e.g. Node)"),
 	}
 	return fs, f
 }
 
 // bringUp validates the flags and starts the testbed and its control socket.
 func bringUp(f upFlags) (*topo.Testbed, *controlServer, error) {
+	// A parent that stops reading our stdout must not kill us with SIGPIPE
+	// before we tear down: writes then just fail.
+	signal.Ignore(syscall.SIGPIPE)
+	if *f.withParent {
+		if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0, 0, 0); err != nil {
+			return nil, nil, err
+		}
+		if os.Getppid() == 1 {
+			return nil, nil, errors.New("parent already gone")
+		}
+	}
 	if *f.profile == "" {
 		return nil, nil, fmt.Errorf("%w: --profile is required (built-in: %v)", errUsage, profiles.Names())
 	}
