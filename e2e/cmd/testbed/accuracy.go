@@ -180,9 +180,10 @@ func serMs(bytes int, d *profiles.Direction) float64 {
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 
 // goodputProfile is the baseline with wlan0 set to rate both ways, the
-// baseline WiFi delay, and a queue of at least one bandwidth-delay product
-// so that TCP can keep the link busy (CUBIC backs off to 0.7 of its window;
-// a queue >= BDP keeps the link saturated through that).
+// baseline WiFi delay, and a queue of two bandwidth-delay products (at least
+// the baseline's 75 kB), so that one CUBIC flow keeps the link busy: after a
+// loss it backs off to 0.7 of a window of BDP + queue, still above one BDP,
+// also when the slow-start overshoot costs it two back-offs.
 func goodputProfile(rate float64) (*profiles.Profile, error) {
 	p, err := profiles.Load("baseline")
 	if err != nil {
@@ -191,8 +192,7 @@ func goodputProfile(rate float64) (*profiles.Profile, error) {
 	w := p.Links[topo.WiFiIf]
 	delay := *w.Down.DelayMs
 	bdp := int(rate * 1e6 / 8 * (2 * delay / 1000))
-	bdp *= 2
-	q := max(w.QueueBytes, bdp)
+	q := max(w.QueueBytes, 2*bdp)
 	r := rate
 	p.ID = "goodput-" + strconv.FormatFloat(rate, 'g', -1, 64)
 	p.Links[topo.WiFiIf] = &profiles.Link{Tech: w.Tech, QueueBytes: q,
@@ -455,8 +455,9 @@ func printReport(w io.Writer, rep accuracyReport) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Bulk TCP over wlan0 (rate both ways, 25+25 ms delay, queue max(75 kB, BDP)); measured over the window after 1 s of warm-up.")
+	fmt.Fprintln(w, "Bulk TCP (CUBIC) over wlan0: rate both ways, 25+25 ms delay, queue max(75 kB, 2 BDP); measured for 2 s after 1 s of warm-up.")
 	fmt.Fprintln(w, "IP = IP bytes counted by the receiving interface (checked: within 5 % of the rate);")
+	fmt.Fprintln(w, "busy = share of the window the emulated transmitter was sending; IP/busy = IP Mbit/s over that time;")
 	fmt.Fprintln(w, "payload = TCP payload read by the client, as % of the ideal rate*1448/1500 (download only).")
 	fmt.Fprintln(tw, "rate\tdir\tqueue B\tIP Mbit/s\tIP error\tbusy\tIP/busy\tpayload Mbit/s\tof ideal\tqueue drops\tCPU % core\t")
 	for _, g := range rep.Goodput {
