@@ -455,7 +455,11 @@ func printReport(w io.Writer, rep accuracyReport) {
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Bulk TCP (CUBIC) over wlan0: rate both ways, 25+25 ms delay, queue max(75 kB, 2 BDP); measured for 2 s after 1 s of warm-up.")
+	window := 0.0
+	if len(rep.Goodput) > 0 {
+		window = rep.Goodput[0].WindowS
+	}
+	fmt.Fprintf(w, "Bulk TCP (CUBIC) over wlan0: rate both ways, 25+25 ms delay, queue max(75 kB, 2 BDP); measured for %g s after 1 s of warm-up.\n", window)
 	fmt.Fprintln(w, "IP = IP bytes counted by the receiving interface (checked: within 5 % of the rate);")
 	fmt.Fprintln(w, "busy = share of the window the emulated transmitter was sending; IP/busy = IP Mbit/s over that time;")
 	fmt.Fprintln(w, "payload = TCP payload read by the client, as % of the ideal rate*1448/1500 (download only).")
