@@ -25,28 +25,40 @@ func acquire(prefix string) (*os.File, error) {
 	if err := os.MkdirAll(RunDir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(lockPath(prefix), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			pid, _ := ownerPid(prefix)
-			return nil, fmt.Errorf("testbed %q is already running (pid %d); stop it with `testbed down`", prefix, pid)
+	path := lockPath(prefix)
+	for {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("lock %s: %w", lockPath(prefix), err)
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				pid, _ := ownerPid(prefix)
+				return nil, fmt.Errorf("testbed %q is already running (pid %d); stop it with `testbed down`", prefix, pid)
+			}
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		// The holder removes the file when it releases the lock; if that
+		// happened between our open and flock, we hold a lock on a file
+		// nobody else can find: start over.
+		var fst, pst unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &fst) == nil && unix.Stat(path, &pst) == nil && fst.Ino == pst.Ino {
+			f.Truncate(0)
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			return f, nil
+		}
+		f.Close()
 	}
-	f.Truncate(0)
-	f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return f, nil
 }
 
+// release removes the lock file and drops the lock, in that order, so that
+// lock files do not pile up in RunDir.
 func release(f *os.File) error {
 	if f == nil {
 		return nil
 	}
-	// Closing the file drops the flock.
+	os.Remove(f.Name())
 	return f.Close()
 }
 

@@ -353,3 +353,32 @@ func TestIntegrationModes(t *testing.T) {
 		})
 	}
 }
+
+func TestIntegrationLock(t *testing.T) {
+	needRoot(t)
+	prefix := testPrefix("lk")
+	f, err := acquire(prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, pid := Running(prefix); !r || pid != os.Getpid() {
+		t.Errorf("Running = %v, %d", r, pid)
+	}
+	if _, err := acquire(prefix); err == nil || !strings.Contains(err.Error(), "already running (pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("second acquire: %v", err)
+	}
+	if err := release(f); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(lockPath(prefix)); !os.IsNotExist(err) {
+		t.Errorf("lock file left after release: %v", err)
+	}
+	if r, _ := Running(prefix); r {
+		t.Error("Running after release")
+	}
+	f, err = acquire(prefix)
+	if err != nil {
+		t.Fatalf("acquire after release: %v", err)
+	}
+	release(f)
+}
