@@ -146,10 +146,18 @@ func cmdMode(args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	if _, err := os.Stat(filepath.Join(topo.NetnsDir, topo.NamesFor(*prefix).Client)); err != nil {
-		return fmt.Errorf("testbed %q is not up", *prefix)
+	if err := checkUp(*prefix); err != nil {
+		return err
 	}
 	return topo.SetMode(*prefix, m)
+}
+
+// checkUp reports a testbed whose client namespace does not exist.
+func checkUp(prefix string) error {
+	if _, err := os.Stat(filepath.Join(topo.NetnsDir, topo.NamesFor(prefix).Client)); err != nil {
+		return fmt.Errorf("testbed %q is not up", prefix)
+	}
+	return nil
 }
 
 type infoOut struct {
@@ -215,6 +223,9 @@ func cmdCounters(args []string, w io.Writer) error {
 	}
 	if len(pos) != 0 {
 		return fmt.Errorf("%w: counters takes only flags", errUsage)
+	}
+	if err := checkUp(*prefix); err != nil {
+		return err
 	}
 	c, err := topo.Counters(*prefix)
 	if err != nil {
