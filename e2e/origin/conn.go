@@ -46,12 +46,17 @@ type trackedConn struct {
 	srv      *Server
 	written  atomic.Uint64 // bytes handed to the socket (TLS records included)
 
+	// readMu orders reads: without it a slower, older reading could be merged after a
+	// newer one and move a response's start back in time.
+	readMu sync.Mutex
+
 	mu        sync.Mutex
 	closed    bool
 	base      uint64 // acknowledged bytes at accept (TCP counts its SYN)
 	seen      map[uint32]subflowCounters
 	seenOrder []uint32
 	mptcp     bool
+	reinject  uint64 // mptcpi_bytes_retrans: data sent again, on the same or another subflow
 	infoErr   string
 	alpn      string
 	requests  int
@@ -68,6 +73,7 @@ type trackedConn struct {
 type response struct {
 	line     RequestLine
 	start    map[uint32]subflowCounters
+	reinject uint64 // c.reinject at the start
 	target   uint64 // c.written when the handler finished
 	deadline time.Time
 	conc     int
@@ -110,6 +116,8 @@ func (c *trackedConn) read() (uint64, error) {
 	if c.raw == nil {
 		return 0, errors.New("no socket")
 	}
+	c.readMu.Lock()
+	defer c.readMu.Unlock()
 	var (
 		fi         FullInfo
 		ti         TCPInfo
@@ -144,7 +152,14 @@ func (c *trackedConn) read() (uint64, error) {
 		c.merge(subflowCounters{Local: unmap(local), Remote: unmap(remote), Acked: ti.BytesAcked, Sent: ti.BytesSent, Retrans: ti.BytesRetrans})
 		return ti.BytesAcked, nil
 	}
+	c.reinject = fi.MPTCP.BytesRetrans
 	for _, s := range fi.Subflows {
+		if s.Remote.Port() == 0 {
+			// A subflow being torn down: once the peer closes, the kernel resets the first
+			// subflow (id 0, peer port 0, counters zeroed) before releasing it. Its last
+			// real counters are already in c.seen.
+			continue
+		}
 		c.merge(subflowCounters{ID: s.ID, Local: s.Local, Remote: s.Remote, Acked: s.TCP.BytesAcked, Sent: s.TCP.BytesSent, Retrans: s.TCP.BytesRetrans})
 	}
 	return fi.MPTCP.BytesAcked, nil
@@ -179,7 +194,7 @@ func (c *trackedConn) begin(line RequestLine) *response {
 	if len(c.pending) > 0 {
 		done = c.complete(acked, err == nil, false)
 	}
-	r := &response{line: line, start: c.copySeen()}
+	r := &response{line: line, start: c.copySeen(), reinject: c.reinject}
 	c.active[r] = struct{}{}
 	// In flight: being written, or written and not yet acknowledged.
 	n := len(c.active) + len(c.pending)
@@ -278,6 +293,7 @@ func (c *trackedConn) complete(acked uint64, ok, closing bool) []RequestLine {
 		l.MPTCP = c.mptcp
 		l.Concurrent = r.conc
 		l.Subflows, l.SubflowBytes = c.srv.subflowLines(c.seenOrder, c.seen, r.start)
+		l.Reinjected = sub(c.reinject, r.reinject)
 		done = append(done, l)
 	}
 	clear(c.pending[len(keep):])
@@ -310,11 +326,19 @@ func (c *trackedConn) Close() error {
 			Written:      c.written.Load(),
 			Subflows:     subs,
 			SubflowBytes: total,
+			Reinjected:   c.reinject,
 			InfoError:    c.infoErr,
 		}
 		if err == nil {
 			line.Acked = acked - c.base
 		}
+		// Bytes written that no reading of a subflow covers: sent after the last reading
+		// of a subflow the kernel had already dropped (a peer that closes first).
+		carried := total - c.reinject
+		for _, s := range subs {
+			carried -= s.BytesRetrans
+		}
+		line.Unaccounted = sub(line.Written, carried)
 		c.mu.Unlock()
 		c.srv.logLines(done)
 		c.srv.logLine(line)

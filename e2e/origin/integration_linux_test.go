@@ -142,20 +142,31 @@ func TestIntegrationMPTCPTwoPaths(t *testing.T) {
 	}
 	results := map[string]clientResult{}
 	for _, r := range runs {
-		client := exec.CommandContext(ctx, "ip", "netns", "exec", cliNS, os.Args[0],
-			"-url", r.url, "-spki", start.SPKI, "-policy", itPolicy, "-want-proto", r.name)
-		client.Env = append(os.Environ(), "ORIGIN_IT_ROLE=client")
-		client.Stderr = os.Stderr
-		out, err := client.Output()
-		if err != nil {
-			t.Fatalf("%s client: %v", r.name, err)
+		// Kernel 6.18 on this testbed sometimes corrupts an MPTCP stream (seen as a TLS
+		// record error); such a client run is logged and run again on a new connection.
+		for attempt := 1; ; attempt++ {
+			client := exec.CommandContext(ctx, "ip", "netns", "exec", cliNS, os.Args[0],
+				"-url", r.url, "-spki", start.SPKI, "-policy", itPolicy, "-want-proto", r.name)
+			client.Env = append(os.Environ(), "ORIGIN_IT_ROLE=client")
+			var stderr strings.Builder
+			client.Stderr = &stderr
+			out, err := client.Output()
+			if err != nil {
+				if attempt < 3 {
+					t.Logf("%s client attempt %d: %v: %s", r.name, attempt, err, stderr.String())
+					continue
+				}
+				t.Fatalf("%s client: %v: %s", r.name, err, stderr.String())
+			}
+			var res clientResult
+			if err := json.Unmarshal(out, &res); err != nil {
+				t.Fatalf("%s client printed %q: %v", r.name, out, err)
+			}
+			results[r.name] = res
+			t.Logf("%s: %d requests, %d body bytes from %s, %d subflows, %d connections without a second subflow",
+				r.name, res.Requests, res.Bytes, res.Local, res.Subflows, res.JoinsMissed)
+			break
 		}
-		var res clientResult
-		if err := json.Unmarshal(out, &res); err != nil {
-			t.Fatalf("%s client printed %q: %v", r.name, out, err)
-		}
-		results[r.name] = res
-		t.Logf("%s: %d requests, %d body bytes, client saw %d subflows", r.name, res.Requests, res.Bytes, res.Subflows)
 	}
 	stop()
 
@@ -168,7 +179,7 @@ func TestIntegrationMPTCPTwoPaths(t *testing.T) {
 		}
 		var mine []RequestLine
 		for _, l := range reqs {
-			if l.Listener == r.name {
+			if l.Listener == r.name && l.Remote == res.Local {
 				mine = append(mine, l)
 			}
 		}
@@ -193,8 +204,8 @@ func TestIntegrationMPTCPTwoPaths(t *testing.T) {
 			// One response at a time on a connection: its subflow bytes are its own,
 			// plus HTTP and TLS framing.
 			if l.Concurrent == 1 && l.Bytes >= 20_000 {
-				if ratio := float64(l.SubflowBytes) / float64(l.Bytes); ratio < 1 || ratio > 1.05 {
-					t.Errorf("%s %s: subflows carried %d bytes for a %d-byte body (%.3f)", r.name, l.Path, l.SubflowBytes, l.Bytes, ratio)
+				if ratio := float64(once(l.SubflowBytes, l.Reinjected, l.Subflows)) / float64(l.Bytes); ratio < 1 || ratio > 1.05 {
+					t.Errorf("%s %s: subflows carried %d bytes (%d reinjected) for a %d-byte body (%.3f)", r.name, l.Path, l.SubflowBytes, l.Reinjected, l.Bytes, ratio)
 				}
 			}
 			byConn[l.Conn] += l.Bytes
@@ -213,11 +224,12 @@ func TestIntegrationMPTCPTwoPaths(t *testing.T) {
 			// What the subflows carried is what the server wrote (TLS records: bodies,
 			// headers, handshake), plus any retransmission; the close_notify alert
 			// written while closing may not have left yet.
-			if d := int64(c.SubflowBytes) - int64(c.Written); d < -64 || float64(d) > 0.01*float64(c.Written) {
-				t.Errorf("%s conn %d: subflows carried %d, connection wrote %d", r.name, id, c.SubflowBytes, c.Written)
+			carried := once(c.SubflowBytes, c.Reinjected, c.Subflows)
+			if d := int64(carried) - int64(c.Written); d < -64 || d > 64 || c.Unaccounted > 64 {
+				t.Errorf("%s conn %d: subflows carried %d (%d reinjected), connection wrote %d", r.name, id, c.SubflowBytes, c.Reinjected, c.Written)
 			}
-			if ratio := float64(c.SubflowBytes) / float64(body); ratio < 1 || ratio > 1.05 {
-				t.Errorf("%s conn %d: subflows carried %d bytes for %d body bytes (%.3f)", r.name, id, c.SubflowBytes, body, ratio)
+			if ratio := float64(carried) / float64(body); ratio < 1 || ratio > 1.05 {
+				t.Errorf("%s conn %d: subflows carried %d bytes for %d body bytes (%.3f)", r.name, id, carried, body, ratio)
 			}
 		}
 		// All bytes of the run, by path: both paths must have carried data.
@@ -232,6 +244,15 @@ func TestIntegrationMPTCPTwoPaths(t *testing.T) {
 			t.Errorf("%s: bytes by path %v, want both a and b", r.name, perPath)
 		}
 	}
+}
+
+// once is what the subflows carried counting each byte once: without TCP
+// retransmissions and MPTCP reinjections.
+func once(carried, reinjected uint64, subs []SubflowLine) uint64 {
+	for _, s := range subs {
+		carried -= s.BytesRetrans
+	}
+	return carried - reinjected
 }
 
 func readLog(t *testing.T, path string) ([]RequestLine, map[uint64]ConnLine) {
@@ -265,10 +286,12 @@ func readLog(t *testing.T, path string) ([]RequestLine, map[uint64]ConnLine) {
 }
 
 type clientResult struct {
-	Proto    string `json:"proto"`
-	Requests int    `json:"requests"`
-	Bytes    int64  `json:"bytes"`
-	Subflows int    `json:"subflows"` // on the client's own socket, after the downloads
+	Proto       string `json:"proto"`
+	Local       string `json:"local"` // the connection's first subflow, as the server logs it
+	Requests    int    `json:"requests"`
+	Bytes       int64  `json:"bytes"`
+	Subflows    int    `json:"subflows"`     // on the client's own socket, after the downloads
+	JoinsMissed int    `json:"joins_missed"` // connections dropped for lack of a second subflow
 }
 
 var itRefRE = regexp.MustCompile(`(?:href|src)="(/p/[^"]+)"`)
@@ -327,11 +350,46 @@ func itClient(args []string, stdout io.Writer) error {
 		}
 		return b, resp.Proto, err
 	}
-	landing, gotProto, err := get(*url)
-	if err != nil {
-		return err
+	subflows := func() (FullInfo, error) {
+		mu.Lock()
+		raw, err := sockets[len(sockets)-1].SyscallConn()
+		mu.Unlock()
+		if err != nil {
+			return FullInfo{}, err
+		}
+		var fi FullInfo
+		var ferr error
+		raw.Control(func(fd uintptr) { fi, ferr = getFullInfo(int(fd)) })
+		return fi, ferr
 	}
-	res := clientResult{Proto: gotProto, Requests: 1, Bytes: int64(len(landing))}
+	// The client's path manager now and then never opens the second subflow of a
+	// connection (no MP_JOIN is sent); such a connection is replaced, at most twice.
+	var landing []byte
+	var res clientResult
+	for {
+		body, gotProto, err := get(*url)
+		if err != nil {
+			return err
+		}
+		landing = body
+		res = clientResult{Proto: gotProto, Requests: 1, Bytes: int64(len(landing)), JoinsMissed: res.JoinsMissed}
+		deadline := time.Now().Add(time.Second)
+		fi, err := subflows()
+		for err == nil && len(fi.Subflows) < 2 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			fi, err = subflows()
+		}
+		if err != nil {
+			return err
+		}
+		if len(fi.Subflows) >= 2 {
+			break
+		}
+		if res.JoinsMissed++; res.JoinsMissed == 3 {
+			return errors.New("three connections without a second subflow")
+		}
+		tr.CloseIdleConnections()
+	}
 	base := (*url)[:strings.Index((*url)[len("https://"):], "/")+len("https://")]
 	var refs []string
 	for _, m := range itRefRE.FindAllSubmatch(landing, -1) {
@@ -369,12 +427,16 @@ func itClient(args []string, stdout io.Writer) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	// Keep the connection open a moment, as a browser would, so the server reads every
+	// subflow's counters after the last acknowledgement and before any subflow closes.
+	time.Sleep(50 * time.Millisecond)
 	mu.Lock()
 	defer mu.Unlock()
-	if len(sockets) != 1 {
-		return fmt.Errorf("%d connections, want 1", len(sockets))
+	if len(sockets) != res.JoinsMissed+1 {
+		return fmt.Errorf("%d connections, want %d", len(sockets), res.JoinsMissed+1)
 	}
-	raw, _ := sockets[0].SyscallConn()
+	res.Local = sockets[len(sockets)-1].LocalAddr().String()
+	raw, _ := sockets[len(sockets)-1].SyscallConn()
 	var hdr, sf, ti []byte
 	var ferr error
 	raw.Control(func(fd uintptr) { hdr, sf, ti, ferr = getFullInfoRaw(int(fd)) })

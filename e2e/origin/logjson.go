@@ -29,8 +29,11 @@ type RequestLine struct {
 	// others when Concurrent > 1 (HTTP/2 multiplexing).
 	Subflows     []SubflowLine `json:"subflows"`
 	SubflowBytes uint64        `json:"subflow_bytes"` // sum of the subflows' bytes_sent
-	Concurrent   int           `json:"concurrent"`    // most responses in flight (written or unacknowledged) on the connection meanwhile
-	Acct         string        `json:"acct"`          // acked, closed (connection closed first) or timeout
+	// Reinjected counts bytes MPTCP sent again (mptcpi_bytes_retrans): a subflow does not
+	// count a reinjection as its own retransmission, so subflow_bytes holds them twice.
+	Reinjected uint64 `json:"reinjected"`
+	Concurrent int    `json:"concurrent"` // most responses in flight (written or unacknowledged) on the connection meanwhile
+	Acct       string `json:"acct"`       // acked, closed (connection closed first) or timeout
 }
 
 // ConnLine is the log line of one connection, written when it closes.
@@ -51,7 +54,11 @@ type ConnLine struct {
 	Acked        uint64        `json:"acked"`   // of which acknowledged (MPTCP data level)
 	Subflows     []SubflowLine `json:"subflows"`
 	SubflowBytes uint64        `json:"subflow_bytes"` // sum of the subflows' bytes_sent
-	InfoError    string        `json:"info_error,omitempty"`
+	Reinjected   uint64        `json:"reinjected"`
+	// Unaccounted is written bytes missing from subflow_bytes (less retransmissions and
+	// reinjections): sent after the last reading of a subflow that closed first.
+	Unaccounted uint64 `json:"unaccounted"`
+	InfoError   string `json:"info_error,omitempty"`
 }
 
 // jsonLog writes one JSON object per line; a nil *jsonLog discards.
