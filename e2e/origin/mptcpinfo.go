@@ -29,7 +29,7 @@ const (
 	subflowInfoLen         = 264 // struct mptcp_subflow_info: __u32 id, pad, two 128-byte sockaddr_storage
 	subflowInfoOffLocal    = 8
 	subflowInfoOffRemote   = 8 + 128
-	tcpInfoLen             = 232 // through tcpi_rcv_wnd; bytes_sent/bytes_retrans end at 216
+	tcpInfoLen             = 232 // through tcpi_snd_wnd; bytes_sent/bytes_retrans end at 216
 	mptcpInfoFlagFallback  = 1
 	afINET, afINET6        = 2, 10
 )
@@ -120,7 +120,8 @@ func DecodeFullInfo(hdr, sf, ti []byte) (FullInfo, error) {
 	sfStride := int(ne.Uint32(hdr[fullInfoOffSFInfoUser:]))
 	fi.Total = ne.Uint32(hdr[fullInfoOffNumSubflows:])
 	n := int(min(fi.Total, ne.Uint32(hdr[fullInfoOffArraysUser:])))
-	if n > 0 && (sfStride < 4 || n*sfStride > len(sf) || n*tiStride > len(ti)) {
+	// Compare by division: strides come from the buffer and n*stride could overflow.
+	if n > 0 && (sfStride < 4 || n > len(sf)/sfStride || (tiStride > 0 && n > len(ti)/tiStride)) {
 		return fi, fmt.Errorf("mptcp_full_info: %d subflows of %d+%d bytes do not fit buffers of %d+%d",
 			n, sfStride, tiStride, len(sf), len(ti))
 	}
