@@ -1,10 +1,9 @@
 // Package energy estimates radio energy from packet timelines, the way trace-driven simulation in AT&T's ARO
 // tool does: an RRC state machine driven by packet times, with a power draw for every state.
 //
-// A Model is one radio technology (LTE, 3G, WiFi) read from a policy-models/power-*.json file. Its state
-// machine is the pair of pure functions Model.Demote (where a radio ends up after some silence) and
-// Model.Wake (where a packet moves it); Model.Step combines them and is what an online RRC inference can use.
-// Timeline replays a packet trace through them and returns state segments; Simulate adds up their energy
+// A Model is one radio technology (LTE, 3G, WiFi) read from a policy-models/power-*.json file. The model and
+// its state machine (Model.Demote, Model.Wake, Model.Step) live in native-host/radio, which the host's online
+// RRC inference uses too; this package names them under their old names (radio.go). Timeline replays a packet trace through them and returns state segments; Simulate adds up their energy
 // over a window [start, end + Model.Drain()].
 //
 // Conventions, chosen so that replaying a trace is causal:

@@ -69,7 +69,7 @@ func Timeline(m *Model, pkts []Packet, w Window, init Initial) (*Trace, error) {
 	if init == StartConnected {
 		anchor = Connected
 	}
-	first := State{KindTail, 0}
+	first := State{Kind: KindTail, Phase: 0}
 	cursor := w.Start
 	for i, p := range pkts {
 		if i > 0 && p.T < pkts[i-1].T {
@@ -111,10 +111,10 @@ func Timeline(m *Model, pkts []Packet, w Window, init Initial) (*Trace, error) {
 func (tr *Trace) silence(anchor State, anchorT, from, to int64, firstTailActive bool) {
 	m := tr.Model
 	t := anchorT
-	for _, pc := range m.schedule(anchor) {
-		end := t + int64(pc.d)
-		s := pc.s
-		if firstTailActive && s == (State{KindTail, 0}) {
+	for _, pc := range m.Schedule(anchor) {
+		end := t + int64(pc.Dur)
+		s := pc.State
+		if firstTailActive && s == (State{Kind: KindTail, Phase: 0}) {
 			s = Connected
 		}
 		tr.add(s, max(t, from), min(end, to))
@@ -138,7 +138,7 @@ func (tr *Trace) add(s State, from, to int64) {
 }
 
 // dataJ is the throughput term's energy for one carried packet: alpha [mW per Mbit/s] * Mbit = mJ.
-func (m *Model) dataJ(p Packet) float64 {
+func dataJ(m *Model, p Packet) float64 {
 	a := m.Connected.AlphaDownMWPerMbps
 	if p.Up {
 		a = m.Connected.AlphaUpMWPerMbps
@@ -197,7 +197,7 @@ func (tr *Trace) Sum() Result {
 		r.State[s.Name] = a
 	}
 	for _, p := range tr.Carried {
-		r.DataJ += m.dataJ(p)
+		r.DataJ += dataJ(m, p)
 		if p.Up {
 			r.BytesUp += int64(p.Bytes)
 		} else {
@@ -262,7 +262,7 @@ func (tr *Trace) PowerSeries(bin time.Duration) ([]Sample, error) {
 	}
 	for _, p := range tr.Carried {
 		i := min(int((p.T-tr.Start)/b), n-1)
-		mj[i] += tr.Model.dataJ(p) * 1e3
+		mj[i] += dataJ(tr.Model, p) * 1e3
 	}
 	out := make([]Sample, n)
 	for i := range mj {

@@ -98,7 +98,7 @@ func TestLTEGaps(t *testing.T) {
 	a := []Packet{{T: t0, Bytes: 100}, {T: t0 + sec(promo) + sec(0.05), Bytes: 100}}
 	r := run(t, m, a, Window{t0, t0 + sec(1)}, StartIdle)
 	near(t, "active s (50 ms gap)", r.Category[CatActive].S, 0.05)
-	near(t, "active J (50 ms gap)", r.Category[CatActive].J, 0.05*beta+2*m.dataJ(Packet{Bytes: 100}))
+	near(t, "active J (50 ms gap)", r.Category[CatActive].J, 0.05*beta+2*dataJ(m, Packet{Bytes: 100}))
 	near(t, "tail J (50 ms gap)", r.Category[CatTail].J, fullTailJ(m))
 
 	// 500 ms apart: the radio passed inactivity, short DRX and 380 ms of long DRX, then a full tail.

@@ -17,9 +17,9 @@ func TestParseTrace(t *testing.T) {
 		want []Packet
 		err  string
 	}{
-		{"header and records", "t_unix_ns,dir,bytes\n10,d,1500\n20,u,40\n", []Packet{{10, false, 1500}, {20, true, 40}}, ""},
-		{"no header, CRLF, blank lines", "\n10,d,1500\r\n\r\n5,u,52\r\n", []Packet{{5, true, 52}, {10, false, 1500}}, ""},
-		{"stable order for equal times", "7,u,1\n7,d,2\n", []Packet{{7, true, 1}, {7, false, 2}}, ""},
+		{"header and records", "t_unix_ns,dir,bytes\n10,d,1500\n20,u,40\n", []Packet{{T: 10, Up: false, Bytes: 1500}, {T: 20, Up: true, Bytes: 40}}, ""},
+		{"no header, CRLF, blank lines", "\n10,d,1500\r\n\r\n5,u,52\r\n", []Packet{{T: 5, Up: true, Bytes: 52}, {T: 10, Up: false, Bytes: 1500}}, ""},
+		{"stable order for equal times", "7,u,1\n7,d,2\n", []Packet{{T: 7, Up: true, Bytes: 1}, {T: 7, Up: false, Bytes: 2}}, ""},
 		{"empty", "", nil, ""},
 		{"header only", TraceHeader + "\n", nil, ""},
 		{"header later", "1,d,1\n" + TraceHeader + "\n", nil, "line 2"},

@@ -1,4 +1,4 @@
-package energy
+package radio
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package energy
+package radio
 
 import (
 	"fmt"
@@ -105,15 +105,16 @@ func (m *Model) valid(s State) bool {
 // forever stands for "until a packet comes" in the state machine.
 const forever = time.Duration(math.MaxInt64)
 
-type piece struct {
-	s State
-	d time.Duration
+// Piece is one state of a Schedule and how long it lasts without packets.
+type Piece struct {
+	State State
+	Dur   time.Duration
 }
 
-// schedule is what a radio does, without packets, after entering anchor: a list of states and how long
+// Schedule is what a radio does, without packets, after entering anchor: a list of states and how long
 // each lasts; idle follows the last one.
-func (m *Model) schedule(anchor State) []piece {
-	var out []piece
+func (m *Model) Schedule(anchor State) []Piece {
+	var out []Piece
 	from := 0
 	switch anchor.Kind {
 	case KindIdle:
@@ -123,14 +124,14 @@ func (m *Model) schedule(anchor State) []piece {
 		if anchor.Phase >= 0 {
 			d = msDur(m.Tail[anchor.Phase].Wake.PromotionMS)
 		}
-		out = append(out, piece{anchor, d})
+		out = append(out, Piece{anchor, d})
 	case KindTail:
 		from = anchor.Phase
 	}
 	// Connected itself lasts no time without packets: right after a packet the first tail phase (LTE's
 	// inactivity timer, 3G's DCH timer, WiFi's tail) is already running.
 	for i := from; i < len(m.Tail); i++ {
-		out = append(out, piece{State{KindTail, i}, m.Tail[i].Duration()})
+		out = append(out, Piece{State{KindTail, i}, m.Tail[i].Duration()})
 	}
 	return out
 }
@@ -139,16 +140,16 @@ func (m *Model) schedule(anchor State) []piece {
 // and how much longer it stays there without packets (a huge value in idle). since < 0 counts as 0.
 func (m *Model) Demote(anchor State, since time.Duration) (State, time.Duration) {
 	if !m.valid(anchor) {
-		panic(fmt.Sprintf("energy: state %+v is not a state of model %q", anchor, m.ID))
+		panic(fmt.Sprintf("radio: state %+v is not a state of model %q", anchor, m.ID))
 	}
 	if since < 0 {
 		since = 0
 	}
-	for _, p := range m.schedule(anchor) {
-		if since < p.d {
-			return p.s, p.d - since
+	for _, p := range m.Schedule(anchor) {
+		if since < p.Dur {
+			return p.State, p.Dur - since
 		}
-		since -= p.d
+		since -= p.Dur
 	}
 	return Idle, forever
 }
@@ -164,7 +165,7 @@ type Packet struct {
 // starts at this packet; it is false while a promotion runs (the packet waits for its end).
 func (m *Model) Wake(cur State, p Packet) (next State, reset bool) {
 	if !m.valid(cur) {
-		panic(fmt.Sprintf("energy: state %+v is not a state of model %q", cur, m.ID))
+		panic(fmt.Sprintf("radio: state %+v is not a state of model %q", cur, m.ID))
 	}
 	switch cur.Kind {
 	case KindIdle:
