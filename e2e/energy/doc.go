@@ -3,8 +3,9 @@
 //
 // A Model is one radio technology (LTE, 3G, WiFi) read from a policy-models/power-*.json file. The model and
 // its state machine (Model.Demote, Model.Wake, Model.Step) live in native-host/radio, which the host's online
-// RRC inference uses too; this package names them under their old names (radio.go). Timeline replays a packet trace through them and returns state segments; Simulate adds up their energy
-// over a window [start, end + Model.Drain()].
+// RRC inference uses too; this package names them under their old names (radio.go). Timeline replays a
+// packet trace through them and returns state segments; Simulate adds up their energy over a window
+// [start, end + Model.Drain()].
 //
 // Conventions, chosen so that replaying a trace is causal:
 //   - A promotion starts at the packet that triggers it; packets arriving during it wait for its end.
