@@ -19,6 +19,7 @@ const (
 	CodeBadRequest         Code = 8  // a field is missing, of the wrong type or out of range
 	CodeBadOrigin          Code = 9  // the origin is not a valid http(s) origin
 	CodePolicyUnavailable  Code = 10 // the policy model could not be loaded
+	CodeStoreUnavailable   Code = 11 // the host's store could not be opened or written
 )
 
 var codeNames = map[Code]string{
@@ -32,6 +33,7 @@ var codeNames = map[Code]string{
 	CodeBadRequest:         "bad_request",
 	CodeBadOrigin:          "bad_origin",
 	CodePolicyUnavailable:  "policy_unavailable",
+	CodeStoreUnavailable:   "store_unavailable",
 }
 
 // Name is the code's name in PROTOCOL.md, or "code_N" for a number the table does not have.
