@@ -1,0 +1,137 @@
+package rrc
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/radio"
+)
+
+// SourceInferred is the RRC object's source for states this package infers.
+const SourceInferred = "inferred"
+
+// Info is the PROTOCOL.md RRC object (in status).
+type Info struct {
+	Interface string `json:"interface"`
+	Tech      string `json:"tech"`
+	State     string `json:"state"`
+	SinceMS   int64  `json:"since_ms"` // unix ms at which the radio entered State
+	Source    string `json:"source"`
+}
+
+// Counters is one sample of an interface's counters.
+type Counters struct {
+	RxPackets, TxPackets uint64
+	RxBytes, TxBytes     uint64
+}
+
+// Machine is the inferred state of one cellular interface. It is not safe for concurrent use.
+type Machine struct {
+	model   *radio.Model
+	iface   string
+	anchor  radio.State // the state entered at the last reset
+	anchorT time.Time
+	name    string    // the reported state as last evaluated
+	since   time.Time // when the radio entered it
+	last    Counters
+	primed  bool
+}
+
+// New returns a machine for iface that starts idle at start. Only cellular models (LTE, 3G) have RRC states.
+func New(m *radio.Model, iface string, start time.Time) (*Machine, error) {
+	if m == nil {
+		return nil, fmt.Errorf("rrc: no model")
+	}
+	if m.Technology != radio.LTE && m.Technology != radio.ThreeG {
+		return nil, fmt.Errorf("rrc: model %q is %s; want %s or %s", m.ID, m.Technology, radio.LTE, radio.ThreeG)
+	}
+	return &Machine{model: m, iface: iface, anchor: radio.Idle, anchorT: start, name: "idle", since: start}, nil
+}
+
+// Observe takes one counter sample taken at t (samples in time order). The first sample only sets the
+// baseline. Counters that go backwards (an interface re-created) reset the baseline without activity.
+func (x *Machine) Observe(t time.Time, c Counters) {
+	prev, primed := x.last, x.primed
+	x.last, x.primed = c, true
+	if !primed || c.RxPackets < prev.RxPackets || c.TxPackets < prev.TxPackets {
+		x.eval(t)
+		return
+	}
+	dRx, dTx := c.RxPackets-prev.RxPackets, c.TxPackets-prev.TxPackets
+	var pkts []radio.Packet
+	// One packet per direction with the interval's mean size: enough for the 3G FACH thresholds, which are
+	// per packet in the model too.
+	if dRx > 0 {
+		pkts = append(pkts, radio.Packet{T: t.UnixNano(), Bytes: meanSize(c.RxBytes, prev.RxBytes, dRx)})
+	}
+	if dTx > 0 {
+		pkts = append(pkts, radio.Packet{T: t.UnixNano(), Up: true, Bytes: meanSize(c.TxBytes, prev.TxBytes, dTx)})
+	}
+	for i := range pkts {
+		x.packet(t, &pkts[i])
+	}
+	x.eval(t)
+}
+
+// Packet feeds one packet seen at t directly (for callers that see packets rather than counters).
+func (x *Machine) Packet(t time.Time, p radio.Packet) {
+	x.packet(t, &p)
+	x.eval(t)
+}
+
+func (x *Machine) packet(t time.Time, p *radio.Packet) {
+	x.eval(t) // record the state the packet finds, so that its entry time is kept
+	next, reset := x.model.Step(x.anchor, t.Sub(x.anchorT), p)
+	if reset {
+		x.anchor, x.anchorT = next, t
+	}
+}
+
+func meanSize(now, before, n uint64) int {
+	if now < before || n == 0 {
+		return 0
+	}
+	return int((now - before) / n)
+}
+
+// State reports the radio's state at now (not before the last sample).
+func (x *Machine) State(now time.Time) Info {
+	x.eval(now)
+	return Info{Interface: x.iface, Tech: x.model.Technology, State: x.name, SinceMS: x.since.UnixMilli(), Source: SourceInferred}
+}
+
+// Name is the reported name of the state at now, and when the radio entered it.
+func (x *Machine) eval(now time.Time) {
+	name, entered := x.at(now)
+	if name != x.name {
+		x.name, x.since = name, entered
+	}
+}
+
+// at walks the anchor's schedule to the state at now and the time it began.
+func (x *Machine) at(now time.Time) (string, time.Time) {
+	m := x.model
+	since := now.Sub(x.anchorT)
+	if since < 0 {
+		since = 0
+	}
+	t := x.anchorT
+	for _, p := range m.Schedule(x.anchor) {
+		if since < p.Dur {
+			return x.report(p.State), t
+		}
+		since -= p.Dur
+		t = t.Add(p.Dur)
+	}
+	if x.anchor == radio.Idle {
+		return "idle", x.since
+	}
+	return "idle", t
+}
+
+func (x *Machine) report(s radio.State) string {
+	if s.Kind == radio.KindTail && s.Phase == 0 {
+		return x.model.Name(radio.Connected)
+	}
+	return x.model.Name(s)
+}

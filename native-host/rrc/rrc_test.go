@@ -1,0 +1,157 @@
+package rrc
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/radio"
+)
+
+func load(t *testing.T, tech string) *radio.Model {
+	t.Helper()
+	m, err := radio.Load(filepath.Join("../../policy-models", "power-"+tech+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+var t0 = time.Unix(1_700_000_000, 0)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// check is an expected state at a time offset: the name and the offset at which the radio entered it.
+type check struct {
+	at    time.Duration
+	state string
+	since time.Duration
+}
+
+// TestTimers drives the machine with counter samples every 50 ms (a fake clock) and checks state and entry
+// time against the timers of the shipped models: LTE promotion 260 ms, inactivity 100 ms, short DRX 20 ms,
+// long DRX 11456 ms; 3G promotion 2 s, DCH tail 5 s, FACH 12 s, FACH->DCH 1.5 s.
+func TestTimers(t *testing.T) {
+	lte, g3 := load(t, radio.LTE), load(t, radio.ThreeG)
+	const step = 50 * time.Millisecond
+	cases := []struct {
+		name   string
+		m      *radio.Model
+		active [][2]time.Duration // [from, to): samples in here see 10 new 1500-byte packets each way
+		small  bool               // packets of 100 bytes instead
+		checks []check
+	}{
+		{"lte stays idle without traffic", lte, nil, false, []check{{ms(0), "idle", 0}, {30 * time.Second, "idle", 0}}},
+		{"lte one burst", lte, [][2]time.Duration{{ms(1000), ms(1050)}}, false, []check{
+			{ms(999), "idle", 0},
+			{ms(1000), "promotion", ms(1000)},
+			{ms(1259), "promotion", ms(1000)},
+			{ms(1260), "continuous", ms(1260)},
+			{ms(1359), "continuous", ms(1260)},
+			{ms(1360), "short_drx", ms(1360)},
+			{ms(1380), "long_drx", ms(1380)},
+			{ms(1260 + 11576 - 1), "long_drx", ms(1380)},
+			{ms(1260 + 11576), "idle", ms(1260 + 11576)},
+		}},
+		{"lte transfer keeps continuous reception", lte, [][2]time.Duration{{ms(0), ms(3000)}}, false, []check{
+			{ms(0), "promotion", 0},
+			{ms(300), "continuous", ms(260)},
+			{ms(2950), "continuous", ms(260)},
+			{ms(2950 + 100), "short_drx", ms(3050)},
+			{ms(2950 + 120 + 11456), "idle", ms(2950 + 11576)},
+		}},
+		{"lte packet in long drx goes straight back", lte, [][2]time.Duration{{ms(0), ms(50)}, {ms(5000), ms(5050)}}, false, []check{
+			{ms(4999), "long_drx", ms(380)},
+			{ms(5000), "continuous", ms(5000)},
+			{ms(5100), "short_drx", ms(5100)},
+		}},
+		{"3g burst walks dch, fach, idle", g3, [][2]time.Duration{{ms(0), ms(50)}}, false, []check{
+			{ms(0), "promo_idle_dch", 0},
+			{ms(1999), "promo_idle_dch", 0},
+			{ms(2000), "dch", ms(2000)},
+			{ms(6999), "dch", ms(2000)},
+			{ms(7000), "fach", ms(7000)},
+			{ms(18999), "fach", ms(7000)},
+			{ms(19000), "idle", ms(19000)},
+		}},
+		{"3g large packets in fach promote to dch", g3, [][2]time.Duration{{ms(0), ms(50)}, {ms(10000), ms(10050)}}, false, []check{
+			{ms(10000), "promo_fach_dch", ms(10000)},
+			{ms(11499), "promo_fach_dch", ms(10000)},
+			{ms(11500), "dch", ms(11500)},
+		}},
+		{"3g small packets in fach stay in fach and restart its timer", g3, [][2]time.Duration{{ms(0), ms(50)}, {ms(10000), ms(10050)}}, true, []check{
+			{ms(10000), "fach", ms(7000)},
+			{ms(10000 + 11999), "fach", ms(7000)},
+			{ms(10000 + 12000), "idle", ms(22000)},
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x, err := New(c.m, "wwan0", t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cnt Counters
+			x.Observe(t0.Add(-step), cnt)
+			size := uint64(1500)
+			if c.small {
+				size = 100
+			}
+			// Samples every 50 ms, with extra samples at each check's time in between.
+			next := 0
+			for at := time.Duration(0); next < len(c.checks); at += step {
+				for next < len(c.checks) && c.checks[next].at < at {
+					chk := c.checks[next]
+					got := x.State(t0.Add(chk.at))
+					if got.State != chk.state || got.SinceMS != t0.Add(chk.since).UnixMilli() {
+						t.Errorf("at %v: %s since %v; want %s since %v", chk.at, got.State,
+							time.Duration(got.SinceMS-t0.UnixMilli())*time.Millisecond, chk.state, chk.since)
+					}
+					next++
+				}
+				for _, a := range c.active {
+					if at >= a[0] && at < a[1] {
+						cnt.RxPackets += 10
+						cnt.TxPackets += 10
+						cnt.RxBytes += 10 * size
+						cnt.TxBytes += 10 * size
+					}
+				}
+				x.Observe(t0.Add(at), cnt)
+				if next < len(c.checks) && c.checks[next].at == at {
+					chk := c.checks[next]
+					got := x.State(t0.Add(at))
+					if got.State != chk.state || got.SinceMS != t0.Add(chk.since).UnixMilli() {
+						t.Errorf("at %v: %s since %v; want %s since %v", chk.at, got.State,
+							time.Duration(got.SinceMS-t0.UnixMilli())*time.Millisecond, chk.state, chk.since)
+					}
+					next++
+				}
+			}
+		})
+	}
+}
+
+func TestInfoAndErrors(t *testing.T) {
+	if _, err := New(load(t, radio.WiFi), "wlan0", t0); err == nil {
+		t.Error("a WiFi model was accepted for RRC inference")
+	}
+	if _, err := New(nil, "wwan0", t0); err == nil {
+		t.Error("a nil model was accepted")
+	}
+	x, err := New(load(t, radio.LTE), "wwan0", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := x.State(t0.Add(time.Second))
+	want := Info{Interface: "wwan0", Tech: "lte", State: "idle", SinceMS: t0.UnixMilli(), Source: "inferred"}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	// Counters going backwards (interface re-created) are no activity.
+	x.Observe(t0.Add(2*time.Second), Counters{RxPackets: 100})
+	x.Observe(t0.Add(2050*time.Millisecond), Counters{RxPackets: 5})
+	if s := x.State(t0.Add(2100 * time.Millisecond)).State; s != "idle" {
+		t.Errorf("after a counter reset: %s, want idle", s)
+	}
+}
