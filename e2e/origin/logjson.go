@@ -20,6 +20,7 @@ type RequestLine struct {
 	Method   string    `json:"method"`
 	Host     string    `json:"host"`
 	Path     string    `json:"path"`
+	Query    string    `json:"query,omitempty"` // raw query, e.g. a runner's load tag
 	Status   int       `json:"status"`
 	Bytes    int64     `json:"bytes"` // response body bytes
 	Policy   PolicyLog `json:"mp_policy"`

@@ -314,7 +314,7 @@ func (s *Server) handler(ln *listener) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		line := RequestLine{
 			Type: "request", Time: time.Now().UnixNano(), Listener: ln.name, Remote: r.RemoteAddr,
-			Proto: r.Proto, Method: r.Method, Host: r.Host, Path: r.URL.Path, Policy: ReadPolicy(r.Header),
+			Proto: r.Proto, Method: r.Method, Host: r.Host, Path: r.URL.Path, Query: r.URL.RawQuery, Policy: ReadPolicy(r.Header),
 		}
 		if r.TLS != nil {
 			line.ALPN = r.TLS.NegotiatedProtocol
