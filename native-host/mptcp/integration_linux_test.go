@@ -1,0 +1,188 @@
+//go:build linux
+
+package mptcp
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestIntegrationEndpointsAndLimits(t *testing.T) {
+	needRoot(t)
+	ns := newNS(t, "ep")
+	c, err := Dial(ns.fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+
+	before, err := c.Endpoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before) != 0 {
+		t.Fatalf("fresh namespace has endpoints %+v", before)
+	}
+	want := Endpoint{ID: 7, Addr: netip.MustParseAddr("10.99.0.1"), Flags: FlagSubflow | FlagBackup}
+	if err := c.AddEndpoint(want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Endpoint(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("read back %+v, want %+v", got, want)
+	}
+	all, err := c.Endpoints()
+	if err != nil || len(all) != 1 || all[0] != want {
+		t.Fatalf("dump %+v, %v", all, err)
+	}
+	// SET_FLAGS changes backup; the subflow flag stays.
+	if err := c.SetEndpointFlags(Endpoint{ID: 7, Flags: FlagSubflow}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Endpoint(7); got.Flags != FlagSubflow {
+		t.Fatalf("flags after SET_FLAGS: %v", got.Flags)
+	}
+	if err := c.AddEndpoint(want); err == nil {
+		t.Fatal("duplicate endpoint accepted")
+	}
+	if err := c.DeleteEndpoint(7); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Endpoint(7); err == nil {
+		t.Fatal("deleted endpoint still readable")
+	}
+	if err := c.DeleteEndpoint(7); err == nil || !strings.Contains(err.Error(), "DEL_ADDR") {
+		t.Fatalf("deleting a missing endpoint: %v", err)
+	}
+
+	l, err := c.Limits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantL := Limits{AddAddrAccepted: l.AddAddrAccepted + 1, Subflows: 5}
+	if err := c.SetLimits(wantL); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Limits(); err != nil || got != wantL {
+		t.Fatalf("limits read back %+v, %v; want %+v", got, err, wantL)
+	}
+	if err := c.SetLimits(Limits{Subflows: 1000}); err == nil {
+		t.Fatal("subflows limit 1000 accepted")
+	}
+}
+
+// nextEvent waits for an event of type typ for token (0: any token).
+func nextEvent(t *testing.T, s *Events, typ EventType, token uint32) Event {
+	t.Helper()
+	s.SetDeadline(time.Now().Add(5 * time.Second))
+	for {
+		ev, err := s.Next()
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", typ, err)
+		}
+		if ev.Type == typ && (token == 0 || ev.Token == token) {
+			return ev
+		}
+	}
+}
+
+func TestIntegrationUserspaceSubflow(t *testing.T) {
+	needRoot(t)
+	cli, srv := newNS(t, "c"), newNS(t, "s")
+	vethPair(t, cli, srv, 1)
+	vethPair(t, cli, srv, 2)
+	cli.sysctl(t, "net.mptcp.path_manager", "userspace")
+
+	var ln net.Listener
+	if err := srv.in(func() (err error) {
+		lc := net.ListenConfig{}
+		lc.SetMultipathTCP(true)
+		ln, err = lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+
+	events, err := Subscribe(cli.fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+
+	var conn net.Conn
+	if err := cli.in(func() (err error) {
+		d := net.Dialer{Timeout: 3 * time.Second}
+		d.SetMultipathTCP(true)
+		conn, err = d.Dial("tcp4", netip.AddrPortFrom(netip.MustParseAddr("10.77.1.2"), port).String())
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	laddr := conn.LocalAddr().(*net.TCPAddr).AddrPort()
+
+	created := nextEvent(t, events, EventCreated, 0)
+	if created.Token == 0 || created.Src() != netip.AddrPortFrom(laddr.Addr().Unmap(), laddr.Port()) ||
+		created.Dst() != netip.AddrPortFrom(netip.MustParseAddr("10.77.1.2"), port) || created.ServerSide {
+		t.Fatalf("CREATED %+v, dialled from %s", created, laddr)
+	}
+	// The client must send data before the connection is fully established on its side.
+	conn.Write([]byte("x"))
+	nextEvent(t, events, EventEstablished, created.Token)
+
+	c, err := Dial(cli.fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	remote := netip.AddrPortFrom(netip.MustParseAddr("10.77.2.2"), port)
+	if err := c.SubflowCreate(created.Token, Endpoint{Addr: netip.MustParseAddr("10.77.2.1")}, remote); err != nil {
+		t.Fatal(err)
+	}
+	sub := nextEvent(t, events, EventSubEstablished, created.Token)
+	if sub.Saddr != netip.MustParseAddr("10.77.2.1") || sub.Dst() != remote || sub.Sport == 0 {
+		t.Fatalf("SUB_ESTABLISHED %+v", sub)
+	}
+	// Bad input comes back as a kernel error naming the command, not a hang.
+	if err := c.SubflowCreate(created.Token+1, Endpoint{Addr: netip.MustParseAddr("10.77.2.1")}, remote); err == nil ||
+		!strings.Contains(err.Error(), "SUBFLOW_CREATE") {
+		t.Fatalf("SUBFLOW_CREATE with an unknown token: %v", err)
+	}
+	if err := c.SubflowDestroy(created.Token, sub.Src(), sub.Dst()); err != nil {
+		t.Fatal(err)
+	}
+	closed := nextEvent(t, events, EventSubClosed, created.Token)
+	if closed.Src() != sub.Src() {
+		t.Fatalf("SUB_CLOSED %+v, want source %s", closed, sub.Src())
+	}
+	conn.Close()
+	nextEvent(t, events, EventClosed, created.Token)
+}
+
+func TestIntegrationDialBadNamespace(t *testing.T) {
+	needRoot(t)
+	if _, err := Dial(-5); err == nil {
+		t.Fatal("Dial with a bad namespace fd succeeded")
+	}
+}
