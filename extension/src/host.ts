@@ -171,6 +171,18 @@ export class HostLink {
     });
   }
 
+  /** Sends a request built by `build` and validates its reply with `parse` (PROTOCOL.md §4's newer types). */
+  request<T>(build: (id: number) => Request, parse: (body: unknown) => T, timeoutMs = this.opts.decideTimeoutMs ?? DECIDE_TIMEOUT_MS): Promise<T> {
+    return this.call(build, timeoutMs).then((body) => {
+      try {
+        return parse(body);
+      } catch (e) {
+        this.rejected++;
+        throw new RequestError('bad_reply', (e as Error).message);
+      }
+    });
+  }
+
   hostStatus(timeoutMs = this.opts.decideTimeoutMs ?? DECIDE_TIMEOUT_MS): Promise<StatusReply> {
     return this.call((id) => statusRequest(id), timeoutMs).then((body) => {
       try {

@@ -30,6 +30,7 @@ export const ErrorCode = {
   BadRequest: 8,
   BadOrigin: 9,
   PolicyUnavailable: 10,
+  StoreUnavailable: 11,
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -45,6 +46,7 @@ export const ERROR_NAMES: Readonly<Record<ErrorCodeValue, string>> = {
   8: 'bad_request',
   9: 'bad_origin',
   10: 'policy_unavailable',
+  11: 'store_unavailable',
 };
 
 export function isKnownErrorCode(code: number): code is ErrorCodeValue {
@@ -82,6 +84,25 @@ export interface Decision {
   tab: number;
   nav: string;
   inputs: Record<string, InputValue>;
+  /** The model's explanation, when the host gives one (PROTOCOL.md §3, optional). */
+  terms?: Term[];
+  size?: SizePrediction;
+  protocol?: string;
+}
+
+export interface Term {
+  name: string;
+  value: number | null;
+  unit: string;
+  note: string;
+}
+
+export interface SizePrediction {
+  known: boolean;
+  median: number | null;
+  p90: number | null;
+  samples: number;
+  source: string;
 }
 
 export interface HelloReply {
@@ -99,9 +120,57 @@ export interface StatusReply {
   uptime_ms: number;
   decisions: number;
   policy: Policy;
+  paths?: PathInfo[];
+  rrc?: RrcInfo;
+  prefs?: Record<string, unknown>;
+  store?: StoreInfo;
 }
 
-export type RequestType = 'hello' | 'decide' | 'status';
+export interface PathInfo {
+  name: string;
+  kind: 'wifi' | 'cellular' | 'ethernet' | 'other';
+  up: boolean;
+  addrs: string[];
+  rtt_ms: number | null;
+  down_bps: number | null;
+  up_bps: number | null;
+  loss: number | null;
+  rtt_source: 'passive' | 'probe' | null;
+}
+
+export interface RrcInfo {
+  interface: string;
+  tech: 'lte' | '3g';
+  state: string;
+  since_ms: number;
+  source: 'inferred' | 'modemmanager';
+}
+
+export interface StoreInfo {
+  path: string;
+  decisions: number;
+  observations: number;
+}
+
+/** A finished main-frame load (PROTOCOL.md §4 Report). */
+export interface Report {
+  origin: string;
+  tab: number;
+  nav: string;
+  protocol: string;
+  transfer_bytes: number;
+  plt_ms: number;
+  multipath: boolean | null;
+}
+
+export interface LogChunk {
+  format: string;
+  data: string;
+  rows: number;
+  cursor: string | null;
+}
+
+export type RequestType = 'hello' | 'decide' | 'status' | 'report' | 'prefs' | 'log_export' | 'log_delete';
 
 export interface Request {
   v: 1;
@@ -158,6 +227,38 @@ export function decideRequest(id: number, args: DecideArgs): Request {
 export function statusRequest(id: number): Request {
   checkId(id);
   return { v: 1, id, type: 'status' };
+}
+
+export function reportRequest(id: number, r: Report): Request {
+  checkId(id);
+  decideRequest(id, { origin: r.origin, tab: r.tab, nav: r.nav });
+  if (typeof r.protocol !== 'string' || utf8Length(r.protocol) > 16) throw new RangeError('report: protocol longer than 16 bytes');
+  if (!Number.isSafeInteger(r.transfer_bytes) || r.transfer_bytes < 0 || r.transfer_bytes > 2 ** 40) {
+    throw new RangeError(`report: transfer_bytes ${r.transfer_bytes} is outside 0 … 2^40`);
+  }
+  if (!Number.isFinite(r.plt_ms) || r.plt_ms < 0 || r.plt_ms > 600_000) throw new RangeError(`report: plt_ms ${r.plt_ms} is outside 0 … 600000`);
+  if (r.multipath !== null && typeof r.multipath !== 'boolean') throw new RangeError('report: multipath must be a boolean or null');
+  const { origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath } = r;
+  return { v: 1, id, type: 'report', body: { origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath } };
+}
+
+/** `prefs` must already be normalised (prefs.ts); the builder only wraps it. */
+export function prefsRequest(id: number, prefs: object): Request {
+  checkId(id);
+  return { v: 1, id, type: 'prefs', body: { ...prefs } };
+}
+
+export function logExportRequest(id: number, format: 'csv' | 'jsonl', cursor: string | null, sinceMs?: number): Request {
+  checkId(id);
+  const body: Record<string, unknown> = { format };
+  if (sinceMs !== undefined) body.since_ms = sinceMs;
+  if (cursor !== null) body.cursor = cursor;
+  return { v: 1, id, type: 'log_export', body };
+}
+
+export function logDeleteRequest(id: number): Request {
+  checkId(id);
+  return { v: 1, id, type: 'log_delete' };
 }
 
 function checkId(id: number): void {
@@ -245,6 +346,103 @@ export function parseStatusReply(body: unknown): StatusReply {
     uptime_ms: int(b.uptime_ms, 'status.uptime_ms', 0, Number.MAX_SAFE_INTEGER),
     decisions: int(b.decisions, 'status.decisions', 0, Number.MAX_SAFE_INTEGER),
     policy: parsePolicy(b.policy, 'status.policy'),
+    ...(b.paths === undefined ? {} : { paths: parsePaths(b.paths) }),
+    ...(b.rrc === undefined || b.rrc === null ? {} : { rrc: parseRrc(b.rrc) }),
+    ...(b.prefs === undefined || b.prefs === null ? {} : { prefs: object(b.prefs, 'status.prefs') }),
+    ...(b.store === undefined || b.store === null ? {} : { store: parseStore(b.store) }),
+  };
+}
+
+const PATH_KINDS = ['wifi', 'cellular', 'ethernet', 'other'] as const;
+
+function parsePaths(v: unknown): PathInfo[] {
+  if (!Array.isArray(v)) throw new ProtocolError(`status.paths: expected an array, got ${show(v)}`);
+  if (v.length > 64) throw new ProtocolError('status.paths: more than 64 paths');
+  return v.map((x, i) => {
+    const at = `status.paths[${i}]`;
+    const p = object(x, at);
+    const kind = oneOf(p.kind, `${at}.kind`, PATH_KINDS);
+    if (!Array.isArray(p.addrs)) throw new ProtocolError(`${at}.addrs: expected an array`);
+    const rttSource = p.rtt_source === null || p.rtt_source === undefined ? null : oneOf(p.rtt_source, `${at}.rtt_source`, ['passive', 'probe'] as const);
+    return {
+      name: string(p.name, `${at}.name`, 64),
+      kind,
+      up: bool(p.up, `${at}.up`),
+      addrs: p.addrs.slice(0, 16).map((a: unknown, j: number) => string(a, `${at}.addrs[${j}]`, 64)),
+      rtt_ms: num(p.rtt_ms, `${at}.rtt_ms`),
+      down_bps: num(p.down_bps, `${at}.down_bps`),
+      up_bps: num(p.up_bps, `${at}.up_bps`),
+      loss: num(p.loss, `${at}.loss`),
+      rtt_source: rttSource,
+    };
+  });
+}
+
+function parseRrc(v: unknown): RrcInfo {
+  const r = object(v, 'status.rrc');
+  return {
+    interface: string(r.interface, 'status.rrc.interface', 64),
+    tech: oneOf(r.tech, 'status.rrc.tech', ['lte', '3g'] as const),
+    state: string(r.state, 'status.rrc.state', 64),
+    since_ms: int(r.since_ms, 'status.rrc.since_ms', 0, Number.MAX_SAFE_INTEGER),
+    source: oneOf(r.source, 'status.rrc.source', ['inferred', 'modemmanager'] as const),
+  };
+}
+
+function parseStore(v: unknown): StoreInfo {
+  const s = object(v, 'status.store');
+  return {
+    path: string(s.path, 'status.store.path', 4096),
+    decisions: int(s.decisions, 'status.store.decisions', 0, Number.MAX_SAFE_INTEGER),
+    observations: int(s.observations, 'status.store.observations', 0, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+export function parseLogChunk(body: unknown): LogChunk {
+  const b = object(body, 'log_export');
+  return {
+    format: string(b.format, 'log_export.format', 16),
+    data: string(b.data, 'log_export.data', 512 * 1024),
+    rows: int(b.rows, 'log_export.rows', 0, Number.MAX_SAFE_INTEGER),
+    cursor: b.cursor === null || b.cursor === undefined ? null : string(b.cursor, 'log_export.cursor', 1024),
+  };
+}
+
+export function parsePrefsReply(body: unknown): Record<string, unknown> {
+  const b = object(body, 'prefs');
+  if (b.applied !== true) throw new ProtocolError(`prefs.applied: expected true, got ${show(b.applied)}`);
+  return object(b.prefs, 'prefs.prefs');
+}
+
+export function parseReportReply(body: unknown): { stored: boolean; samples: number } {
+  const b = object(body, 'report');
+  return { stored: bool(b.stored, 'report.stored'), samples: int(b.samples, 'report.samples', 0, Number.MAX_SAFE_INTEGER) };
+}
+
+function parseTerms(v: unknown): Term[] {
+  if (!Array.isArray(v)) throw new ProtocolError(`decision.terms: expected an array, got ${show(v)}`);
+  if (v.length > 64) throw new ProtocolError('decision.terms: more than 64 terms');
+  return v.map((x, i) => {
+    const at = `decision.terms[${i}]`;
+    const t = object(x, at);
+    return {
+      name: string(t.name, `${at}.name`, 128),
+      value: num(t.value, `${at}.value`),
+      unit: string(t.unit ?? '', `${at}.unit`, 32),
+      note: string(t.note ?? '', `${at}.note`, 512),
+    };
+  });
+}
+
+function parseSize(v: unknown): SizePrediction {
+  const s = object(v, 'decision.size');
+  const optInt = (x: unknown, at: string): number | null => (x === null ? null : int(x, at, 0, Number.MAX_SAFE_INTEGER));
+  return {
+    known: bool(s.known, 'decision.size.known'),
+    median: optInt(s.median, 'decision.size.median'),
+    p90: optInt(s.p90, 'decision.size.p90'),
+    samples: int(s.samples, 'decision.size.samples', 0, Number.MAX_SAFE_INTEGER),
+    source: string(s.source ?? '', 'decision.size.source', 128),
   };
 }
 
@@ -263,7 +461,11 @@ export function parseDecision(body: unknown, asked: DecideArgs): Decision {
   if (tab !== asked.tab) throw new ProtocolError(`decision.tab: asked about ${asked.tab}, got ${tab}`);
   const nav = string(b.nav, 'decision.nav', MAX_NAV_CHARS * 4);
   if (nav !== asked.nav) throw new ProtocolError(`decision.nav: asked about ${show(asked.nav)}, got ${show(nav)}`);
-  return { ...parsePolicyFields(b, 'decision'), origin, tab, nav, inputs: parseInputs(b.inputs) };
+  const d: Decision = { ...parsePolicyFields(b, 'decision'), origin, tab, nav, inputs: parseInputs(b.inputs) };
+  if (b.terms !== undefined && b.terms !== null) d.terms = parseTerms(b.terms);
+  if (b.size !== undefined && b.size !== null) d.size = parseSize(b.size);
+  if (b.protocol !== undefined && b.protocol !== null) d.protocol = oneOf(b.protocol, 'decision.protocol', ['h2', 'http/1.1', 'h3', 'unknown'] as const);
+  return d;
 }
 
 function parseInputs(v: unknown): Record<string, InputValue> {
@@ -360,6 +562,20 @@ function int(v: unknown, path: string, min: number, max: number): number {
   if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new ProtocolError(`${path}: expected an integer, got ${show(v)}`);
   if (v < min || v > max) throw new ProtocolError(`${path}: ${v} is outside ${min} … ${max}`);
   return v;
+}
+
+/** A finite number or null (absent counts as null: the host did not measure it). */
+function num(v: unknown, path: string): number | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new ProtocolError(`${path}: expected a number or null, got ${show(v)}`);
+  return v;
+}
+
+function oneOf<T extends string>(v: unknown, path: string, allowed: readonly T[]): T {
+  if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) {
+    throw new ProtocolError(`${path}: expected one of ${allowed.join(', ')}, got ${show(v)}`);
+  }
+  return v as T;
 }
 
 function bool(v: unknown, path: string): boolean {

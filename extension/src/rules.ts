@@ -2,23 +2,31 @@
 //
 // Chrome computes a request's DNR actions before the request leaves, so a decision that arrives asynchronously is
 // too late for the request that triggered it. Hence the layers, highest priority first:
-//   override (a user's choice for an origin; a later issue) > origin (the host's decision for the request's own
+//   override (a user's per-site choice, on every request to that host and its subdomains) > origin (the host's decision for the request's own
 //   origin) > tab (the decision for the page, on the page's sub-resources) > network (the network-wide policy,
 //   always installed while the host is connected, so even the first request of a navigation carries a header).
 // When several modifyHeaders rules set the same header, the highest priority one wins and lower ones cannot touch it
 // (Chrome DNR "Matching precedence"). Without a host no header rule exists at all.
 //
+// The user's header scope (prefs.ts) filters what is installed: "all" installs every layer; "never" nothing;
+// "opt_in" only origin rules for origins that sent Accept-Multipath-Policy: ?1 (their decision, or the network
+// policy until there is one) and the user's overrides, never the network or tab rules, which reach other sites.
+//
 // RuleBook keeps the wanted rule set in memory and reconciles the browser to it with one atomic updateSessionRules
 // call per round, so a navigation's origin and tab rules land together.
 
 import { HEADER_NAME } from './header';
+import type { HeaderScope } from './prefs';
 
 // Rule ids: one fixed id and three ranges, with room for Chrome's 5,000 session rules (FACTS §2):
-// 1 + 1,000 + 2,000 + 1,000 = 4,001.
+// 1 + 1,000 + 2,000 + 1,000 + 1,000 = 5,001 ids, of which at most 4,001 are used at once (an opted-in origin has
+// either an origin rule or an opt-in rule, and opt-in rules exist only when network and tab rules do not).
 export const NETWORK_RULE_ID = 1;
 export const TAB_RULE_IDS = { first: 1_000, last: 1_999 } as const;
 export const ORIGIN_RULE_IDS = { first: 10_000, last: 11_999 } as const;
 export const OVERRIDE_RULE_IDS = { first: 20_000, last: 20_999 } as const;
+/** Opted-in origins without a decision of their own, under the "opt_in" scope: the network policy's header. */
+export const OPT_IN_RULE_IDS = { first: 21_000, last: 21_999 } as const;
 
 export const PRIORITY_NETWORK = 1;
 export const PRIORITY_TAB = 2;
@@ -61,6 +69,7 @@ export interface DnrRule {
   condition: {
     urlFilter?: string;
     tabIds?: number[];
+    requestDomains?: string[];
     resourceTypes: ResourceType[];
   };
 }
@@ -115,6 +124,24 @@ export function originRule(id: number, origin: string, header: string): DnrRule 
   checkIn(id, ORIGIN_RULE_IDS);
   const urlFilter = originFilter(origin);
   if (urlFilter === null) throw new RangeError(`origin rule: ${JSON.stringify(origin)} is not a plain http(s) origin`);
+  return setHeader(id, PRIORITY_ORIGIN, header, { urlFilter, resourceTypes: [...ALL_TYPES] });
+}
+
+/**
+ * A user's rule for a host: every request to it or its subdomains (requestDomains), main frames included, at the
+ * highest priority. `host` must come from prefs.normaliseHost.
+ */
+export function overrideRule(id: number, host: string, header: string): DnrRule {
+  checkIn(id, OVERRIDE_RULE_IDS);
+  if (host === '' || /[^a-z0-9.\-_[\]:]/.test(host)) throw new RangeError(`override rule: ${JSON.stringify(host)} is not a normalised host`);
+  return setHeader(id, PRIORITY_OVERRIDE, header, { requestDomains: [host], resourceTypes: [...ALL_TYPES] });
+}
+
+/** An opted-in origin's rule under the "opt_in" scope while it has no decision: same shape as an origin rule. */
+export function optInRule(id: number, origin: string, header: string): DnrRule {
+  checkIn(id, OPT_IN_RULE_IDS);
+  const urlFilter = originFilter(origin);
+  if (urlFilter === null) throw new RangeError(`opt-in rule: ${JSON.stringify(origin)} is not a plain http(s) origin`);
   return setHeader(id, PRIORITY_ORIGIN, header, { urlFilter, resourceTypes: [...ALL_TYPES] });
 }
 
@@ -204,6 +231,9 @@ export class RuleBook {
   private installed = new Map<number, string>();
   private readonly origins = new LruIds<string>(ORIGIN_RULE_IDS);
   private readonly tabs = new LruIds<number>(TAB_RULE_IDS);
+  private overrides: DnrRule[] = [];
+  private scope: HeaderScope = 'all';
+  private optedIn: string[] = [];
   private round: Promise<void> | null = null;
   private dirty = false;
   /** Update calls made, and the last failure; for status and tests. */
@@ -256,6 +286,48 @@ export class RuleBook {
   clearAll(): void {
     this.clearDecisions();
     this.setNetwork(null);
+    this.overrides = [];
+  }
+
+  /** The user's per-site rules, each with the header it sets; replaces the previous set. */
+  setOverrides(list: readonly { host: string; header: string }[]): void {
+    const n = OVERRIDE_RULE_IDS.last - OVERRIDE_RULE_IDS.first + 1;
+    if (list.length > n) throw new RangeError(`at most ${n} override rules`);
+    this.overrides = list.map((o, i) => overrideRule(OVERRIDE_RULE_IDS.first + i, o.host, o.header));
+  }
+
+  /** Where the header goes, and (for "opt_in") which origins asked for it, most recent last. */
+  setScope(scope: HeaderScope, optedIn: readonly string[] = []): void {
+    this.scope = scope;
+    const n = OPT_IN_RULE_IDS.last - OPT_IN_RULE_IDS.first + 1;
+    this.optedIn = optedIn.filter((o) => originFilter(o) !== null).slice(-n);
+  }
+
+  get headerScope(): HeaderScope {
+    return this.scope;
+  }
+
+  /** The rules the browser should hold: the wanted layers filtered by the scope, plus the overrides. */
+  private effective(): Map<number, DnrRule> {
+    const out = new Map<number, DnrRule>();
+    if (this.scope === 'never') return out;
+    if (this.scope === 'all') {
+      for (const [id, r] of this.wanted) out.set(id, r);
+    } else {
+      const network = this.wanted.get(NETWORK_RULE_ID);
+      let next = OPT_IN_RULE_IDS.first;
+      for (const origin of this.optedIn) {
+        const id = this.origins.get(origin);
+        const rule = id === undefined ? undefined : this.wanted.get(id);
+        if (rule !== undefined && id !== undefined) out.set(id, rule);
+        else if (network !== undefined) {
+          const header = network.action.requestHeaders[0]?.value;
+          if (header !== undefined) out.set(next, optInRule(next++, origin, header));
+        }
+      }
+    }
+    for (const r of this.overrides) out.set(r.id, r);
+    return out;
   }
 
   originRuleId(origin: string): number | undefined {
@@ -268,12 +340,12 @@ export class RuleBook {
 
   /** Whether the browser holds rule id exactly as currently wanted. */
   isInstalled(id: number): boolean {
-    const want = this.wanted.get(id);
+    const want = this.effective().get(id);
     return want !== undefined && this.installed.get(id) === JSON.stringify(want);
   }
 
   wantedRules(): DnrRule[] {
-    return [...this.wanted.values()].sort((a, b) => a.id - b.id);
+    return [...this.effective().values()].sort((a, b) => a.id - b.id);
   }
 
   get originCount(): number {
@@ -310,7 +382,7 @@ export class RuleBook {
     const removeRuleIds: number[] = [];
     const addRules: DnrRule[] = [];
     const json = new Map<number, string>();
-    for (const [id, rule] of this.wanted) json.set(id, JSON.stringify(rule));
+    for (const [id, rule] of this.effective()) json.set(id, JSON.stringify(rule));
     for (const [id, have] of this.installed) {
       if (json.get(id) !== have) removeRuleIds.push(id);
     }
