@@ -118,7 +118,7 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&names, "name", "DNS name(s) for the certificate (comma-separated, repeatable; default origin.test)")
 	third := fs.String("third-party", "third.origin.test", "host name of the second origin (\"\" = all objects first-party)")
 	pathsFlag := fs.String("paths", DefaultPaths, "client interface names by subflow remote address, ADDR=NAME,...")
-	certOut := fs.String("cert-out", "", "write the certificate PEM here")
+	certOut := fs.String("cert-out", "", "write the certificate PEM(s) here (first-party, then the second origin's)")
 	mptcp := fs.Bool("mptcp", true, "listen with MPTCP")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -161,7 +161,11 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if *certOut != "" {
-		if err := os.WriteFile(*certOut, srv.Cert.PEM, 0o644); err != nil {
+		pems := srv.Cert.PEM
+		if srv.Third != nil {
+			pems = append(append([]byte{}, pems...), srv.Third.PEM...)
+		}
+		if err := os.WriteFile(*certOut, pems, 0o644); err != nil {
 			fmt.Fprintln(stderr, "origin:", err)
 			return 1
 		}

@@ -11,12 +11,15 @@
 //
 // All listen with IPPROTO_MPTCP; a client that does not speak MPTCP gets plain TCP
 // (so_protocol 6 in the log, or 262 with mptcp false if the connection fell back).
-// The certificate is a self-signed ECDSA P-256 one made at start for the names given;
-// its SPKI hash (printed on stdout and in the log's start line) is what Chromium's
-// --ignore-certificate-errors-spki-list takes. Landing pages point their third-party
-// objects at a second host name (default third.origin.test) on the listener's own scheme
-// and port, so a browser needs both names resolved to the server (for Chromium,
-// --host-resolver-rules="MAP origin.test 10.200.3.2, MAP third.origin.test 10.200.3.2").
+// Certificates are self-signed ECDSA P-256 ones made at start: one for the names given,
+// one for the second origin. The start line (stdout and the log's first line) gives their
+// SPKI hashes as spki_list, what Chromium's --ignore-certificate-errors-spki-list takes.
+// Landing pages point their third-party objects at the second host name (default
+// third.origin.test) on the listener's own scheme and port, so a browser needs both names
+// resolved to the server (for Chromium, --host-resolver-rules="MAP origin.test 10.200.3.2,
+// MAP third.origin.test 10.200.3.2"). Its own certificate keeps Chromium from coalescing
+// its HTTP/2 requests onto the first origin's connection, as it would for two names on one
+// certificate and address; real third parties have connections of their own.
 // Every response carries Cache-Control: no-store; corpus objects also carry
 // Timing-Allow-Origin: * so Resource Timing reports third-party sizes.
 //

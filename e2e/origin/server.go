@@ -30,7 +30,9 @@ type Config struct {
 	Names []string
 	// ThirdParty is the host name (or IP) of the second origin the landing pages point
 	// their third-party objects at, on the same port and scheme as the page; "" keeps
-	// every object first-party. It is added to the certificate.
+	// every object first-party. It gets a certificate of its own (chosen by SNI): with
+	// one certificate for both names at one address, Chromium would coalesce the second
+	// origin's HTTP/2 requests onto the first origin's connection.
 	ThirdParty string
 	Paths      map[netip.Addr]string // subflow remote address -> client interface name
 	Seed       uint64
@@ -44,6 +46,7 @@ type Server struct {
 	cfg      Config
 	Corpus   *corpus.Corpus
 	Cert     *Certificate
+	Third    *Certificate // the second origin's, nil without one
 	log      *jsonLog
 	nextConn atomic.Uint64
 	running  []*listener
@@ -66,15 +69,21 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := append([]string{}, cfg.Names...)
-	if cfg.ThirdParty != "" {
-		names = append(names, cfg.ThirdParty)
-	}
-	cert, err := NewCertificate(names)
+	cert, err := NewCertificate(cfg.Names)
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, Corpus: c, Cert: cert}
+	if cfg.ThirdParty != "" {
+		for _, n := range cfg.Names {
+			if n == cfg.ThirdParty {
+				return nil, fmt.Errorf("second origin %q is also a first-party name", n)
+			}
+		}
+		if s.Third, err = NewCertificate([]string{cfg.ThirdParty}); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Log != nil {
 		s.log = &jsonLog{w: cfg.Log}
 	}
@@ -85,7 +94,9 @@ func New(cfg Config) (*Server, error) {
 type StartLine struct {
 	Type       string            `json:"type"` // "start"
 	Time       int64             `json:"time_ns"`
-	SPKI       string            `json:"spki_sha256"` // for --ignore-certificate-errors-spki-list
+	SPKI       string            `json:"spki_sha256"` // the first-party certificate's
+	SPKIThird  string            `json:"spki_sha256_third_party,omitempty"`
+	SPKIList   string            `json:"spki_list"`   // both, for --ignore-certificate-errors-spki-list
 	Listeners  map[string]string `json:"listeners"`   // name -> bound address
 	ThirdParty map[string]string `json:"third_party"` // listener -> second origin
 	Names      []string          `json:"names"`
@@ -148,7 +159,13 @@ func (s *Server) Start(ctx context.Context) (StartLine, error) {
 			},
 		}
 		if sp.tls {
-			ln.srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{s.Cert.TLS}, MinVersion: tls.VersionTLS12}
+			// crypto/tls serves the first certificate matching the client's SNI, the first
+			// one when there is none.
+			certs := []tls.Certificate{s.Cert.TLS}
+			if s.Third != nil {
+				certs = append(certs, s.Third.TLS)
+			}
+			ln.srv.TLSConfig = &tls.Config{Certificates: certs, MinVersion: tls.VersionTLS12}
 		}
 	}
 	if len(s.running) == 0 {
@@ -159,10 +176,15 @@ func (s *Server) Start(ctx context.Context) (StartLine, error) {
 		return StartLine{}, err
 	}
 	start := StartLine{
-		Type: "start", Time: time.Now().UnixNano(), SPKI: s.Cert.SPKI,
+		Type: "start", Time: time.Now().UnixNano(), SPKI: s.Cert.SPKI, SPKIList: s.Cert.SPKI,
 		Listeners: map[string]string{}, ThirdParty: map[string]string{},
 		Names: append(append([]string{}, s.Cert.TLS.Leaf.DNSNames...), ipStrings(s.Cert.TLS.Leaf.IPAddresses)...),
 		Seed:  s.cfg.Seed, Pages: len(s.Corpus.Pages), MPTCP: s.cfg.MPTCP,
+	}
+	if s.Third != nil {
+		start.SPKIThird = s.Third.SPKI
+		start.SPKIList += "," + s.Third.SPKI
+		start.Names = append(start.Names, s.cfg.ThirdParty)
 	}
 	for _, ln := range s.running {
 		start.Listeners[ln.name] = ln.ln.Addr().String()

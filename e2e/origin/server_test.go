@@ -85,14 +85,20 @@ func TestServeLoopback(t *testing.T) {
 
 	h2Port := srv.Addr("h2").(*net.TCPAddr).Port
 	h1Port := srv.Addr("h1").(*net.TCPAddr).Port
-	if start.SPKI != srv.Cert.SPKI || start.ThirdParty["h2"] != "https://third.test:"+itoa(uint16(h2Port)) ||
+	if start.SPKI != srv.Cert.SPKI || start.SPKIThird != srv.Third.SPKI || start.SPKIList != start.SPKI+","+start.SPKIThird ||
+		start.ThirdParty["h2"] != "https://third.test:"+itoa(uint16(h2Port)) ||
 		start.ThirdParty["http"] == "" || start.Pages != len(srv.Corpus.Pages) {
 		t.Errorf("start line %+v", start)
 	}
 
-	// The client trusts the certificate only through the SPKI hash the server printed.
+	// The client trusts the certificates only through the SPKI hashes the server printed,
+	// and resolves the second origin's name to loopback.
 	var seenSPKI string
+	var dialer net.Dialer
 	tr := &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialer.DialContext(ctx, network, strings.Replace(addr, "third.test:", "127.0.0.1:", 1))
+		},
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, VerifyConnection: func(cs tls.ConnectionState) error {
 			sum := sha256.Sum256(cs.PeerCertificates[0].RawSubjectPublicKeyInfo)
 			seenSPKI = base64.StdEncoding.EncodeToString(sum[:])
@@ -153,7 +159,10 @@ func TestServeLoopback(t *testing.T) {
 	if want := `"https://third.test:` + itoa(uint16(h1Port)) + third.Path + `"`; !bytes.Contains(body, []byte(want)) {
 		t.Errorf("h1 landing page does not reference %s", want)
 	}
-	resp, body = do("GET", h2+third.Path, "")
+	resp, body = do("GET", "https://third.test:"+itoa(uint16(h2Port))+third.Path, "")
+	if seenSPKI != start.SPKIThird || resp.Proto != "HTTP/2.0" {
+		t.Errorf("second origin answered %s with key %s, want %s", resp.Proto, seenSPKI, start.SPKIThird)
+	}
 	if len(body) != third.Size || resp.Header.Get("Content-Type") != third.ContentType || resp.Header.Get("Timing-Allow-Origin") != "*" {
 		t.Errorf("object: %d bytes, headers %v", len(body), resp.Header)
 	}
@@ -216,8 +225,8 @@ func TestServeLoopback(t *testing.T) {
 			}
 		}
 	}
-	if reqs != 8 || conns < 3 {
-		t.Errorf("%d request lines and %d connection lines, want 8 and at least 3", reqs, conns)
+	if reqs != 8 || conns < 4 {
+		t.Errorf("%d request lines and %d connection lines, want 8 and at least 4", reqs, conns)
 	}
 }
 
