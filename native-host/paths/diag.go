@@ -1,0 +1,88 @@
+package paths
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+)
+
+// inet_diag layout (linux/inet_diag.h, linux/tcp.h).
+const (
+	diagMsgLen   = 72 // struct inet_diag_msg
+	attrInfo     = 2  // INET_DIAG_INFO: struct tcp_info
+	tcpiRTT      = 68 // offsets in struct tcp_info
+	tcpiTotRetr  = 100
+	tcpiSegsOut  = 136
+	tcpiMinRTT   = 148
+	tcpiMinRTTTo = tcpiMinRTT + 4
+)
+
+// Sock is what one inet_diag reply says about a TCP socket.
+type Sock struct {
+	Src          netip.Addr
+	RTTUS        uint32 // smoothed RTT, µs
+	MinRTTUS     uint32 // windowed minimum RTT, µs; 0 when the kernel's tcp_info is too short to have it
+	TotalRetrans uint32
+	SegsOut      uint32
+}
+
+// ParseDiag decodes one inet_diag_msg with its attributes. ok is false for a socket without tcp_info.
+func ParseDiag(b []byte) (s Sock, ok bool, err error) {
+	if len(b) < diagMsgLen {
+		return s, false, fmt.Errorf("inet_diag_msg: %d bytes, want >= %d", len(b), diagMsgLen)
+	}
+	// idiag_family, then inet_diag_sockid at 4: sport, dport (2 each), src [16], dst [16] in network order.
+	switch b[0] {
+	case 2: // AF_INET
+		s.Src = netip.AddrFrom4([4]byte(b[8:12]))
+	case 10: // AF_INET6
+		s.Src = netip.AddrFrom16([16]byte(b[8:24])).Unmap()
+	default:
+		return s, false, fmt.Errorf("inet_diag_msg: family %d", b[0])
+	}
+	info, err := findAttr(b[diagMsgLen:], attrInfo)
+	if err != nil || info == nil {
+		return s, false, err
+	}
+	if len(info) < tcpiSegsOut+4 {
+		return s, false, fmt.Errorf("tcp_info: %d bytes, want >= %d", len(info), tcpiSegsOut+4)
+	}
+	le := binary.NativeEndian
+	s.RTTUS = le.Uint32(info[tcpiRTT:])
+	s.TotalRetrans = le.Uint32(info[tcpiTotRetr:])
+	s.SegsOut = le.Uint32(info[tcpiSegsOut:])
+	if len(info) >= tcpiMinRTTTo {
+		s.MinRTTUS = le.Uint32(info[tcpiMinRTT:])
+	}
+	return s, true, nil
+}
+
+// findAttr walks netlink attributes (struct rtattr: u16 length, u16 type, payload padded to 4 bytes).
+func findAttr(b []byte, typ uint16) ([]byte, error) {
+	for len(b) >= 4 {
+		n := int(binary.NativeEndian.Uint16(b))
+		t := binary.NativeEndian.Uint16(b[2:]) & 0x3fff // drop NLA_F_NESTED and NLA_F_NET_BYTEORDER
+		if n < 4 || n > len(b) {
+			return nil, fmt.Errorf("netlink attribute: length %d with %d bytes left", n, len(b))
+		}
+		if t == typ {
+			return b[4:n], nil
+		}
+		n = (n + 3) &^ 3
+		if n > len(b) {
+			return nil, nil
+		}
+		b = b[n:]
+	}
+	return nil, nil
+}
+
+// diagRequest is an inet_diag_req_v2 for established TCP sockets of family with tcp_info.
+func diagRequest(family uint8) []byte {
+	req := make([]byte, 56)
+	req[0] = family
+	req[1] = 6                                   // IPPROTO_TCP
+	req[2] = 1 << (attrInfo - 1)                 // idiag_ext
+	binary.NativeEndian.PutUint32(req[4:], 1<<1) // states: TCP_ESTABLISHED
+	return req
+}

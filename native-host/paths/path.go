@@ -1,0 +1,71 @@
+package paths
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Kinds of path.
+const (
+	WiFi     = "wifi"
+	Cellular = "cellular"
+	Ethernet = "ethernet"
+	Other    = "other"
+)
+
+// RTT sources.
+const (
+	SourcePassive = "passive"
+	SourceProbe   = "probe"
+)
+
+// Path is the PROTOCOL.md Path object. Pointers are null when unknown.
+type Path struct {
+	Name      string   `json:"name"`
+	Kind      string   `json:"kind"`
+	Up        bool     `json:"up"`
+	Addrs     []string `json:"addrs"`
+	RTTMS     *float64 `json:"rtt_ms"`
+	DownBPS   *float64 `json:"down_bps"`
+	UpBPS     *float64 `json:"up_bps"`
+	Loss      *float64 `json:"loss"`
+	RTTSource *string  `json:"rtt_source"`
+}
+
+// ParseNames reads a name override such as "wlan0=wifi,wwan0=cellular".
+func ParseNames(s string) (map[string]string, error) {
+	out := map[string]string{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, item := range strings.Split(s, ",") {
+		name, kind, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("names: %q: want NAME=KIND", item)
+		}
+		if len(name) > 15 || strings.ContainsAny(name, "/ \t") {
+			return nil, fmt.Errorf("names: %q is not an interface name", name)
+		}
+		switch kind {
+		case WiFi, Cellular, Ethernet, Other:
+		default:
+			return nil, fmt.Errorf("names: %s=%q: kind must be %s, %s, %s or %s", name, kind, WiFi, Cellular, Ethernet, Other)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("names: %s given twice", name)
+		}
+		out[name] = kind
+	}
+	return out, nil
+}
+
+// FormatNames is ParseNames' inverse, sorted by name.
+func FormatNames(m map[string]string) string {
+	var parts []string
+	for n, k := range m {
+		parts = append(parts, n+"="+k)
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
