@@ -1,0 +1,88 @@
+package paths
+
+import "time"
+
+// Rate estimates a link's capacity in one direction from its cumulative byte counter: the maximum, over the
+// last Horizon, of the mean rate over any Span of consecutive samples in which every sample interval carried
+// traffic (a busy period). Idle stretches say nothing about capacity, so they neither lower the estimate nor
+// count; a short stretch of traffic (a few ACKs) gives a rate below capacity and loses to any saturated Span.
+// With no busy Span in the Horizon the last estimate stands: capacity does not vanish when nobody uses it.
+// Using the samples' own times, not fixed bins, keeps timer jitter out of the rate.
+type Rate struct {
+	Span, Horizon time.Duration
+	samples       []rateSample // the last Span of samples, oldest first
+	peaks         []ratePeak   // the window rates of the last Horizon
+	busySince     time.Time    // first sample of the current run of busy intervals
+	busy          bool
+	last          float64 // bits/s; valid when have
+	have          bool
+}
+
+type rateSample struct {
+	t   time.Time
+	cum uint64
+}
+
+type ratePeak struct {
+	t   time.Time
+	bps float64
+}
+
+// NewRate returns an estimator over windows of span, remembered for horizon.
+func NewRate(span, horizon time.Duration) *Rate { return &Rate{Span: span, Horizon: horizon} }
+
+// Add takes one cumulative counter sample at t (in time order). A counter going backwards starts over.
+func (r *Rate) Add(t time.Time, cum uint64) {
+	if n := len(r.samples); n > 0 {
+		prev := r.samples[n-1]
+		if !t.After(prev.t) {
+			return
+		}
+		switch {
+		case cum < prev.cum:
+			r.samples, r.busy = r.samples[:0], false
+		case cum == prev.cum:
+			r.busy = false
+		case !r.busy:
+			r.busy, r.busySince = true, prev.t
+		}
+	}
+	r.samples = append(r.samples, rateSample{t, cum})
+	// Keep the newest sample at least Span old as the window's start.
+	for len(r.samples) > 2 && t.Sub(r.samples[1].t) >= r.Span {
+		r.samples = r.samples[1:]
+	}
+	if r.busy && len(r.samples) >= 2 {
+		first := r.samples[0]
+		if !first.t.Before(r.busySince) && t.Sub(first.t) >= r.Span {
+			bps := float64(cum-first.cum) * 8 / t.Sub(first.t).Seconds()
+			r.peaks = append(r.peaks, ratePeak{t, bps})
+		}
+	}
+	for len(r.peaks) > 0 && t.Sub(r.peaks[0].t) > r.Horizon {
+		r.peaks = r.peaks[1:]
+	}
+	// Trim without keeping the old backing arrays' heads alive forever.
+	if cap(r.samples) > 4*len(r.samples)+64 {
+		r.samples = append([]rateSample(nil), r.samples...)
+	}
+	if cap(r.peaks) > 4*len(r.peaks)+64 {
+		r.peaks = append([]ratePeak(nil), r.peaks...)
+	}
+	if len(r.peaks) > 0 {
+		m := 0.0
+		for _, p := range r.peaks {
+			m = max(m, p.bps)
+		}
+		r.last, r.have = m, true
+	}
+}
+
+// BPS is the estimate in bits per second, or nil before the first busy Span.
+func (r *Rate) BPS() *float64 {
+	if !r.have {
+		return nil
+	}
+	v := r.last
+	return &v
+}

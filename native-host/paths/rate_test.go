@@ -1,0 +1,67 @@
+package paths
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestRate(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	type seg struct {
+		dur time.Duration
+		bps float64 // offered rate during the segment; 0 = idle
+	}
+	cases := []struct {
+		name string
+		segs []seg
+		want float64 // 0 = nil
+	}{
+		{"idle only", []seg{{5 * time.Second, 0}}, 0},
+		{"too short to fill a span", []seg{{700 * time.Millisecond, 7e6}, {2 * time.Second, 0}}, 0},
+		{"one saturated transfer", []seg{{3 * time.Second, 7.04e6}}, 7.04e6},
+		{"idle gaps do not lower it", []seg{{2 * time.Second, 9.185e6}, {5 * time.Second, 0}, {2 * time.Second, 1e5}}, 9.185e6},
+		{"the faster period wins", []seg{{2 * time.Second, 2e6}, {time.Second, 0}, {2 * time.Second, 5e6}}, 5e6},
+		{"old peaks leave the horizon but the estimate stays", []seg{{2 * time.Second, 8e6}, {40 * time.Second, 0}}, 8e6},
+		{"past the horizon a newer busy period replaces it", []seg{{2 * time.Second, 8e6}, {40 * time.Second, 0}, {2 * time.Second, 3e6}}, 3e6},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewRate(time.Second, 30*time.Second)
+			now, cum := t0, 0.0
+			r.Add(now, 0)
+			for _, s := range c.segs {
+				// Samples every 50 ms with ±10 ms jitter, as a ticker under load gives.
+				for el, i := time.Duration(0), 0; el < s.dur; i++ {
+					dt := 50*time.Millisecond + time.Duration((i%3)-1)*10*time.Millisecond
+					el += dt
+					now = now.Add(dt)
+					cum += s.bps / 8 * dt.Seconds()
+					r.Add(now, uint64(cum))
+				}
+			}
+			got := r.BPS()
+			switch {
+			case c.want == 0 && got != nil:
+				t.Errorf("got %.0f, want nil", *got)
+			case c.want != 0 && got == nil:
+				t.Errorf("got nil, want %.0f", c.want)
+			case c.want != 0 && math.Abs(*got-c.want)/c.want > 0.01:
+				t.Errorf("got %.0f, want %.0f", *got, c.want)
+			}
+		})
+	}
+}
+
+func TestRateCounterReset(t *testing.T) {
+	r := NewRate(time.Second, 30*time.Second)
+	t0 := time.Unix(0, 0)
+	r.Add(t0, 1e9)
+	r.Add(t0.Add(100*time.Millisecond), 10) // interface re-created
+	for i := 2; i < 40; i++ {
+		r.Add(t0.Add(time.Duration(i)*100*time.Millisecond), uint64(10+(i-1)*12500)) // 1 Mbit/s
+	}
+	if got := r.BPS(); got == nil || math.Abs(*got-1e6) > 1e4 {
+		t.Errorf("after a reset: %v, want 1e6", got)
+	}
+}
