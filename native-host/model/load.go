@@ -1,0 +1,350 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/radio"
+)
+
+// FileName is the model file inside a policy-models directory.
+const FileName = "model.json"
+
+// MaxFileSize caps model.json; the real one is about 7 KB.
+const MaxFileSize = 64 << 10
+
+// Mode names (PROTOCOL.md Prefs.mode).
+const (
+	Performance  = "performance"
+	Balanced     = "balanced"
+	BatterySaver = "battery_saver"
+)
+
+var modeNames = []string{Performance, Balanced, BatterySaver}
+
+// FieldError is a problem with one field of one file.
+type FieldError struct {
+	File, Field, Problem string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return e.File + ": " + e.Problem
+	}
+	return e.File + ": " + e.Field + ": " + e.Problem
+}
+
+// Load reads model.json from fsys (a policy-models directory or its embedded copy) and the radio and baseline
+// files it names.
+func Load(fsys fs.FS, dir string) (*Params, error) {
+	name := path.Join(dir, FileName)
+	data, err := fs.ReadFile(fsys, FileName)
+	if err != nil {
+		return nil, &FieldError{File: name, Problem: err.Error()}
+	}
+	f, err := Parse(name, data)
+	if err != nil {
+		return nil, err
+	}
+	p := f.Params
+	p.Radios = make(map[string]*radio.Model, len(f.RadioFiles))
+	for tech, file := range f.RadioFiles {
+		b, err := fs.ReadFile(fsys, file)
+		if err != nil {
+			return nil, &FieldError{File: name, Field: "radio_files." + tech, Problem: err.Error()}
+		}
+		m, err := radio.Parse(b)
+		if err != nil {
+			return nil, &FieldError{File: path.Join(dir, file), Problem: err.Error()}
+		}
+		if m.Technology != tech {
+			return nil, &FieldError{File: name, Field: "radio_files." + tech,
+				Problem: fmt.Sprintf("%s describes %q", file, m.Technology)}
+		}
+		p.Radios[tech] = m
+	}
+	b, err := fs.ReadFile(fsys, f.BaselineFile)
+	if err != nil {
+		return nil, &FieldError{File: name, Field: "baseline_file", Problem: err.Error()}
+	}
+	base, err := policy.Parse(path.Join(dir, f.BaselineFile), b)
+	if err != nil {
+		return nil, err
+	}
+	p.BaselineTheta1 = base.Theta1Bytes
+	return &p, nil
+}
+
+// File is model.json parsed: the numbers, and the names of the files it relies on.
+type File struct {
+	Params       Params
+	RadioFiles   map[string]string
+	BaselineFile string
+}
+
+// Parse checks data as model.json; name is how errors refer to it. Every field must be present, known and in
+// range, and every number must have a source (an entry for its path or for a prefix of it).
+func Parse(name string, data []byte) (File, error) {
+	if len(data) > MaxFileSize {
+		return File{}, &FieldError{File: name, Problem: fmt.Sprintf("larger than %d bytes", MaxFileSize)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var root map[string]any
+	if err := dec.Decode(&root); err != nil || root == nil || dec.More() {
+		return File{}, &FieldError{File: name, Problem: "not one JSON object"}
+	}
+	r := &reader{name: name, root: root, seen: map[string]bool{"$schema": true, "description": true, "sources": true}}
+	var f File
+	p := &f.Params
+
+	p.ID = r.str("id", 64)
+	if r.err == nil && (p.ID == "" || strings.Trim(p.ID, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "") {
+		r.fail("id", "must be 1 to 64 of A-Z a-z 0-9 . _ -")
+	}
+	p.Version = int64(r.num("version", 1, 1<<53-1, true, false))
+	f.BaselineFile = r.file("baseline_file")
+	f.RadioFiles = map[string]string{}
+	for _, tech := range []string{radio.LTE, radio.ThreeG, radio.WiFi} {
+		f.RadioFiles[tech] = r.file("radio_files." + tech)
+	}
+
+	t := &p.Transport
+	t.MSSBytes = r.num("transport.mss_bytes", 500, 9000, true, true)
+	t.InitialWindow = r.num("transport.initial_window_segments", 1, 100, true, true)
+	t.HandshakeRTTs = r.num("transport.handshake_rtts", 0, 10, false, true)
+	t.TLSRTTs = r.num("transport.tls_rtts", 0, 10, false, true)
+	t.RequestRTTs = r.num("transport.request_rtts", 0, 10, false, true)
+	t.MathisC = r.num("transport.mathis_c", 0.1, 10, false, true)
+	t.JoinRTTs = r.num("transport.join_rtts", 0, 10, false, true)
+	t.MaxSlowStartRs = int(r.num("transport.max_slow_start_rounds", 1, 60, true, true))
+	p.Multipath.HOLDiscount = r.num("multipath.hol_discount", 0, 1, false, true)
+
+	p.Modes = make(map[string]Weights, len(modeNames))
+	for _, m := range modeNames {
+		k := "modes." + m + "."
+		p.Modes[m] = Weights{
+			TimePerS:   r.num(k+"time_per_s", 0, 1e6, false, true),
+			BytesPerMB: r.num(k+"bytes_per_mb", 0, 1e6, false, true),
+			EnergyPerJ: r.num(k+"energy_per_j", 0, 1e6, false, true),
+			CellPerMB:  r.num(k+"cell_per_mb", 0, 1e6, false, true),
+		}
+	}
+	d := &p.Defaults
+	d.Mode = r.str("defaults.mode", 32)
+	if r.err == nil && !slices.Contains(modeNames, d.Mode) {
+		r.fail("defaults.mode", "must be one of "+strings.Join(modeNames, ", "))
+	}
+	d.DeadlineMS = int64(r.num("defaults.deadline_ms", 1000, 60000, true, true))
+	d.BatteryFloorPercent = int64(r.num("defaults.battery_floor_percent", 0, 100, true, true))
+	d.ChargingUnlimited = r.boolean("defaults.charging_unlimited")
+
+	q := &p.Quota
+	q.PagesPerDay = r.num("quota.pages_per_day", 1, 1e6, false, true)
+	q.ScarcityMax = r.num("quota.scarcity_max", 1, 1e6, false, true)
+	q.BatterySaverCapBytes = int64(r.num("quota.battery_saver_cap_bytes", 0, 1<<53-1, true, true))
+	p.HTTP1.PerformanceMinUtility = r.num("http1.performance_min_utility_s", 0, 1e6, false, true)
+
+	s := &p.Search
+	s.MinBytes = r.num("search.min_bytes", 1, 1e15, true, true)
+	s.MaxBytes = r.num("search.max_bytes", 1, 1<<53-1, true, true)
+	s.GridPoints = int(r.num("search.grid_points", 2, 1000, true, true))
+	s.BisectSteps = int(r.num("search.bisect_steps", 0, 100, true, true))
+	if r.err == nil && s.MaxBytes <= s.MinBytes {
+		r.fail("search.max_bytes", "must be > search.min_bytes")
+	}
+	if r.err != nil {
+		return File{}, r.err
+	}
+	if err := r.unknown("", root); err != nil {
+		return File{}, err
+	}
+	if err := r.sources(p); err != nil {
+		return File{}, err
+	}
+	return f, nil
+}
+
+// reader reads fields by dotted path and keeps the first error.
+type reader struct {
+	name   string
+	root   map[string]any
+	err    error
+	seen   map[string]bool // paths read
+	valued []string        // paths that need a source
+}
+
+func (r *reader) fail(field, problem string) {
+	if r.err == nil {
+		r.err = &FieldError{File: r.name, Field: field, Problem: problem}
+	}
+}
+
+func (r *reader) get(p string) (any, bool) {
+	var cur any = r.root
+	for _, k := range strings.Split(p, ".") {
+		obj, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = obj[k]; !ok {
+			return nil, false
+		}
+	}
+	r.seen[p] = true
+	return cur, true
+}
+
+func (r *reader) num(p string, lo, hi float64, integer, sourced bool) float64 {
+	if r.err != nil {
+		return 0
+	}
+	v, ok := r.get(p)
+	if !ok {
+		r.fail(p, "missing")
+		return 0
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		r.fail(p, "must be a number")
+		return 0
+	}
+	x, err := n.Float64()
+	if err != nil || math.IsInf(x, 0) || math.IsNaN(x) {
+		r.fail(p, "must be a finite number")
+		return 0
+	}
+	if integer && x != math.Trunc(x) {
+		r.fail(p, "must be an integer")
+		return 0
+	}
+	if x < lo {
+		r.fail(p, fmt.Sprintf("must be >= %g", lo))
+		return 0
+	}
+	if x > hi {
+		r.fail(p, fmt.Sprintf("must be <= %g", hi))
+		return 0
+	}
+	if sourced {
+		r.valued = append(r.valued, p)
+	}
+	return x
+}
+
+func (r *reader) str(p string, max int) string {
+	if r.err != nil {
+		return ""
+	}
+	v, ok := r.get(p)
+	if !ok {
+		r.fail(p, "missing")
+		return ""
+	}
+	s, ok := v.(string)
+	if !ok {
+		r.fail(p, "must be a string")
+		return ""
+	}
+	if len(s) > max {
+		r.fail(p, fmt.Sprintf("must be at most %d bytes", max))
+	}
+	return s
+}
+
+// file reads a file name in the same directory: no separators, ends in .json.
+func (r *reader) file(p string) string {
+	s := r.str(p, 128)
+	if r.err == nil && (strings.ContainsAny(s, `/\`) || !strings.HasSuffix(s, ".json") || s == FileName) {
+		r.fail(p, "must name another .json file in the same directory")
+	}
+	return s
+}
+
+func (r *reader) boolean(p string) bool {
+	if r.err != nil {
+		return false
+	}
+	v, ok := r.get(p)
+	if !ok {
+		r.fail(p, "missing")
+		return false
+	}
+	b, ok := v.(bool)
+	if !ok {
+		r.fail(p, "must be true or false")
+	}
+	r.valued = append(r.valued, p)
+	return b
+}
+
+// unknown reports the first field (in sorted order) that no reader call asked for.
+func (r *reader) unknown(prefix string, obj map[string]any) error {
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		if r.seen[p] {
+			continue
+		}
+		sub, ok := obj[k].(map[string]any)
+		if !ok {
+			return &FieldError{File: r.name, Field: p, Problem: "unknown field"}
+		}
+		if err := r.unknown(p, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sources checks that every value has a source and that every source names a value.
+func (r *reader) sources(p *Params) error {
+	raw, ok := r.root["sources"].(map[string]any)
+	if !ok {
+		if _, present := r.root["sources"]; !present {
+			return &FieldError{File: r.name, Field: "sources", Problem: "missing"}
+		}
+		return &FieldError{File: r.name, Field: "sources", Problem: "must be an object"}
+	}
+	p.Sources = make(map[string]string, len(raw))
+	keys := make([]string, 0, len(raw))
+	for k := range raw {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s, ok := raw[k].(string)
+		if !ok || strings.TrimSpace(s) == "" {
+			return &FieldError{File: r.name, Field: "sources." + k, Problem: "must be a non-empty string"}
+		}
+		if !slices.ContainsFunc(r.valued, func(v string) bool { return covers(k, v) }) {
+			return &FieldError{File: r.name, Field: "sources." + k, Problem: "names no model value of this file"}
+		}
+		p.Sources[k] = s
+	}
+	for _, v := range r.valued {
+		if !slices.ContainsFunc(keys, func(k string) bool { return covers(k, v) }) {
+			return &FieldError{File: r.name, Field: v, Problem: "has no entry in sources"}
+		}
+	}
+	return nil
+}
+
+// covers says whether a source key applies to a value path: the same path or a dotted prefix of it.
+func covers(key, value string) bool {
+	return key == value || strings.HasPrefix(value, key+".")
+}
