@@ -80,6 +80,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return frameCmd(rest, stdin, stdout, stderr)
 	case "unframe":
 		return unframeCmd(rest, stdin, stdout, stderr)
+	case "actuator":
+		return actuatorCmd(rest, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "%s %s (protocol %d)\n", protocol.HostName, host.Version, protocol.Version)
 		return exitOK

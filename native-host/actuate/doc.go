@@ -1,0 +1,13 @@
+// Package actuate is MPSurf's privileged helper: a small daemon holding CAP_NET_ADMIN that carries the host's
+// decisions into the kernel. It listens on a Unix socket, admits only peers whose SO_PEERCRED uid or gid is
+// allowed, accepts a fixed set of verbs (proto.go) at a bounded rate, and writes every request to an audit log.
+//
+// Every kernel change is a lease: the client renews it, and when it stops (killed, hung) the change is undone
+// within the lease plus one second. Before any change the helper writes the prior value of what it touches to
+// an undo record (undo.go) under its state directory; it restores from that record on exit, on SIGTERM, from
+// `mpsurf-host actuator --restore` (the systemd unit's ExecStopPost), and at the next start after a crash.
+//
+// Backends (backend.go) are the kernel levers: the userspace path manager (per connection), the in-kernel
+// endpoint's subflow flag (global), the net.mptcp.enabled sysctl (global; refused under mptcpize, where
+// enabled=0 makes socket() fail with ENOPROTOOPT and Chromium loads nothing), and a dry run that only records.
+package actuate

@@ -1,0 +1,175 @@
+package actuate
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+)
+
+// Verbs a client may send, one JSON object per line. Anything else is refused with CodeUnknownVerb.
+const (
+	VerbHello      = "hello"                // start a session: {} -> {session, backend}
+	VerbLeaseRenew = "lease-renew"          // {session, lease_ms}
+	VerbOrigin     = "set-origin-policy"    // {session, lease_ms, addrs, multipath, theta1, theta2}
+	VerbEndpoint   = "set-endpoint-subflow" // {session, lease_ms, enabled}
+	VerbEnabled    = "set-mptcp-enabled"    // {session, lease_ms, value: 0|1, mptcpize}
+	VerbRelease    = "release"              // {session}: undo everything now
+	VerbStatus     = "status"               // {} -> backend state
+)
+
+// Error codes in responses.
+const (
+	CodeBadRequest  = "bad_request"
+	CodeUnknownVerb = "unknown_verb"
+	CodeBadSession  = "bad_session"
+	CodeBadArgument = "bad_argument"
+	CodeRateLimited = "rate_limited"
+	CodeUnsupported = "unsupported" // the backend does not do this
+	CodeNotYet      = "not_implemented"
+	CodeRefused     = "refused" // a safety rule forbids it (mptcpize with enabled=0)
+	CodeKernel      = "kernel_error"
+)
+
+// Lease bounds. The floor keeps renewals from flooding the helper; the ceiling bounds how long a dead
+// client's changes can outlive it.
+const (
+	MinLeaseMS = 200
+	MaxLeaseMS = 60_000
+	MaxAddrs   = 64 // addresses per origin: a page's hosts resolve to a handful each
+	MaxLine    = 16 << 10
+)
+
+// Request is one line from the client.
+type Request struct {
+	ID        uint64   `json:"id"`
+	Verb      string   `json:"verb"`
+	Session   string   `json:"session,omitempty"`
+	LeaseMS   int64    `json:"lease_ms,omitempty"`
+	Addrs     []string `json:"addrs,omitempty"`
+	Multipath *bool    `json:"multipath,omitempty"`
+	Theta1    int64    `json:"theta1,omitempty"`
+	Theta2    *int64   `json:"theta2,omitempty"`
+	Enabled   *bool    `json:"enabled,omitempty"`
+	Value     *int     `json:"value,omitempty"`
+	Mptcpize  bool     `json:"mptcpize,omitempty"`
+}
+
+// Response is one line back.
+type Response struct {
+	ID      uint64 `json:"id"`
+	OK      bool   `json:"ok"`
+	Code    string `json:"code,omitempty"`
+	Error   string `json:"error,omitempty"`
+	Session string `json:"session,omitempty"`
+	Backend string `json:"backend,omitempty"`
+	Result  any    `json:"result,omitempty"`
+}
+
+// Error is a refusal with a code the client can act on.
+type Error struct {
+	Code string
+	Msg  string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Msg }
+
+func errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Msg: fmt.Sprintf(format, args...)}
+}
+
+// OriginPolicy is a validated set-origin-policy.
+type OriginPolicy struct {
+	Addrs     []netip.Addr
+	Multipath bool
+	Theta1    int64
+	Theta2    *int64
+}
+
+// parseRequest decodes and validates one line. Unknown fields are refused so that a typo never silently
+// means "default".
+func parseRequest(line []byte) (Request, error) {
+	var r Request
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, errorf(CodeBadRequest, "not a request object: %v", err)
+	}
+	if dec.More() {
+		return r, errorf(CodeBadRequest, "trailing data after the request object")
+	}
+	switch r.Verb {
+	case VerbHello, VerbStatus:
+		return r, nil
+	case VerbLeaseRenew, VerbOrigin, VerbEndpoint, VerbEnabled, VerbRelease:
+	default:
+		return r, errorf(CodeUnknownVerb, "unknown verb %.40q", r.Verb)
+	}
+	if err := checkSession(r.Session); err != nil {
+		return r, err
+	}
+	if r.Verb == VerbRelease {
+		return r, nil
+	}
+	if r.LeaseMS < MinLeaseMS || r.LeaseMS > MaxLeaseMS {
+		return r, errorf(CodeBadArgument, "lease_ms %d outside [%d, %d]", r.LeaseMS, MinLeaseMS, MaxLeaseMS)
+	}
+	switch r.Verb {
+	case VerbOrigin:
+		if _, err := r.originPolicy(); err != nil {
+			return r, err
+		}
+	case VerbEndpoint:
+		if r.Enabled == nil {
+			return r, errorf(CodeBadArgument, "enabled (true|false) is required")
+		}
+	case VerbEnabled:
+		if r.Value == nil || (*r.Value != 0 && *r.Value != 1) {
+			return r, errorf(CodeBadArgument, "value must be 0 or 1")
+		}
+	}
+	return r, nil
+}
+
+// sessionLen is the length of a session token in hex digits (128 random bits).
+const sessionLen = 32
+
+func checkSession(s string) error {
+	if len(s) != sessionLen {
+		return errorf(CodeBadSession, "session must be %d hex digits", sessionLen)
+	}
+	if _, err := hex.DecodeString(s); err != nil {
+		return errorf(CodeBadSession, "session is not hex")
+	}
+	return nil
+}
+
+func (r Request) originPolicy() (OriginPolicy, error) {
+	p := OriginPolicy{Theta1: r.Theta1, Theta2: r.Theta2}
+	if r.Multipath == nil {
+		return p, errorf(CodeBadArgument, "multipath (true|false) is required")
+	}
+	p.Multipath = *r.Multipath
+	if len(r.Addrs) == 0 || len(r.Addrs) > MaxAddrs {
+		return p, errorf(CodeBadArgument, "addrs must list 1 to %d addresses", MaxAddrs)
+	}
+	for _, s := range r.Addrs {
+		a, err := netip.ParseAddr(s)
+		if err != nil || a.Zone() != "" {
+			return p, errorf(CodeBadArgument, "bad address %.60q", s)
+		}
+		a = a.Unmap()
+		if a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() {
+			return p, errorf(CodeBadArgument, "address %s cannot be a web origin's", a)
+		}
+		p.Addrs = append(p.Addrs, a)
+	}
+	if r.Theta1 < 0 {
+		return p, errorf(CodeBadArgument, "theta1 %d is negative", r.Theta1)
+	}
+	if r.Theta2 != nil && *r.Theta2 < 0 {
+		return p, errorf(CodeBadArgument, "theta2 %d is negative", *r.Theta2)
+	}
+	return p, nil
+}

@@ -1,0 +1,490 @@
+package actuate
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config is the helper's configuration (the actuator subcommand's flags).
+type Config struct {
+	Socket    string   // Unix socket path
+	AllowUIDs []uint32 // peers with one of these uids are served; uid 0 only if listed here
+	AllowGIDs []uint32 // or with one of these primary gids (never for uid 0)
+	Backend   string
+	StateDir  string // undo record
+	AuditFile string // JSON lines; "" means StateDir/audit.jsonl
+	CellAddr  netip.Addr
+	SysctlDir string // default SysctlDir; tests point it elsewhere only for the dry run
+	Log       *slog.Logger
+	// Rate limit per peer: Burst requests at once, then Rate per second.
+	Rate  float64
+	Burst float64
+}
+
+// Peer is a client as the kernel reports it.
+type Peer struct {
+	Pid int
+	Uid uint32
+	Gid uint32
+}
+
+// Default rate limit: a host renews its lease a few times per lease and sends one policy per navigation;
+// 20/s with a burst of 50 leaves room for a page's burst of origins while bounding a runaway client.
+const (
+	DefaultRate  = 20
+	DefaultBurst = 50
+)
+
+func (c *Config) allowed(p Peer) bool {
+	if slices.Contains(c.AllowUIDs, p.Uid) {
+		return true
+	}
+	return p.Uid != 0 && slices.Contains(c.AllowGIDs, p.Gid)
+}
+
+// ParseIDs reads "N[,M...]".
+func ParseIDs(s string) ([]uint32, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []uint32
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseUint(strings.TrimSpace(f), 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("bad id %q", f)
+		}
+		out = append(out, uint32(n))
+	}
+	return out, nil
+}
+
+// Server is a running helper.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	journal *Journal
+	backend Backend
+	ln      *net.UnixListener
+	audit   *auditLog
+
+	mu      sync.Mutex
+	session string
+	owner   Peer
+	expiry  time.Time // zero: no lease held
+	buckets map[Peer]*bucket
+}
+
+// Start restores what a crashed run left, picks the backend, and listens. Serve runs it.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if cfg.SysctlDir == "" {
+		cfg.SysctlDir = SysctlDir
+	}
+	if cfg.Rate == 0 {
+		cfg.Rate, cfg.Burst = DefaultRate, DefaultBurst
+	}
+	if len(cfg.AllowUIDs) == 0 && len(cfg.AllowGIDs) == 0 {
+		return nil, errors.New("no peer allowed: give --allow-uid or --allow-gid")
+	}
+	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
+		return nil, err
+	}
+	j, left, err := OpenJournal(cfg.StateDir, cfg.SysctlDir)
+	if len(left) > 0 {
+		cfg.Log.Warn("restored the undo record of a previous run", "entries", len(left), "err", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	name, why := chooseBackend(cfg.Backend, j)
+	b, err := newBackend(BackendConfig{Name: name, CellAddr: cfg.CellAddr, Log: func(m string, a ...any) { cfg.Log.Warn(m, a...) }}, j)
+	if err != nil {
+		j.Restore("")
+		return nil, fmt.Errorf("backend %s: %w", name, err)
+	}
+	auditPath := cfg.AuditFile
+	if auditPath == "" {
+		auditPath = filepath.Join(cfg.StateDir, "audit.jsonl")
+	}
+	audit, err := openAudit(auditPath)
+	if err != nil {
+		b.Close()
+		j.Restore("")
+		return nil, err
+	}
+	os.Remove(cfg.Socket) // a stale socket from a crash; the undo record was handled above
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: cfg.Socket, Net: "unix"})
+	if err != nil {
+		b.Close()
+		j.Restore("")
+		audit.Close()
+		return nil, err
+	}
+	// Anyone may connect; SO_PEERCRED decides who is served. 0666 lets the unprivileged host reach it.
+	os.Chmod(cfg.Socket, 0o666)
+	cfg.Log.Info("actuator started", "backend", name, "why", why, "socket", cfg.Socket, "pid", os.Getpid())
+	return &Server{cfg: cfg, log: cfg.Log, journal: j, backend: b, ln: ln, audit: audit, buckets: map[Peer]*bucket{}}, nil
+}
+
+// BackendName is the backend in use.
+func (s *Server) BackendName() string { return s.backend.Name() }
+
+// Serve accepts clients until ctx ends, then undoes everything and removes the undo record.
+func (s *Server) Serve(ctx context.Context) error {
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	wg.Add(1)
+	go func() { defer wg.Done(); s.leaseWatch(stop) }()
+	go func() { <-ctx.Done(); s.ln.Close() }()
+	var conns sync.Map
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			break
+		}
+		conns.Store(c, true)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer conns.Delete(c)
+			s.serveConn(c)
+		}()
+	}
+	close(stop)
+	conns.Range(func(k, _ any) bool { k.(*net.UnixConn).Close(); return true })
+	wg.Wait()
+	return s.shutdown()
+}
+
+func (s *Server) shutdown() error {
+	errs := []error{s.backend.Close(), s.journal.Restore("")}
+	os.Remove(s.cfg.Socket)
+	s.audit.Close()
+	s.log.Info("actuator stopped; kernel state restored", "pending_undo", s.journal.Pending())
+	return errors.Join(errs...)
+}
+
+// leaseWatch releases the client's changes once its lease lapses: within the 100 ms tick of the expiry.
+func (s *Server) leaseWatch(stop chan struct{}) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			s.mu.Lock()
+			expired := !s.expiry.IsZero() && now.After(s.expiry)
+			if expired {
+				s.expiry = time.Time{}
+			}
+			s.mu.Unlock()
+			if expired {
+				err := s.release()
+				s.audit.write(auditRecord{Verb: "lease-expired", OK: err == nil, Error: errString(err)})
+				s.log.Info("lease expired; changes undone", "err", err)
+			}
+		}
+	}
+}
+
+func (s *Server) release() error {
+	return errors.Join(s.backend.Release(), s.journal.Restore(ScopeLease))
+}
+
+func (s *Server) serveConn(c *net.UnixConn) {
+	defer c.Close()
+	peer, err := peerCred(c)
+	if err != nil || !s.cfg.allowed(peer) {
+		s.audit.write(auditRecord{Peer: peer, Verb: "connect", Error: "peer not allowed"})
+		s.log.Warn("refused peer", "pid", peer.Pid, "uid", peer.Uid, "gid", peer.Gid, "err", err)
+		json.NewEncoder(c).Encode(Response{Code: CodeRefused, Error: fmt.Sprintf("uid %d gid %d is not allowed", peer.Uid, peer.Gid)})
+		return
+	}
+	r := bufio.NewReaderSize(c, 4096)
+	enc := json.NewEncoder(c)
+	for {
+		line, err := readLine(r)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+				enc.Encode(Response{Code: CodeBadRequest, Error: err.Error()})
+			}
+			return
+		}
+		if len(line) == 0 {
+			continue
+		}
+		resp := s.handle(peer, line)
+		if err := enc.Encode(resp); err != nil {
+			return
+		}
+	}
+}
+
+// readLine reads one line of at most MaxLine bytes.
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := r.ReadSlice('\n')
+		line = append(line, frag...)
+		if len(line) > MaxLine {
+			return nil, fmt.Errorf("line longer than %d bytes", MaxLine)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			if len(line) > 0 && err == io.EOF {
+				return line, nil
+			}
+			return nil, err
+		}
+		return line[:len(line)-1], nil
+	}
+}
+
+func (s *Server) handle(peer Peer, line []byte) Response {
+	req, err := parseRequest(line)
+	resp := Response{ID: req.ID}
+	if err == nil && !s.allow(peer) {
+		err = errorf(CodeRateLimited, "more than %g requests per second", s.cfg.Rate)
+	}
+	var result any
+	if err == nil {
+		result, err = s.do(peer, req, &resp)
+	}
+	rec := auditRecord{Peer: peer, Verb: req.Verb, ID: req.ID, OK: err == nil, Error: errString(err)}
+	if req.Verb == VerbOrigin || req.Verb == VerbEndpoint || req.Verb == VerbEnabled {
+		rec.Args = argsOf(req)
+	}
+	s.audit.write(rec)
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Code: CodeKernel, Msg: err.Error()}
+		}
+		resp.Code, resp.Error = e.Code, e.Msg
+		return resp
+	}
+	resp.OK, resp.Result = true, result
+	return resp
+}
+
+func (s *Server) do(peer Peer, req Request, resp *Response) (any, error) {
+	switch req.Verb {
+	case VerbHello:
+		b := make([]byte, sessionLen/2)
+		rand.Read(b)
+		sess := hex.EncodeToString(b)
+		s.mu.Lock()
+		old := s.session
+		s.session, s.owner = sess, peer
+		held := !s.expiry.IsZero()
+		s.expiry = time.Time{}
+		s.mu.Unlock()
+		// One client at a time: a new hello (the host restarted) replaces the old session and what it held.
+		if old != "" && held {
+			if err := s.release(); err != nil {
+				s.log.Warn("release on new session", "err", err)
+			}
+		}
+		resp.Session, resp.Backend = sess, s.backend.Name()
+		return map[string]any{"lease_ms_min": MinLeaseMS, "lease_ms_max": MaxLeaseMS}, nil
+	case VerbStatus:
+		s.mu.Lock()
+		var left int64
+		if !s.expiry.IsZero() {
+			left = time.Until(s.expiry).Milliseconds()
+		}
+		s.mu.Unlock()
+		resp.Backend = s.backend.Name()
+		return map[string]any{"lease_left_ms": left, "undo_entries": s.journal.Pending(), "backend": s.backend.Status()}, nil
+	}
+	s.mu.Lock()
+	if req.Session != s.session || s.session == "" {
+		s.mu.Unlock()
+		return nil, errorf(CodeBadSession, "no such session (send hello)")
+	}
+	if req.Verb != VerbRelease {
+		// The lease starts (or is extended) before the change so that a change is never left without one.
+		s.expiry = time.Now().Add(time.Duration(req.LeaseMS) * time.Millisecond)
+	}
+	s.mu.Unlock()
+	switch req.Verb {
+	case VerbLeaseRenew:
+		return nil, nil
+	case VerbRelease:
+		s.mu.Lock()
+		s.expiry = time.Time{}
+		s.mu.Unlock()
+		return nil, s.release()
+	case VerbOrigin:
+		p, _ := req.originPolicy()
+		return nil, s.backend.SetOrigin(p)
+	case VerbEndpoint:
+		return nil, s.backend.SetEndpointSubflow(*req.Enabled)
+	case VerbEnabled:
+		under := req.Mptcpize || underMptcpize(peer.Pid)
+		return nil, s.backend.SetEnabled(*req.Value, under)
+	}
+	return nil, errorf(CodeUnknownVerb, "unknown verb %.40q", req.Verb)
+}
+
+// underMptcpize reports whether the peer or its parent (the browser that started the host) runs with
+// mptcpize's LD_PRELOAD wrapper.
+func underMptcpize(pid int) bool {
+	for i := 0; i < 2 && pid > 1; i++ {
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err == nil {
+			for _, kv := range strings.Split(string(env), "\x00") {
+				if strings.HasPrefix(kv, "LD_PRELOAD=") && strings.Contains(kv, "libmptcpwrap") {
+					return true
+				}
+			}
+		}
+		pid = parentPid(pid)
+	}
+	return false
+}
+
+func parentPid(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name may hold spaces and parentheses: the fields start after the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// bucket is a token bucket per peer.
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func (s *Server) allow(p Peer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	b := s.buckets[p]
+	if b == nil {
+		if len(s.buckets) > 1024 {
+			s.buckets = map[Peer]*bucket{} // bounded memory; forgetting grants a fresh burst, no more
+		}
+		b = &bucket{tokens: s.cfg.Burst, last: now}
+		s.buckets[p] = b
+	}
+	b.tokens = min(s.cfg.Burst, b.tokens+now.Sub(b.last).Seconds()*s.cfg.Rate)
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func argsOf(r Request) map[string]any {
+	m := map[string]any{"lease_ms": r.LeaseMS}
+	if r.Addrs != nil {
+		m["addrs"] = r.Addrs
+	}
+	if r.Multipath != nil {
+		m["multipath"] = *r.Multipath
+	}
+	if r.Theta1 != 0 {
+		m["theta1"] = r.Theta1
+	}
+	if r.Theta2 != nil {
+		m["theta2"] = *r.Theta2
+	}
+	if r.Enabled != nil {
+		m["enabled"] = *r.Enabled
+	}
+	if r.Value != nil {
+		m["value"] = *r.Value
+	}
+	if r.Mptcpize {
+		m["mptcpize"] = true
+	}
+	return m
+}
+
+// auditLog appends one JSON line per request.
+type auditLog struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+type auditRecord struct {
+	Time  string         `json:"time"`
+	Peer  Peer           `json:"peer"`
+	Verb  string         `json:"verb"`
+	ID    uint64         `json:"id,omitempty"`
+	OK    bool           `json:"ok"`
+	Error string         `json:"error,omitempty"`
+	Args  map[string]any `json:"args,omitempty"`
+}
+
+func openAudit(path string) (*auditLog, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	return &auditLog{f: f}, nil
+}
+
+func (a *auditLog) write(r auditRecord) {
+	r.Time = time.Now().UTC().Format(time.RFC3339Nano)
+	if len(r.Verb) > 40 {
+		r.Verb = r.Verb[:40]
+	}
+	b, _ := json.Marshal(r)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.f.Write(append(b, '\n'))
+}
+
+func (a *auditLog) Close() error { return a.f.Close() }
+
+// RestoreOnly undoes what the record in dir holds and removes it: the unit's ExecStopPost, after a crash.
+func RestoreOnly(dir, sysctlDir string) (int, error) {
+	if sysctlDir == "" {
+		sysctlDir = SysctlDir
+	}
+	_, left, err := OpenJournal(dir, sysctlDir)
+	return len(left), err
+}
