@@ -4,29 +4,7 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"testing"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
-
-// The offsets ParseDiag reads are those of the kernel's struct tcp_info as x/sys/unix mirrors it.
-func TestTCPInfoOffsets(t *testing.T) {
-	var ti unix.TCPInfo
-	for _, c := range []struct {
-		name string
-		got  uintptr
-		want int
-	}{
-		{"rtt", unsafe.Offsetof(ti.Rtt), tcpiRTT},
-		{"total_retrans", unsafe.Offsetof(ti.Total_retrans), tcpiTotRetr},
-		{"segs_out", unsafe.Offsetof(ti.Segs_out), tcpiSegsOut},
-		{"min_rtt", unsafe.Offsetof(ti.Min_rtt), tcpiMinRTT},
-	} {
-		if int(c.got) != c.want {
-			t.Errorf("tcp_info.%s at %d, parser reads %d", c.name, c.got, c.want)
-		}
-	}
-}
 
 // diagMsg builds an inet_diag_msg for src with a tcp_info of infoLen bytes, plus attrs before it.
 func diagMsg(family byte, src []byte, infoLen int, rtt, minRTT, retr, segs uint32) []byte {

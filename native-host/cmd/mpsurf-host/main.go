@@ -45,8 +45,10 @@ const usage = `usage:
         write the native messaging manifest org.mpsurf.host.json
   mpsurf-host uninstall [--browser chromium|chrome] [--user-data-dir DIR]
         remove that manifest
-  mpsurf-host status [--json] [--models DIR | --policy FILE]
-        print the host version, protocol and the policy it would load
+  mpsurf-host status [--json] [--models DIR | --policy FILE] [--names IF=KIND,...] [--probe-target HOST:PORT]
+                     [--sample DURATION] [--cell lte|3g]
+        print the host version, protocol, the policy it would load, and the paths and RRC state measured
+        while sampling for DURATION (1.5s)
   mpsurf-host frame [--raw] [JSON ...]
         write each JSON argument (or each line of stdin) as one frame to stdout
   mpsurf-host unframe
@@ -210,56 +212,6 @@ func installCmd(cmd string, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "no manifest at %s; nothing to remove\n", file)
 	}
 	return exitOK
-}
-
-// statusOutput is what status --json prints: only what the host knows today.
-type statusOutput struct {
-	Host         string           `json:"host"`
-	Version      string           `json:"version"`
-	Protocol     int              `json:"protocol"`
-	PolicySource string           `json:"policy_source"`
-	Policy       *protocol.Policy `json:"policy,omitempty"`
-	PolicyError  string           `json:"policy_error,omitempty"`
-}
-
-func statusCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("status")
-	asJSON := fs.Bool("json", false, "")
-	models := fs.String("models", "", "")
-	policyFile := fs.String("policy", "", "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return badUsage(stderr, "status: bad arguments %q", args)
-	}
-	src, err := policy.Resolve(*models, *policyFile)
-	if err != nil {
-		fmt.Fprintf(stderr, "mpsurf-host: status: %v\n", err)
-		return exitFailed
-	}
-	out := statusOutput{Host: protocol.HostName, Version: host.Version, Protocol: protocol.Version, PolicySource: src.String()}
-	code := exitOK
-	if snap, err := policy.NewStore(src).Snapshot(); err != nil {
-		out.PolicyError, code = err.Error(), exitFailed
-	} else {
-		out.Policy = &snap.Policy
-	}
-	if *asJSON {
-		data, _ := json.MarshalIndent(out, "", "  ")
-		fmt.Fprintf(stdout, "%s\n", data)
-		return code
-	}
-	fmt.Fprintf(stdout, "%s %s, protocol %d\npolicy file: %s\n", out.Host, out.Version, out.Protocol, out.PolicySource)
-	if out.Policy == nil {
-		fmt.Fprintf(stdout, "policy: not loaded: %s\n", out.PolicyError)
-		return code
-	}
-	p := out.Policy
-	theta2 := "none"
-	if p.Theta2 != nil {
-		theta2 = fmt.Sprintf("%d bytes", *p.Theta2)
-	}
-	fmt.Fprintf(stdout, "policy: %s v%d: multipath %v, theta1 %d bytes, theta2 %s, deadline %d ms\nreason: %s\n",
-		p.Model.ID, p.Model.Version, p.Multipath, p.Theta1, theta2, p.DeadlineMS, p.Reason)
-	return code
 }
 
 func frameCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

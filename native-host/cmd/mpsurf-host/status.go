@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/host"
+	"github.com/mpsurf/mpsurf/native-host/paths"
+	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/radio"
+	models "github.com/mpsurf/mpsurf/policy-models"
+)
+
+// statusOutput is what status --json prints.
+type statusOutput struct {
+	Host         string           `json:"host"`
+	Version      string           `json:"version"`
+	Protocol     int              `json:"protocol"`
+	PolicySource string           `json:"policy_source"`
+	Policy       *protocol.Policy `json:"policy,omitempty"`
+	PolicyError  string           `json:"policy_error,omitempty"`
+	Paths        []paths.Path     `json:"paths,omitempty"`
+	RRC          any              `json:"rrc,omitempty"`
+	PathsError   string           `json:"paths_error,omitempty"`
+	SampledMS    int64            `json:"sampled_ms,omitempty"`
+}
+
+func statusCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("status")
+	asJSON := fs.Bool("json", false, "")
+	models := fs.String("models", "", "")
+	policyFile := fs.String("policy", "", "")
+	names := fs.String("names", "", "")
+	probe := fs.String("probe-target", "", "")
+	sample := fs.Duration("sample", 1500*time.Millisecond, "")
+	cell := fs.String("cell", radio.LTE, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return badUsage(stderr, "status: bad arguments %q", args)
+	}
+	nameMap, err := paths.ParseNames(*names)
+	if err != nil {
+		return badUsage(stderr, "status: %v", err)
+	}
+	if *sample < 0 || *sample > time.Minute {
+		return badUsage(stderr, "status: --sample %v: want 0 … 1m", *sample)
+	}
+	if *cell != radio.LTE && *cell != radio.ThreeG {
+		return badUsage(stderr, "status: --cell %q: want %s or %s", *cell, radio.LTE, radio.ThreeG)
+	}
+	src, err := policy.Resolve(*models, *policyFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: status: %v\n", err)
+		return exitFailed
+	}
+	out := statusOutput{Host: protocol.HostName, Version: host.Version, Protocol: protocol.Version, PolicySource: src.String()}
+	code := exitOK
+	if snap, err := policy.NewStore(src).Snapshot(); err != nil {
+		out.PolicyError, code = err.Error(), exitFailed
+	} else {
+		out.Policy = &snap.Policy
+	}
+	if *sample > 0 {
+		if err := measure(&out, *models, *cell, nameMap, *probe, *sample); err != nil {
+			out.PathsError = err.Error()
+		}
+	}
+	if *asJSON {
+		data, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", data)
+		return code
+	}
+	fmt.Fprintf(stdout, "%s %s, protocol %d\npolicy file: %s\n", out.Host, out.Version, out.Protocol, out.PolicySource)
+	if out.Policy == nil {
+		fmt.Fprintf(stdout, "policy: not loaded: %s\n", out.PolicyError)
+	} else {
+		p := out.Policy
+		theta2 := "none"
+		if p.Theta2 != nil {
+			theta2 = fmt.Sprintf("%d bytes", *p.Theta2)
+		}
+		fmt.Fprintf(stdout, "policy: %s v%d: multipath %v, theta1 %d bytes, theta2 %s, deadline %d ms\nreason: %s\n",
+			p.Model.ID, p.Model.Version, p.Multipath, p.Theta1, theta2, p.DeadlineMS, p.Reason)
+	}
+	if out.PathsError != "" {
+		fmt.Fprintf(stdout, "paths: not measured: %s\n", out.PathsError)
+	}
+	for _, p := range out.Paths {
+		fmt.Fprintf(stdout, "path %s (%s) up %v %v: rtt %s ms (%s), down %s bit/s, up %s bit/s, loss %s\n", p.Name, p.Kind, p.Up,
+			p.Addrs, num(p.RTTMS), str(p.RTTSource), num(p.DownBPS), num(p.UpBPS), num(p.Loss))
+	}
+	if out.RRC != nil {
+		data, _ := json.Marshal(out.RRC)
+		fmt.Fprintf(stdout, "rrc: %s\n", data)
+	}
+	return code
+}
+
+func num(p *float64) string {
+	if p == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.4g", *p)
+}
+
+func str(p *string) string {
+	if p == nil {
+		return "none"
+	}
+	return *p
+}
+
+// measure samples the paths for d.
+func measure(out *statusOutput, modelsDir, cell string, names map[string]string, probe string, d time.Duration) error {
+	file := "power-" + cell + ".json"
+	var b []byte
+	var err error
+	if modelsDir != "" {
+		b, err = os.ReadFile(filepath.Join(modelsDir, file))
+	} else {
+		b, err = models.FS.ReadFile(file)
+	}
+	if err != nil {
+		return err
+	}
+	m, err := radio.Parse(b)
+	if err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	s, err := paths.NewSampler(paths.Config{Names: names, ProbeTarget: probe, Cellular: m})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	start := time.Now()
+	if err := s.Run(ctx); err != nil {
+		return err
+	}
+	snap := s.Snapshot()
+	out.Paths, out.SampledMS = snap.Paths, time.Since(start).Milliseconds()
+	if snap.RRC != nil {
+		out.RRC = snap.RRC
+	}
+	return nil
+}

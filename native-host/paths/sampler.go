@@ -1,0 +1,37 @@
+package paths
+
+import (
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/radio"
+	"github.com/mpsurf/mpsurf/native-host/rrc"
+)
+
+// Config says what a Sampler measures and how often.
+type Config struct {
+	Root        string            // prefix of /proc and /sys; "" is the live system
+	Names       map[string]string // interface name -> kind, over what sysfs says
+	ProbeTarget string            // host:port for the active RTT probe; "" = no probe
+	Cellular    *radio.Model      // RRC model of the cellular interface (LTE or 3G); nil = no RRC inference
+	CellEvery   time.Duration     // counter period while a cellular path exists; 0 = 50 ms
+	Every       time.Duration     // counter period otherwise; 0 = 200 ms
+}
+
+// Timing of the slower parts, chosen so that they cost next to nothing: interfaces and addresses change
+// rarely; one sock_diag dump a second is enough for RTT and loss, which move on the scale of seconds; a probe
+// only when a path has had no passive sample for ProbeAfter, at most every ProbeEvery.
+const (
+	DiscoverEvery = 5 * time.Second
+	DiagEvery     = time.Second
+	ProbeAfter    = 10 * time.Second
+	ProbeEvery    = 5 * time.Second
+	ProbeTimeout  = 2 * time.Second
+	RateSpan      = time.Second
+	RateHorizon   = 30 * time.Second
+)
+
+// Snapshot is what the sampler knows now.
+type Snapshot struct {
+	Paths []Path    `json:"paths"`
+	RRC   *rrc.Info `json:"rrc"`
+}

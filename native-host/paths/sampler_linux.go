@@ -1,0 +1,326 @@
+package paths
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/common"
+	psnet "github.com/shirou/gopsutil/v4/net"
+
+	"github.com/mpsurf/mpsurf/native-host/rrc"
+)
+
+// Sampler measures every path in one goroutine (Run); Snapshot may be called from any goroutine.
+type Sampler struct {
+	cfg  Config
+	ctx  context.Context // carries Root to gopsutil
+	diag *sockDiag
+
+	mu     sync.Mutex
+	paths  map[string]*pathState
+	order  []string
+	cell   *rrc.Machine
+	cellIf string
+	ticks  uint64
+}
+
+type pathState struct {
+	iface       Iface
+	addrs       []netip.Addr
+	down, up    *Rate
+	rtt, loss   *float64
+	rttSource   string
+	lastPassive time.Time
+	lastProbe   time.Time
+	probing     bool
+}
+
+type probeResult struct {
+	name string
+	rtt  time.Duration
+	err  error
+}
+
+// NewSampler checks the configuration and opens the socket diagnostics.
+func NewSampler(cfg Config) (*Sampler, error) {
+	if cfg.CellEvery <= 0 {
+		cfg.CellEvery = 50 * time.Millisecond
+	}
+	if cfg.Every <= 0 {
+		cfg.Every = 200 * time.Millisecond
+	}
+	if cfg.ProbeTarget != "" {
+		if _, _, err := net.SplitHostPort(cfg.ProbeTarget); err != nil {
+			return nil, fmt.Errorf("paths: probe target %q: %w", cfg.ProbeTarget, err)
+		}
+	}
+	root := cfg.Root
+	if root == "" {
+		root = "/"
+	}
+	cfg.Root = root
+	d, err := openDiag()
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.WithValue(context.Background(), common.EnvKey,
+		common.EnvMap{common.HostProcEnvKey: filepath.Join(root, "proc"), common.HostSysEnvKey: filepath.Join(root, "sys")})
+	return &Sampler{cfg: cfg, ctx: ctx, diag: d, paths: map[string]*pathState{}}, nil
+}
+
+// Run samples until ctx ends, then closes the sampler.
+func (s *Sampler) Run(ctx context.Context) error {
+	defer s.diag.close()
+	probes := make(chan probeResult, 8)
+	var lastDiscover, lastDiag time.Time
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case r := <-probes:
+			s.probeDone(r)
+			continue
+		case <-timer.C:
+		}
+		now := time.Now()
+		if now.Sub(lastDiscover) >= DiscoverEvery {
+			if err := s.discover(now); err != nil {
+				return err
+			}
+			lastDiscover = now
+		}
+		if err := s.counters(now); err != nil {
+			return err
+		}
+		if now.Sub(lastDiag) >= DiagEvery {
+			s.sockets(now)
+			s.startProbes(ctx, now, probes)
+			lastDiag = now
+		}
+		s.mu.Lock()
+		s.ticks++
+		every := s.cfg.Every
+		if s.cellIf != "" {
+			every = s.cfg.CellEvery
+		}
+		s.mu.Unlock()
+		timer.Reset(every - time.Since(now))
+	}
+}
+
+// Ticks is how many sampling rounds have run.
+func (s *Sampler) Ticks() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ticks
+}
+
+func (s *Sampler) discover(now time.Time) error {
+	ifs, err := Discover(s.cfg.Root, s.cfg.Names)
+	if err != nil {
+		return err
+	}
+	// Addresses from the live system (netlink through gopsutil), not from Root: sysfs has none.
+	addrs := map[string][]netip.Addr{}
+	if list, err := psnet.InterfacesWithContext(s.ctx); err == nil {
+		for _, ifc := range list {
+			for _, a := range ifc.Addrs {
+				if p, err := netip.ParsePrefix(a.Addr); err == nil {
+					addrs[ifc.Name] = append(addrs[ifc.Name], p.Addr().Unmap())
+				}
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	seen := map[string]bool{}
+	s.order = s.order[:0]
+	cellIf := ""
+	for _, ifc := range ifs {
+		seen[ifc.Name] = true
+		s.order = append(s.order, ifc.Name)
+		ps := s.paths[ifc.Name]
+		if ps == nil {
+			ps = &pathState{down: NewRate(RateSpan, RateHorizon), up: NewRate(RateSpan, RateHorizon)}
+			s.paths[ifc.Name] = ps
+		}
+		ps.iface, ps.addrs = ifc, addrs[ifc.Name]
+		if ifc.Kind == Cellular && cellIf == "" {
+			cellIf = ifc.Name
+		}
+	}
+	for n := range s.paths {
+		if !seen[n] {
+			delete(s.paths, n)
+		}
+	}
+	if cellIf != s.cellIf {
+		s.cellIf, s.cell = cellIf, nil
+		if cellIf != "" && s.cfg.Cellular != nil {
+			m, err := rrc.New(s.cfg.Cellular, cellIf, now)
+			if err != nil {
+				return err
+			}
+			s.cell = m
+		}
+	}
+	return nil
+}
+
+func (s *Sampler) counters(now time.Time) error {
+	stats, err := psnet.IOCountersWithContext(s.ctx, true)
+	if err != nil {
+		return fmt.Errorf("paths: counters: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, st := range stats {
+		ps := s.paths[st.Name]
+		if ps == nil {
+			continue
+		}
+		ps.down.Add(now, st.BytesRecv)
+		ps.up.Add(now, st.BytesSent)
+		if st.Name == s.cellIf && s.cell != nil {
+			s.cell.Observe(now, rrc.Counters{RxPackets: st.PacketsRecv, TxPackets: st.PacketsSent, RxBytes: st.BytesRecv, TxBytes: st.BytesSent})
+		}
+	}
+	return nil
+}
+
+// sockets groups established TCP sockets (MPTCP subflows included) by source address.
+func (s *Sampler) sockets(now time.Time) {
+	socks, err := s.diag.dump(nil)
+	if err != nil {
+		return // diagnostics unavailable this round; passive values just age
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner := map[netip.Addr]*pathState{}
+	for _, ps := range s.paths {
+		for _, a := range ps.addrs {
+			owner[a] = ps
+		}
+	}
+	type agg struct {
+		minRTT     uint32
+		retr, segs uint64
+		n          int
+	}
+	per := map[*pathState]*agg{}
+	for _, sk := range socks {
+		ps := owner[sk.Src]
+		if ps == nil {
+			continue
+		}
+		a := per[ps]
+		if a == nil {
+			a = &agg{}
+			per[ps] = a
+		}
+		rtt := sk.MinRTTUS
+		if rtt == 0 {
+			rtt = sk.RTTUS
+		}
+		if rtt > 0 && (a.minRTT == 0 || rtt < a.minRTT) {
+			a.minRTT = rtt
+		}
+		a.retr += uint64(sk.TotalRetrans)
+		a.segs += uint64(sk.SegsOut)
+		a.n++
+	}
+	for ps, a := range per {
+		if a.minRTT > 0 {
+			v := float64(a.minRTT) / 1000
+			ps.rtt, ps.rttSource, ps.lastPassive = &v, SourcePassive, now
+		}
+		if a.segs > 0 {
+			v := float64(a.retr) / float64(a.segs)
+			ps.loss = &v
+		}
+	}
+}
+
+func (s *Sampler) startProbes(ctx context.Context, now time.Time, out chan<- probeResult) {
+	if s.cfg.ProbeTarget == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, ps := range s.paths {
+		if ps.probing || !ps.iface.Up || len(ps.addrs) == 0 || now.Sub(ps.lastPassive) < ProbeAfter || now.Sub(ps.lastProbe) < ProbeEvery {
+			continue
+		}
+		ps.probing, ps.lastProbe = true, now
+		src := ps.addrs[0]
+		// The connect blocks for a round trip; it runs beside the loop so that counter sampling keeps time.
+		go func() {
+			rtt, err := Probe(ctx, src, s.cfg.ProbeTarget, ProbeTimeout)
+			out <- probeResult{name, rtt, err}
+		}()
+	}
+}
+
+func (s *Sampler) probeDone(r probeResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ps := s.paths[r.name]
+	if ps == nil {
+		return
+	}
+	ps.probing = false
+	if r.err != nil || time.Since(ps.lastPassive) < ProbeAfter {
+		return
+	}
+	v := float64(r.rtt.Microseconds()) / 1000
+	ps.rtt, ps.rttSource = &v, SourceProbe
+}
+
+// Probe times a TCP connect from src to target: SYN to SYN-ACK, one round trip.
+func Probe(ctx context.Context, src netip.Addr, target string, timeout time.Duration) (time.Duration, error) {
+	d := net.Dialer{Timeout: timeout, LocalAddr: &net.TCPAddr{IP: src.AsSlice()}}
+	network := "tcp4"
+	if src.Is6() {
+		network = "tcp6"
+	}
+	start := time.Now()
+	c, err := d.DialContext(ctx, network, target)
+	if err != nil {
+		return 0, fmt.Errorf("paths: probe %s from %s: %w", target, src, err)
+	}
+	rtt := time.Since(start)
+	c.Close()
+	return rtt, nil
+}
+
+// Snapshot returns the paths in name order and the cellular RRC state.
+func (s *Sampler) Snapshot() Snapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := Snapshot{Paths: []Path{}}
+	for _, name := range s.order {
+		ps := s.paths[name]
+		p := Path{Name: name, Kind: ps.iface.Kind, Up: ps.iface.Up, Addrs: []string{}, RTTMS: ps.rtt,
+			DownBPS: ps.down.BPS(), UpBPS: ps.up.BPS(), Loss: ps.loss}
+		for _, a := range ps.addrs {
+			p.Addrs = append(p.Addrs, a.String())
+		}
+		if ps.rtt != nil {
+			src := ps.rttSource
+			p.RTTSource = &src
+		}
+		out.Paths = append(out.Paths, p)
+	}
+	if s.cell != nil {
+		info := s.cell.State(time.Now())
+		out.RRC = &info
+	}
+	return out
+}

@@ -1,0 +1,25 @@
+//go:build !linux
+
+package paths
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+// Sampler is not available on this system.
+type Sampler struct{}
+
+// NewSampler says that path measurement needs Linux.
+func NewSampler(Config) (*Sampler, error) {
+	return nil, fmt.Errorf("paths: measuring paths is not supported on %s (Linux only)", runtime.GOOS)
+}
+
+// Run returns at once.
+func (*Sampler) Run(context.Context) error {
+	return fmt.Errorf("paths: not supported on %s", runtime.GOOS)
+}
+
+// Snapshot is empty.
+func (*Sampler) Snapshot() Snapshot { return Snapshot{Paths: []Path{}} }
