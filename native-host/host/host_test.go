@@ -119,8 +119,11 @@ func TestRepliesValidate(t *testing.T) {
 		}
 		var err error
 		switch b := r.Body.(type) {
-		case protocol.Decision:
+		case DecisionBody:
 			err = b.Validate()
+			if b.Protocol != "unknown" || b.Size == nil || b.Size.Known || len(b.Terms) == 0 {
+				t.Errorf("%s: model explanation %+v", ex.Name, b)
+			}
 			if b.Inputs["policy_file"] != "embedded:policy-models/baseline.json" || b.Inputs["predicted_size_bytes"] != nil {
 				t.Errorf("%s: inputs %v", ex.Name, b.Inputs)
 			}
