@@ -78,6 +78,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return installCmd(cmd, rest, stdout, stderr)
 	case "status":
 		return statusCmd(rest, stdout, stderr)
+	case "decide":
+		return decideCmd(rest, stdout, stderr)
 	case "frame":
 		return frameCmd(rest, stdin, stdout, stderr)
 	case "unframe":
