@@ -1,0 +1,25 @@
+// Package store is the host's durable memory: a SQLite database (the pure-Go driver modernc.org/sqlite) holding one
+// row per decision with its inputs, outputs and later outcome, the load observations the extension reports, the
+// user's last preferences and cellular byte counters per day.
+//
+// Durability. The database runs in WAL mode with synchronous=FULL. Every write is one transaction, and the host
+// replies to a request only after that transaction has committed, so "acknowledged" means "on disk":
+//
+//   - kill -9 of the host: every committed transaction survives. Even at NORMAL this would hold, because a commit has
+//     written its frames to the WAL file (the OS page cache) before it returns, and the kernel keeps those pages when
+//     a process dies.
+//   - power loss or a kernel crash: at FULL the WAL is fsynced at every commit, so every acknowledged transaction
+//     survives. At NORMAL the WAL is fsynced only at checkpoints, so the last transactions before the loss could roll
+//     back (the database stays consistent, but acknowledged decisions would be missing).
+//
+// FULL is chosen because the log promises that an acknowledged decision is kept; the price is one fsync per commit
+// (store_test.go's BenchmarkLogDecision measures it at NORMAL and FULL; the numbers are in the README of native-host).
+//
+// Privacy. The store keeps origins (scheme, host, port), never URLs: every origin passes protocol.NormalizeOrigin,
+// which refuses a path, query or fragment, before it is written. The protocol carries no URL anywhere, so there is
+// no opt-in for keeping them. DeleteAll removes the database file with its -wal and -shm files and starts empty.
+//
+// Retention. At most Options.MaxRows decisions and as many observations, none older than Options.MaxAge
+// (defaults: 100,000 rows, 90 days). Each insert deletes what falls out of the window in the same transaction,
+// using the primary key and the time index, so the cost stays a few index lookups.
+package store

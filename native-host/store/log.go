@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+// checkOrigin keeps URLs out of the store: only a normalised origin may be written.
+func checkOrigin(origin string) error {
+	norm, err := protocol.NormalizeOrigin(origin)
+	if err != nil {
+		return fmt.Errorf("store: origin: %v", err)
+	}
+	if norm != origin {
+		return fmt.Errorf("store: origin %q is not normalised (%q)", origin, norm)
+	}
+	return nil
+}
+
+// LogDecision writes one decision with the request body it answered, and returns once the row is committed.
+func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d protocol.Decision) error {
+	if err := checkOrigin(d.Origin); err != nil {
+		return err
+	}
+	if len(request) == 0 {
+		request = json.RawMessage("null")
+	}
+	body, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("store: decision: %w", err)
+	}
+	now := s.opt.Now().UnixMilli()
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO decisions
+			(time_ms, origin, tab, nav, multipath, theta1, theta2, deadline_ms, model_id, model_version, request, decision)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			now, d.Origin, d.Tab, d.Nav, d.Multipath, d.Theta1, d.Theta2, d.DeadlineMS, d.Model.ID, d.Model.Version,
+			string(request), string(body))
+		if err != nil {
+			return fmt.Errorf("store: decision: %w", err)
+		}
+		id, _ := res.LastInsertId()
+		return s.retain(ctx, tx, "decisions", id, now)
+	})
+}
+
+// retain deletes the rows of table that fall out of the retention window, given the row just inserted.
+func (s *Store) retain(ctx context.Context, tx *sql.Tx, table string, lastID, now int64) error {
+	// table is one of two constants of this package, never input.
+	if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE id <= ?", lastID-s.opt.MaxRows); err != nil {
+		return fmt.Errorf("store: retention: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE time_ms < ?",
+		now-s.opt.MaxAge.Milliseconds()); err != nil {
+		return fmt.Errorf("store: retention: %w", err)
+	}
+	return nil
+}
+
+// Observation is one finished main-frame load the extension reported (PROTOCOL.md §4 Report).
+type Observation struct {
+	Origin        string
+	Tab           int64
+	Nav           string
+	Protocol      string
+	TransferBytes int64
+	PLTms         float64
+	Multipath     *bool
+}
+
+// Report stores an observation, writes it as the outcome of the latest decision for the same origin, tab and nav,
+// and returns how many observations of the origin the store now keeps.
+func (s *Store) Report(ctx context.Context, o Observation) (samples int64, err error) {
+	if err := checkOrigin(o.Origin); err != nil {
+		return 0, err
+	}
+	now := s.opt.Now().UnixMilli()
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO observations
+			(time_ms, origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			now, o.Origin, o.Tab, o.Nav, o.Protocol, o.TransferBytes, o.PLTms, o.Multipath)
+		if err != nil {
+			return fmt.Errorf("store: observation: %w", err)
+		}
+		id, _ := res.LastInsertId()
+		if err := s.retain(ctx, tx, "observations", id, now); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE decisions SET plt_ms = ?, transfer_bytes = ?, protocol = ?
+			WHERE id = (SELECT max(id) FROM decisions WHERE tab = ? AND nav = ? AND origin = ?)`,
+			o.PLTms, o.TransferBytes, o.Protocol, o.Tab, o.Nav, o.Origin); err != nil {
+			return fmt.Errorf("store: outcome: %w", err)
+		}
+		return tx.QueryRowContext(ctx, "SELECT count(*) FROM observations WHERE origin = ?", o.Origin).Scan(&samples)
+	})
+	return samples, err
+}
+
+// SetActuation records what the host did to carry out the latest decision for origin, tab and nav (JSON).
+// It reports false when no such decision is kept.
+func (s *Store) SetActuation(ctx context.Context, origin string, tab int64, nav string, result json.RawMessage) (bool, error) {
+	if !json.Valid(result) {
+		return false, errors.New("store: actuation: not JSON")
+	}
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE decisions SET actuation = ?
+			WHERE id = (SELECT max(id) FROM decisions WHERE tab = ? AND nav = ? AND origin = ?)`,
+			string(result), tab, nav, origin)
+		if err != nil {
+			return fmt.Errorf("store: actuation: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n == 1, err
+}
+
+// SavePrefs keeps prefs (any JSON-marshalable value) as the last preferences.
+func (s *Store) SavePrefs(ctx context.Context, prefs any) error {
+	data, err := json.Marshal(prefs)
+	if err != nil {
+		return fmt.Errorf("store: prefs: %w", err)
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO prefs (id, time_ms, prefs) VALUES (1, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET time_ms = excluded.time_ms, prefs = excluded.prefs`,
+			s.opt.Now().UnixMilli(), string(data))
+		if err != nil {
+			return fmt.Errorf("store: prefs: %w", err)
+		}
+		return nil
+	})
+}
+
+// Prefs returns the last preferences saved as JSON, or nil when none were.
+func (s *Store) Prefs(ctx context.Context) (json.RawMessage, error) {
+	var data string
+	err := s.with(func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, "SELECT prefs FROM prefs WHERE id = 1").Scan(&data)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: prefs: %w", err)
+	}
+	return json.RawMessage(data), nil
+}
+
+// Counts returns how many decisions and observations the store keeps.
+func (s *Store) Counts(ctx context.Context) (decisions, observations int64, err error) {
+	err = s.with(func(db *sql.DB) error {
+		return db.QueryRowContext(ctx,
+			"SELECT (SELECT count(*) FROM decisions), (SELECT count(*) FROM observations)").Scan(&decisions, &observations)
+	})
+	return decisions, observations, err
+}
+
+// AddUsage adds counter deltas (bytes received and sent on a cellular interface since the last call) to the day of
+// at, in local time. Negative deltas (a counter reset) are refused; the caller knows the previous reading.
+func (s *Store) AddUsage(ctx context.Context, iface string, at time.Time, rx, tx int64) error {
+	if iface == "" || rx < 0 || tx < 0 {
+		return fmt.Errorf("store: usage: need an interface and non-negative deltas, got %q %d %d", iface, rx, tx)
+	}
+	return s.tx(ctx, func(t *sql.Tx) error {
+		_, err := t.ExecContext(ctx, `INSERT INTO cellular_usage (day, interface, rx_bytes, tx_bytes) VALUES (?, ?, ?, ?)
+			ON CONFLICT (day, interface) DO UPDATE SET rx_bytes = rx_bytes + excluded.rx_bytes,
+			tx_bytes = tx_bytes + excluded.tx_bytes`, at.Local().Format(time.DateOnly), iface, rx, tx)
+		if err != nil {
+			return fmt.Errorf("store: usage: %w", err)
+		}
+		return nil
+	})
+}
+
+// Usage returns the bytes received and sent on all cellular interfaces from the local day of from (included) on:
+// the "usage so far" of a billing cycle that began on that day.
+func (s *Store) Usage(ctx context.Context, from time.Time) (rx, tx int64, err error) {
+	err = s.with(func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT coalesce(sum(rx_bytes), 0), coalesce(sum(tx_bytes), 0)
+			FROM cellular_usage WHERE day >= ?`, from.Local().Format(time.DateOnly)).Scan(&rx, &tx)
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: usage: %w", err)
+	}
+	return rx, tx, nil
+}

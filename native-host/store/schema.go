@@ -1,0 +1,90 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations[i] brings the schema from version i to i+1 (PRAGMA user_version). Append only: a published migration
+// never changes, so every database on every machine passes through the same steps.
+var migrations = []string{
+	// 1: the first schema.
+	`CREATE TABLE decisions (
+		id            INTEGER PRIMARY KEY,
+		time_ms       INTEGER NOT NULL,
+		origin        TEXT    NOT NULL,
+		tab           INTEGER NOT NULL,
+		nav           TEXT    NOT NULL,
+		multipath     INTEGER NOT NULL,
+		theta1        INTEGER NOT NULL,
+		theta2        INTEGER,
+		deadline_ms   INTEGER NOT NULL,
+		model_id      TEXT    NOT NULL,
+		model_version INTEGER NOT NULL,
+		request       TEXT    NOT NULL, -- the request body as received, JSON
+		decision      TEXT    NOT NULL, -- the whole Decision replied, JSON: inputs, terms, size, reason
+		plt_ms        REAL,             -- outcome the extension reports (report), null until then
+		transfer_bytes INTEGER,
+		protocol      TEXT,
+		actuation     TEXT              -- what the host did to carry the decision out, JSON, null until known
+	);
+	CREATE INDEX decisions_origin_time ON decisions(origin, time_ms);
+	CREATE INDEX decisions_time ON decisions(time_ms);
+	CREATE INDEX decisions_multipath ON decisions(multipath, time_ms);
+	CREATE INDEX decisions_theta ON decisions(theta1, theta2);
+	CREATE INDEX decisions_nav ON decisions(tab, nav);
+	CREATE TABLE observations (
+		id             INTEGER PRIMARY KEY,
+		time_ms        INTEGER NOT NULL,
+		origin         TEXT    NOT NULL,
+		tab            INTEGER NOT NULL,
+		nav            TEXT    NOT NULL,
+		protocol       TEXT    NOT NULL,
+		transfer_bytes INTEGER NOT NULL,
+		plt_ms         REAL    NOT NULL,
+		multipath      INTEGER            -- null: no decision arrived for this load
+	);
+	CREATE INDEX observations_origin ON observations(origin, id);
+	CREATE INDEX observations_time ON observations(time_ms);
+	CREATE TABLE prefs (
+		id         INTEGER PRIMARY KEY CHECK (id = 1),
+		time_ms    INTEGER NOT NULL,
+		prefs      TEXT    NOT NULL
+	);
+	CREATE TABLE cellular_usage (
+		day       TEXT    NOT NULL,      -- local date, YYYY-MM-DD
+		interface TEXT    NOT NULL,
+		rx_bytes  INTEGER NOT NULL DEFAULT 0,
+		tx_bytes  INTEGER NOT NULL DEFAULT 0,
+		PRIMARY KEY (day, interface)
+	) WITHOUT ROWID;`,
+}
+
+// SchemaVersion is the version Open brings every database to.
+var SchemaVersion = len(migrations)
+
+func migrate(ctx context.Context, db *sql.DB) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("reading the schema version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this host's %d; update mpsurf-host", v, len(migrations))
+	}
+	for ; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migration to version %d: %w", v+1, err)
+		}
+		// PRAGMA takes no parameters; v is an int we own.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}

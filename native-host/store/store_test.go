@@ -1,0 +1,534 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"database/sql"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+var ctx = context.Background()
+
+func open(t testing.TB, opt Options) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "sub", "mpsurf.db"), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func decision(origin string, i int) protocol.Decision {
+	t2 := int64(1000 * i)
+	var theta2 *int64
+	if i%2 == 0 {
+		theta2 = &t2
+	}
+	return protocol.Decision{
+		Multipath: i%3 == 0, Theta1: 200000 + int64(i), Theta2: theta2, DeadlineMS: 3000,
+		Reason: fmt.Sprintf("reason %d, with \"quotes\", commas\nand a newline", i),
+		Model:  protocol.Model{ID: "baseline-seed001", Version: 1},
+		Origin: origin, Tab: int64(i), Nav: fmt.Sprintf("%d-1", i),
+		Inputs: map[string]any{"size": float64(i), "rrc": "idle", "known": false, "rtt": nil},
+	}
+}
+
+func request(d protocol.Decision) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"origin": d.Origin, "tab": d.Tab, "nav": d.Nav})
+	return b
+}
+
+func TestOpenMigratesAndReopens(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a", "b.db")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.LogDecision(ctx, nil, decision("https://a.example", 1)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	var mode, sync string
+	s.with(func(db *sql.DB) error {
+		db.QueryRow("PRAGMA user_version").Scan(&v)
+		db.QueryRow("PRAGMA journal_mode").Scan(&mode)
+		return db.QueryRow("PRAGMA synchronous").Scan(&sync)
+	})
+	if v != SchemaVersion || mode != "wal" || sync != "2" { // 2 = FULL
+		t.Errorf("user_version %d journal_mode %q synchronous %q, want %d wal 2", v, mode, sync, SchemaVersion)
+	}
+	if d, _, _ := s.Counts(ctx); d != 1 {
+		t.Errorf("decisions after reopen: %d, want 1", d)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, bytes.Repeat([]byte("not sqlite "), 400), 0o600)
+	for _, tc := range []struct {
+		name, path string
+		opt        Options
+	}{
+		{"parent is a file", filepath.Join(file, "x.db"), Options{}},
+		{"not a database", file, Options{}},
+		{"bad sync level", filepath.Join(dir, "ok.db"), Options{Sync: "OFF"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if s, err := Open(tc.path, tc.opt); err == nil {
+				s.Close()
+				t.Fatal("opened")
+			}
+		})
+	}
+}
+
+func TestLogDecisionRefusesURLs(t *testing.T) {
+	s := open(t, Options{})
+	for _, o := range []string{"https://a.example/path", "https://A.example", "https://a.example?q=1", "ftp://x"} {
+		if err := s.LogDecision(ctx, nil, decision(o, 1)); err == nil {
+			t.Errorf("%q: logged", o)
+		}
+		if _, err := s.Report(ctx, Observation{Origin: o, Nav: "1"}); err == nil {
+			t.Errorf("%q: reported", o)
+		}
+	}
+	if d, o, _ := s.Counts(ctx); d != 0 || o != 0 {
+		t.Errorf("rows written: %d %d", d, o)
+	}
+}
+
+func TestRetention(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	s := open(t, Options{MaxRows: 5, MaxAge: time.Hour, Now: func() time.Time { return now }})
+	for i := range 8 {
+		if err := s.LogDecision(ctx, nil, decision("https://a.example", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, _, _ := s.Counts(ctx); d != 5 {
+		t.Errorf("by rows: %d kept, want 5", d)
+	}
+	now = now.Add(2 * time.Hour)
+	if err := s.LogDecision(ctx, nil, decision("https://a.example", 9)); err != nil {
+		t.Fatal(err)
+	}
+	if d, _, _ := s.Counts(ctx); d != 1 {
+		t.Errorf("by age: %d kept, want 1", d)
+	}
+}
+
+func TestReportAndPredict(t *testing.T) {
+	s := open(t, Options{})
+	size, err := s.Predict(ctx, "https://new.example")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size.Known || *size.Median != PriorMedian || *size.P90 != PriorP90 || size.Samples != 0 || size.Source != PriorSource {
+		t.Errorf("prior: %+v", size)
+	}
+	d := decision("https://a.example", 7)
+	if err := s.LogDecision(ctx, request(d), d); err != nil {
+		t.Fatal(err)
+	}
+	mp := true
+	// 25 loads: the window keeps the last 20, sizes 6..25 KB.
+	for i := 1; i <= 25; i++ {
+		n, err := s.Report(ctx, Observation{Origin: "https://a.example", Tab: 7, Nav: "7-1", Protocol: "h2",
+			TransferBytes: int64(i) * 1000, PLTms: 1234.5, Multipath: &mp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != int64(i) {
+			t.Fatalf("samples %d, want %d", n, i)
+		}
+	}
+	size, _ = s.Predict(ctx, "https://a.example")
+	// Sorted 6000..25000: median of 20 = (15000+16000)/2, p90 nearest rank = 18th = 23000.
+	if !size.Known || *size.Median != 15500 || *size.P90 != 23000 || size.Samples != 20 {
+		t.Errorf("observed: %+v median %d p90 %d", size, *size.Median, *size.P90)
+	}
+	var buf bytes.Buffer
+	if _, err := s.Export(ctx, &buf, FormatJSONL, 0); err != nil {
+		t.Fatal(err)
+	}
+	var row map[string]any
+	json.Unmarshal(buf.Bytes(), &row)
+	if row["plt_ms"] != 1234.5 || row["transfer_bytes"] != 25000.0 || row["protocol"] != "h2" {
+		t.Errorf("outcome not on the decision row: %v", row)
+	}
+	if ok, err := s.SetActuation(ctx, "https://a.example", 7, "7-1", json.RawMessage(`{"subflows":2}`)); !ok || err != nil {
+		t.Errorf("actuation: %v %v", ok, err)
+	}
+	if ok, _ := s.SetActuation(ctx, "https://a.example", 8, "8-1", json.RawMessage(`{}`)); ok {
+		t.Error("actuation recorded for a decision never made")
+	}
+}
+
+func TestPredictQuantiles(t *testing.T) {
+	for _, tc := range []struct {
+		in          []int64
+		median, p90 int64
+	}{
+		{[]int64{5}, 5, 5},
+		{[]int64{10, 20}, 15, 20},
+		{[]int64{3, 1, 2}, 2, 3},
+		{[]int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 5, 9},
+		{[]int64{0, 1 << 40}, 1 << 39, 1 << 40},
+	} {
+		got := predict(tc.in)
+		if *got.Median != tc.median || *got.P90 != tc.p90 || got.Samples != int64(len(tc.in)) || !got.Known {
+			t.Errorf("%v: median %d p90 %d, want %d %d", tc.in, *got.Median, *got.P90, tc.median, tc.p90)
+		}
+	}
+}
+
+func TestPrefsAndUsage(t *testing.T) {
+	s := open(t, Options{})
+	if p, err := s.Prefs(ctx); p != nil || err != nil {
+		t.Errorf("no prefs yet: %s %v", p, err)
+	}
+	s.SavePrefs(ctx, map[string]any{"mode": "balanced"})
+	s.SavePrefs(ctx, map[string]any{"mode": "performance"})
+	if p, _ := s.Prefs(ctx); string(p) != `{"mode":"performance"}` {
+		t.Errorf("prefs %s", p)
+	}
+	day1 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.Local)
+	s.AddUsage(ctx, "wwan0", day1.AddDate(0, 0, -1), 999, 999)
+	s.AddUsage(ctx, "wwan0", day1, 100, 10)
+	s.AddUsage(ctx, "wwan0", day1.Add(time.Hour), 50, 5)
+	s.AddUsage(ctx, "wwan1", day1.AddDate(0, 0, 3), 1, 1)
+	if rx, tx, err := s.Usage(ctx, day1); rx != 151 || tx != 16 || err != nil {
+		t.Errorf("usage %d %d %v, want 151 16", rx, tx, err)
+	}
+	if err := s.AddUsage(ctx, "wwan0", day1, -1, 0); err == nil {
+		t.Error("negative delta accepted")
+	}
+}
+
+func TestDeleteAllRemovesFiles(t *testing.T) {
+	s := open(t, Options{})
+	for i := range 10 {
+		s.LogDecision(ctx, nil, decision("https://secret.example", i))
+	}
+	// While a reader holds the WAL, the -wal and -shm files exist: DeleteAll must remove them too.
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if _, err := os.Stat(s.Path() + suffix); err != nil {
+			t.Fatalf("before: %v", err)
+		}
+	}
+	orig := s.path
+	if err := s.DeleteAll(); err != nil {
+		t.Fatal(err)
+	}
+	if d, o, err := s.Counts(ctx); d != 0 || o != 0 || err != nil {
+		t.Errorf("after delete: %d %d %v", d, o, err)
+	}
+	// The new file is a fresh database: no page of it holds the old origin.
+	s.Close()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		data, err := os.ReadFile(orig + suffix)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		if bytes.Contains(data, []byte("secret.example")) {
+			t.Errorf("%s still holds the deleted origin", orig+suffix)
+		}
+	}
+}
+
+// fill logs n decisions and reports outcomes for every third one.
+func fill(t *testing.T, s *Store, n int) {
+	t.Helper()
+	for i := range n {
+		d := decision(fmt.Sprintf("https://s%d.example", i%7), i)
+		if err := s.LogDecision(ctx, request(d), d); err != nil {
+			t.Fatal(err)
+		}
+		if i%3 == 0 {
+			s.Report(ctx, Observation{Origin: d.Origin, Tab: d.Tab, Nav: d.Nav, Protocol: "h2",
+				TransferBytes: int64(i) * 777, PLTms: float64(i) + 0.25})
+		}
+	}
+}
+
+func readAll(t *testing.T, s *Store) []Row {
+	t.Helper()
+	var out []Row
+	s.readTx(ctx, func(conn *sql.Conn) error {
+		rows, err := conn.QueryContext(ctx, rowQuery, 0, 0, int64(1<<62))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			r, err := scanRow(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out
+}
+
+// parseExport reads an export back into rows, for both formats.
+func parseExport(t *testing.T, format string, data []byte) []Row {
+	t.Helper()
+	var out []Row
+	if format == FormatJSONL {
+		for _, line := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			var m map[string]json.RawMessage
+			if err := json.Unmarshal(line, &m); err != nil {
+				t.Fatalf("line %s: %v", line, err)
+			}
+			var r Row
+			json.Unmarshal(m["id"], &r.ID)
+			json.Unmarshal(m["time_ms"], &r.TimeMS)
+			json.Unmarshal(m["origin"], &r.Origin)
+			json.Unmarshal(m["tab"], &r.Tab)
+			json.Unmarshal(m["nav"], &r.Nav)
+			json.Unmarshal(m["multipath"], &r.Multipath)
+			json.Unmarshal(m["theta1"], &r.Theta1)
+			json.Unmarshal(m["theta2"], &r.Theta2)
+			json.Unmarshal(m["deadline_ms"], &r.DeadlineMS)
+			json.Unmarshal(m["model_id"], &r.ModelID)
+			json.Unmarshal(m["model_version"], &r.ModelVersion)
+			json.Unmarshal(m["plt_ms"], &r.PLTms)
+			json.Unmarshal(m["transfer_bytes"], &r.TransferBytes)
+			json.Unmarshal(m["protocol"], &r.Protocol)
+			if string(m["actuation"]) != "null" {
+				a := string(m["actuation"])
+				r.Actuation = &a
+			}
+			r.Request, r.Decision = string(m["request"]), string(m["decision"])
+			out = append(out, r)
+		}
+		return out
+	}
+	recs, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(recs[0], Columns) {
+		t.Fatalf("header %v", recs[0])
+	}
+	i64 := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
+	for _, c := range recs[1:] {
+		r := Row{ID: i64(c[0]), TimeMS: i64(c[1]), Origin: c[3], Tab: i64(c[4]), Nav: c[5], Multipath: c[6] == "true",
+			Theta1: i64(c[7]), DeadlineMS: i64(c[9]), ModelID: c[10], ModelVersion: i64(c[11]), Request: c[16], Decision: c[17]}
+		if c[8] != "" {
+			v := i64(c[8])
+			r.Theta2 = &v
+		}
+		if c[12] != "" {
+			v, _ := strconv.ParseFloat(c[12], 64)
+			r.PLTms = &v
+		}
+		if c[13] != "" {
+			v := i64(c[13])
+			r.TransferBytes = &v
+		}
+		if c[14] != "" {
+			v := c[14]
+			r.Protocol = &v
+		}
+		if c[15] != "" {
+			v := c[15]
+			r.Actuation = &v
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func TestExportRoundTrip(t *testing.T) {
+	s := open(t, Options{})
+	const n = 300
+	fill(t, s, n)
+	want := readAll(t, s)
+	if len(want) != n {
+		t.Fatalf("%d rows in the table, want %d", len(want), n)
+	}
+	for _, format := range []string{FormatCSV, FormatJSONL} {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			rows, err := s.Export(ctx, &buf, format, 0)
+			if err != nil || rows != n {
+				t.Fatalf("Export: %d rows, %v", rows, err)
+			}
+			got := parseExport(t, format, buf.Bytes())
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("round trip differs: %d rows vs %d", len(got), len(want))
+			}
+			// Chunked with a small chunk size gives the same bytes.
+			var chunks bytes.Buffer
+			var c *Cursor
+			count := 0
+			for {
+				ch, err := s.ExportChunk(ctx, format, 0, c, 8<<10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(ch.Data) > 8<<10 || jsonLen([]byte(ch.Data)) > 8<<10 {
+					t.Fatalf("chunk of %d bytes", len(ch.Data))
+				}
+				chunks.WriteString(ch.Data)
+				count++
+				if ch.Next == nil {
+					break
+				}
+				dec, err := DecodeCursor(ch.Next.Encode())
+				if err != nil || dec != *ch.Next {
+					t.Fatalf("cursor round trip: %+v %v", dec, err)
+				}
+				c = &dec
+				// A row logged mid-export is not in it: the snapshot is fixed at the first chunk.
+				if count == 1 {
+					d := decision("https://late.example", 1)
+					s.LogDecision(ctx, nil, d)
+					defer s.with(func(db *sql.DB) error { _, err := db.Exec("DELETE FROM decisions WHERE origin = 'https://late.example'"); return err })
+				}
+			}
+			if count < 3 || chunks.String() != buf.String() {
+				t.Errorf("chunked export (%d chunks) differs from the full export", count)
+			}
+		})
+	}
+}
+
+func TestExportSince(t *testing.T) {
+	now := time.UnixMilli(1_000_000)
+	s := open(t, Options{Now: func() time.Time { return now }})
+	for i := range 10 {
+		now = time.UnixMilli(int64(1_000_000 + i*1000))
+		s.LogDecision(ctx, nil, decision("https://a.example", i))
+	}
+	var buf bytes.Buffer
+	if n, _ := s.Export(ctx, &buf, FormatJSONL, 1_005_000); n != 5 {
+		t.Errorf("since: %d rows, want 5", n)
+	}
+	if _, err := s.Export(ctx, &buf, "xml", 0); err == nil {
+		t.Error("format xml accepted")
+	}
+}
+
+// Writes go on while an export reads: the export sees exactly the rows of its snapshot.
+func TestExportSnapshotWhileWriting(t *testing.T) {
+	s := open(t, Options{})
+	fill(t, s, 200)
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				done <- n
+				return
+			default:
+			}
+			s.LogDecision(ctx, nil, decision("https://w.example", n))
+			n++
+		}
+	}()
+	var buf bytes.Buffer
+	rows, err := s.Export(ctx, &buf, FormatJSONL, 0)
+	close(stop)
+	written := <-done
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Count(buf.String(), "\n")
+	if int64(lines) != rows || rows < 200 || rows > int64(200+written) {
+		t.Errorf("export %d rows (%d lines) with %d concurrent writes", rows, lines, written)
+	}
+	ids := parseExport(t, FormatJSONL, buf.Bytes())
+	for i := 1; i < len(ids); i++ {
+		if ids[i].ID != ids[i-1].ID+1 {
+			t.Fatalf("gap in the snapshot at id %d", ids[i].ID)
+		}
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	local := time.Date(2026, 11, 1, 0, 0, 0, 0, time.Local).UnixMilli()
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"2026-11-01", local, true},
+		{"2026-11-01T10:00:00Z", time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC).UnixMilli(), true},
+		{"2026-11-01T10:00:00.5+01:00", time.Date(2026, 11, 1, 9, 0, 0, 5e8, time.UTC).UnixMilli(), true},
+		{"1793491200000", 1793491200000, true},
+		{"0", 0, true},
+		{"", 0, false},
+		{"-5", 0, false},
+		{"2026-13-01", 0, false},
+		{"yesterday", 0, false},
+		{"99999999999999999999", 0, false},
+		{"1969-12-31T00:00:00Z", 0, false},
+	} {
+		got, err := ParseSince(tc.in)
+		if (err == nil) != tc.ok || (tc.ok && got != tc.want) {
+			t.Errorf("ParseSince(%q) = %d, %v; want %d ok=%v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestDecodeCursorRefuses(t *testing.T) {
+	good := Cursor{Format: FormatCSV, SinceMS: 5, After: 10, Upto: 20}.Encode()
+	if _, err := DecodeCursor(good); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"", "c1.", "c2." + good[3:], good + "!", "c1.eG1sLjAuMC4w",
+		Cursor{Format: FormatCSV, After: 30, Upto: 20}.Encode()} {
+		if c, err := DecodeCursor(s); err == nil {
+			t.Errorf("DecodeCursor(%q) = %+v", s, c)
+		}
+	}
+}
+
+// BenchmarkLogDecision measures one committed decision at each synchronous level.
+func BenchmarkLogDecision(b *testing.B) {
+	for _, level := range []string{SyncNormal, SyncFull} {
+		b.Run(level, func(b *testing.B) {
+			s := open(b, Options{Sync: level})
+			d := decision("https://a.example", 4)
+			req := request(d)
+			for b.Loop() {
+				if err := s.LogDecision(ctx, req, d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
