@@ -101,7 +101,11 @@ func (d *dryRun) note(s string) error {
 	return nil
 }
 func (d *dryRun) SetOrigin(p OriginPolicy) error {
-	return d.note(fmt.Sprintf("map %v to multipath=%v theta1=%d theta2=%v", p.Addrs, p.Multipath, p.Theta1, p.Theta2))
+	theta2 := "none"
+	if p.Theta2 != nil {
+		theta2 = fmt.Sprint(*p.Theta2)
+	}
+	return d.note(fmt.Sprintf("map %v to multipath=%v theta1=%d theta2=%s", p.Addrs, p.Multipath, p.Theta1, theta2))
 }
 func (d *dryRun) SetEndpointSubflow(on bool) error {
 	return d.note(fmt.Sprintf("set endpoint subflow=%v", on))

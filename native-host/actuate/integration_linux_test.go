@@ -1,0 +1,546 @@
+//go:build linux
+
+package actuate
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/mptcp"
+)
+
+// The test binary doubles as the helper (MPSURF_ACTUATE_HELPER: a JSON Config) and as a client
+// (MPSURF_ACTUATE_CLIENT: a socket path) so that tests can run, and kill -9, each as its own process.
+func TestMain(m *testing.M) {
+	if cfgJSON := os.Getenv("MPSURF_ACTUATE_HELPER"); cfgJSON != "" {
+		var cfg struct {
+			Config
+			Cell string
+		}
+		if err := json.Unmarshal([]byte(cfgJSON), &cfg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		cfg.CellAddr, _ = netip.ParseAddr(cfg.Cell)
+		srv, err := Start(cfg.Config)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "start:", err)
+			os.Exit(1)
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		if err := srv.Serve(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "serve:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if sock := os.Getenv("MPSURF_ACTUATE_CLIENT"); sock != "" {
+		os.Exit(clientMain(sock, os.Getenv("MPSURF_ACTUATE_VERB")))
+	}
+	os.Exit(m.Run())
+}
+
+// clientMain says hello, sends one change (or none), prints each response, and renews its lease every
+// 100 ms until killed.
+func clientMain(sock, verb string) int {
+	c, err := dialHelper(sock)
+	if err != nil {
+		fmt.Println(`{"dial_error":true}`)
+		return 1
+	}
+	h := c.do(map[string]any{"verb": "hello"})
+	out, _ := json.Marshal(h)
+	fmt.Println(string(out))
+	if !h.OK {
+		return 1
+	}
+	if verb != "" {
+		var req map[string]any
+		json.Unmarshal([]byte(verb), &req)
+		req["session"] = h.Session
+		r := c.do(req)
+		out, _ := json.Marshal(r)
+		fmt.Println(string(out))
+	}
+	for {
+		time.Sleep(100 * time.Millisecond)
+		c.do(map[string]any{"verb": "lease-renew", "session": h.Session, "lease_ms": 500})
+	}
+}
+
+type helperConn struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+func dialHelper(sock string) (*helperConn, error) {
+	c, err := net.DialTimeout("unix", sock, 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	c.SetDeadline(time.Now().Add(20 * time.Second))
+	return &helperConn{c: c, r: bufio.NewReader(c)}, nil
+}
+
+func (h *helperConn) do(req any) Response {
+	b, _ := json.Marshal(req)
+	h.c.Write(append(b, '\n'))
+	line, err := h.r.ReadBytes('\n')
+	if err != nil {
+		return Response{Code: "io", Error: err.Error()}
+	}
+	var r Response
+	json.Unmarshal(line, &r)
+	return r
+}
+
+func (h *helperConn) raw(line string) Response {
+	h.c.Write([]byte(line + "\n"))
+	l, err := h.r.ReadBytes('\n')
+	if err != nil {
+		return Response{Code: "io", Error: err.Error()}
+	}
+	var r Response
+	json.Unmarshal(l, &r)
+	return r
+}
+
+// helper is a helper process running inside a namespace.
+type helper struct {
+	cmd  *exec.Cmd
+	sock string
+	dir  string
+	ns   *testNS
+	cfg  map[string]any
+	t    *testing.T
+}
+
+func startHelper(t *testing.T, ns *testNS, dir string, extra map[string]any) *helper {
+	t.Helper()
+	cfg := map[string]any{"Socket": filepath.Join(dir, "a.sock"), "StateDir": filepath.Join(dir, "state"),
+		"AllowUIDs": []int{0}, "Backend": BackendSysctl}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	h := &helper{sock: cfg["Socket"].(string), dir: dir, ns: ns, cfg: cfg, t: t}
+	h.start()
+	return h
+}
+
+func (h *helper) start() {
+	t := h.t
+	t.Helper()
+	exe, _ := os.Executable()
+	b, _ := json.Marshal(h.cfg)
+	os.Remove(h.sock)
+	h.cmd = exec.Command("ip", "netns", "exec", h.ns.name, exe)
+	h.cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_HELPER="+string(b))
+	h.cmd.Stderr = os.Stderr
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := h.cmd
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if c, err := net.Dial("unix", h.sock); err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("helper did not start listening")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *helper) conn() *helperConn {
+	c, err := dialHelper(h.sock)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { c.c.Close() })
+	return c
+}
+
+func (ns *testNS) read(t *testing.T, key string) string {
+	t.Helper()
+	var v string
+	if err := ns.in(func() error {
+		b, err := os.ReadFile(filepath.Join(SysctlDir, key))
+		v = strings.TrimSpace(string(b))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// waitFor polls cond every 10 ms and returns how long it took, or fails after limit.
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not within %v", what, limit)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+func TestIntegrationForeignUIDRefused(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	// The foreign uid must reach the socket to be refused by credentials, not by file modes.
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chmod(dir, 0o755)
+	srv, err := Start(Config{Socket: filepath.Join(dir, "a.sock"), StateDir: filepath.Join(dir, "state"),
+		AllowUIDs: []uint32{0}, Backend: BackendDryRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- srv.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+
+	// The foreign uid cannot enter the go build directory: run a copy of the test binary.
+	exe, _ := os.Executable()
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := filepath.Join(dir, "client")
+	if err := os.WriteFile(client, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(client)
+	cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_CLIENT="+filepath.Join(dir, "a.sock"))
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, _ := cmd.Output()
+	var r Response
+	if err := json.Unmarshal([]byte(strings.SplitN(string(out), "\n", 2)[0]), &r); err != nil {
+		t.Fatalf("client output %q: %v", out, err)
+	}
+	if r.OK || r.Code != CodeRefused || r.Session != "" {
+		t.Fatalf("foreign uid got %+v", r)
+	}
+	audit, _ := os.ReadFile(filepath.Join(dir, "state", "audit.jsonl"))
+	if !strings.Contains(string(audit), `"Uid":65534`) || !strings.Contains(string(audit), "peer not allowed") {
+		t.Fatalf("audit log lacks the refusal: %s", audit)
+	}
+}
+
+func TestIntegrationBadInputLeavesKernelAlone(t *testing.T) {
+	needRoot(t)
+	ns := newNS(t, "bad")
+	h := startHelper(t, ns, t.TempDir(), nil)
+	c := h.conn()
+	before := ns.read(t, "enabled")
+	hello := c.do(map[string]any{"verb": "hello"})
+	if !hello.OK || len(hello.Session) != sessionLen {
+		t.Fatalf("hello: %+v", hello)
+	}
+	bad := []struct{ line, code string }{
+		{`{"verb":"shutdown"}`, CodeUnknownVerb},
+		{`{"verb":"set-mptcp-enabled","session":"` + sess + `","lease_ms":1000,"value":0}`, CodeBadSession},
+		{`{"verb":"set-mptcp-enabled","session":"nothex","lease_ms":1000,"value":0}`, CodeBadSession},
+		{`{"verb":"set-mptcp-enabled","session":"` + hello.Session + `","lease_ms":1000,"value":2}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + hello.Session + `","lease_ms":1000,"addrs":["10.1.1"],"multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-endpoint-subflow","session":"` + hello.Session + `","lease_ms":1000,"enabled":true}`, CodeUnsupported},
+		{`{{{`, CodeBadRequest},
+	}
+	for _, b := range bad {
+		r := c.raw(b.line)
+		if r.OK || r.Code != b.code {
+			t.Errorf("%s: %+v, want %s", b.line, r, b.code)
+		}
+	}
+	if got := ns.read(t, "enabled"); got != before {
+		t.Fatalf("enabled %s after refused requests, was %s", got, before)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "state", UndoFile)); !os.IsNotExist(err) {
+		t.Fatal("undo record written though nothing changed")
+	}
+}
+
+func TestIntegrationSysctlRefusesUnderMptcpize(t *testing.T) {
+	needRoot(t)
+	ns := newNS(t, "mpz")
+	h := startHelper(t, ns, t.TempDir(), nil)
+	c := h.conn()
+	hello := c.do(map[string]any{"verb": "hello"})
+	r := c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 1000, "value": 0, "mptcpize": true})
+	if r.OK || r.Code != CodeRefused || !strings.Contains(r.Error, "ENOPROTOOPT") {
+		t.Fatalf("explicit mptcpize: %+v", r)
+	}
+	// Detected from the client's environment: a host started by `mptcpize run chromium` inherits LD_PRELOAD.
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_CLIENT="+h.sock, "LD_PRELOAD=/nonexistent/libmptcpwrap.so.0",
+		`MPSURF_ACTUATE_VERB={"verb":"set-mptcp-enabled","lease_ms":1000,"value":0}`)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	sc := bufio.NewScanner(stdout)
+	sc.Scan()
+	sc.Scan()
+	var r2 Response
+	json.Unmarshal(sc.Bytes(), &r2)
+	if r2.OK || r2.Code != CodeRefused {
+		t.Fatalf("LD_PRELOAD client: %s", sc.Bytes())
+	}
+	if ns.read(t, "enabled") != "1" {
+		t.Fatal("enabled changed")
+	}
+	// Without mptcpize the same request is carried out (the other client's hello took the session over).
+	hello = c.do(map[string]any{"verb": "hello"})
+	if r := c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 1000, "value": 0}); !r.OK {
+		t.Fatalf("plain client: %+v", r)
+	}
+	if ns.read(t, "enabled") != "0" {
+		t.Fatal("enabled not set")
+	}
+}
+
+func TestIntegrationClientKilledLeaseRestores(t *testing.T) {
+	needRoot(t)
+	ns := newNS(t, "lease")
+	h := startHelper(t, ns, t.TempDir(), nil)
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_CLIENT="+h.sock,
+		`MPSURF_ACTUATE_VERB={"verb":"set-mptcp-enabled","lease_ms":500,"value":0}`)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	sc := bufio.NewScanner(stdout)
+	sc.Scan()
+	sc.Scan()
+	if !strings.Contains(sc.Text(), `"ok":true`) {
+		cmd.Process.Kill()
+		t.Fatalf("client change: %s", sc.Text())
+	}
+	// While the client renews, the change holds past its lease.
+	time.Sleep(800 * time.Millisecond)
+	if ns.read(t, "enabled") != "0" {
+		cmd.Process.Kill()
+		t.Fatal("change undone while the client was renewing")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	took := waitFor(t, 1500*time.Millisecond, "enabled back to 1 after kill -9 of the client (lease 500 ms + 1 s)",
+		func() bool { return ns.read(t, "enabled") == "1" })
+	t.Logf("restored %v after kill -9 of the client (lease 500 ms)", took)
+}
+
+func TestIntegrationHelperKilledRestoresAtRestart(t *testing.T) {
+	needRoot(t)
+	ns := newNS(t, "crash")
+	h := startHelper(t, ns, t.TempDir(), nil)
+	c := h.conn()
+	hello := c.do(map[string]any{"verb": "hello"})
+	if r := c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 60000, "value": 0}); !r.OK {
+		t.Fatalf("%+v", r)
+	}
+	h.cmd.Process.Signal(syscall.SIGKILL)
+	h.cmd.Wait()
+	if ns.read(t, "enabled") != "0" {
+		t.Fatal("precondition: a killed helper cannot restore by itself")
+	}
+	h.start()
+	if got := ns.read(t, "enabled"); got != "1" {
+		t.Fatalf("enabled %s after restart, want 1", got)
+	}
+	// The unit's ExecStopPost path: --restore undoes a record a killed helper left.
+	c = h.conn()
+	hello = c.do(map[string]any{"verb": "hello"})
+	c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 60000, "value": 0})
+	h.cmd.Process.Signal(syscall.SIGKILL)
+	h.cmd.Wait()
+	var n int
+	var err error
+	if e := ns.in(func() error { n, err = RestoreOnly(filepath.Join(h.dir, "state"), ""); return nil }); e != nil || err != nil || n != 1 {
+		t.Fatalf("restore: %d entries, %v %v", n, e, err)
+	}
+	if got := ns.read(t, "enabled"); got != "1" {
+		t.Fatalf("enabled %s after --restore", got)
+	}
+}
+
+func TestIntegrationEndpointBackend(t *testing.T) {
+	needRoot(t)
+	ns := newNS(t, "ep")
+	h := startHelper(t, ns, t.TempDir(), map[string]any{"Backend": BackendEndpoint, "Cell": "10.66.0.1"})
+	pm, err := mptcp.Dial(ns.fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pm.Close()
+	// A configured endpoint without the subflow flag, as a setup might leave it.
+	pre := mptcp.Endpoint{ID: 9, Addr: netip.MustParseAddr("10.66.0.1"), Flags: mptcp.FlagSignal}
+	if err := pm.AddEndpoint(pre); err != nil {
+		t.Fatal(err)
+	}
+	c := h.conn()
+	hello := c.do(map[string]any{"verb": "hello"})
+	if r := c.do(map[string]any{"verb": VerbEndpoint, "session": hello.Session, "lease_ms": 300, "enabled": true}); !r.OK {
+		t.Fatalf("%+v", r)
+	}
+	if ep, err := pm.Endpoint(9); err != nil || ep.Flags != mptcp.FlagSignal|mptcp.FlagSubflow {
+		t.Fatalf("endpoint after enable: %+v %v", ep, err)
+	}
+	waitFor(t, 1300*time.Millisecond, "endpoint flags back after the lease", func() bool {
+		ep, err := pm.Endpoint(9)
+		return err == nil && ep == pre
+	})
+}
+
+func TestIntegrationUserspaceBackend(t *testing.T) {
+	needRoot(t)
+	cli, srv := newNS(t, "uc"), newNS(t, "us")
+	vethPair(t, cli, srv, 1)
+	vethPair(t, cli, srv, 2)
+	run(t, "ip", "-n", srv.name, "addr", "add", "10.77.1.3/24", "dev", "vb1")
+	if cli.read(t, "path_manager") != "kernel" {
+		t.Fatal("fresh namespace without the in-kernel PM")
+	}
+	h := startHelper(t, cli, t.TempDir(), map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1"})
+	if got := cli.read(t, "path_manager"); got != "userspace" {
+		t.Fatalf("path_manager %s with the helper running", got)
+	}
+	var ln net.Listener
+	if err := srv.in(func() (err error) {
+		lc := net.ListenConfig{}
+		lc.SetMultipathTCP(true)
+		ln, err = lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	events, err := mptcp.Subscribe(cli.fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+
+	c := h.conn()
+	hello := c.do(map[string]any{"verb": "hello"})
+	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 5000,
+		"addrs": []string{"10.77.1.2"}, "multipath": true}); !r.OK {
+		t.Fatalf("%+v", r)
+	}
+	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 5000,
+		"addrs": []string{"10.77.1.3"}, "multipath": false}); !r.OK {
+		t.Fatalf("%+v", r)
+	}
+	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 5000,
+		"addrs": []string{"10.77.1.9"}, "multipath": true, "theta1": 1000}); r.OK || r.Code != CodeNotYet {
+		t.Fatalf("theta1 at run time: %+v", r)
+	}
+
+	var mu sync.Mutex
+	var seen []mptcp.Event
+	go func() {
+		for {
+			ev, err := events.Next()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			seen = append(seen, ev)
+			mu.Unlock()
+		}
+	}()
+	find := func(match func(mptcp.Event) bool) (ev mptcp.Event, ok bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range seen {
+			if match(e) {
+				return e, true
+			}
+		}
+		return ev, false
+	}
+	dial := func(addr string) (net.Conn, uint32) {
+		var conn net.Conn
+		if err := cli.in(func() (err error) {
+			d := net.Dialer{Timeout: 3 * time.Second}
+			d.SetMultipathTCP(true)
+			conn, err = d.Dial("tcp4", net.JoinHostPort(addr, fmt.Sprint(port)))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		conn.Write([]byte("x"))
+		var created mptcp.Event
+		waitFor(t, 3*time.Second, "CREATED of "+addr, func() bool {
+			var ok bool
+			created, ok = find(func(e mptcp.Event) bool {
+				return e.Type == mptcp.EventCreated && e.Src().String() == conn.LocalAddr().String()
+			})
+			return ok
+		})
+		return conn, created.Token
+	}
+	cell := netip.MustParseAddr("10.77.2.1")
+	subflows := func(token uint32) int {
+		n := 0
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range seen {
+			if e.Type == mptcp.EventSubEstablished && e.Token == token && e.Saddr == cell {
+				n++
+			}
+		}
+		return n
+	}
+	multi, mt := dial("10.77.1.2")
+	defer multi.Close()
+	single, st := dial("10.77.1.3")
+	defer single.Close()
+	waitFor(t, 2*time.Second, "cellular subflow of the multipath connection", func() bool { return subflows(mt) == 1 })
+	// The single-path connection was established before the multipath one got its subflow, so this wait
+	// covers its decision time too.
+	time.Sleep(200 * time.Millisecond)
+	if n := subflows(st); n != 0 {
+		t.Fatalf("single-path connection got %d cellular subflows", n)
+	}
+	// SIGTERM: the helper puts the in-kernel PM back.
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	h.cmd.Wait()
+	if got := cli.read(t, "path_manager"); got != "kernel" {
+		t.Fatalf("path_manager %s after SIGTERM", got)
+	}
+}

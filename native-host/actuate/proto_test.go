@@ -1,0 +1,141 @@
+package actuate
+
+import (
+	"strings"
+	"testing"
+)
+
+const sess = "0123456789abcdef0123456789abcdef"
+
+func TestParseRequest(t *testing.T) {
+	tests := []struct {
+		line string
+		code string // "" = valid
+	}{
+		{`{"id":1,"verb":"hello"}`, ""},
+		{`{"verb":"status"}`, ""},
+		{`{"verb":"lease-renew","session":"` + sess + `","lease_ms":1000}`, ""},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1","2001:db8::1"],"multipath":true}`, ""},
+		{`{"verb":"set-mptcp-enabled","session":"` + sess + `","lease_ms":1000,"value":1}`, ""},
+		{`{"verb":"set-endpoint-subflow","session":"` + sess + `","lease_ms":1000,"enabled":false}`, ""},
+		{`{"verb":"release","session":"` + sess + `"}`, ""},
+		{`{"verb":"reboot"}`, CodeUnknownVerb},
+		{`{"verb":""}`, CodeUnknownVerb},
+		{`not json`, CodeBadRequest},
+		{`{"verb":"hello"} {"verb":"hello"}`, CodeBadRequest},
+		{`{"verb":"hello","extra":1}`, CodeBadRequest},
+		{`{"verb":"lease-renew","session":"abc","lease_ms":1000}`, CodeBadSession},
+		{`{"verb":"lease-renew","session":"` + strings.Repeat("z", 32) + `","lease_ms":1000}`, CodeBadSession},
+		{`{"verb":"lease-renew","lease_ms":1000}`, CodeBadSession},
+		{`{"verb":"lease-renew","session":"` + sess + `","lease_ms":10}`, CodeBadArgument},
+		{`{"verb":"lease-renew","session":"` + sess + `","lease_ms":600000}`, CodeBadArgument},
+		{`{"verb":"set-mptcp-enabled","session":"` + sess + `","lease_ms":1000,"value":2}`, CodeBadArgument},
+		{`{"verb":"set-mptcp-enabled","session":"` + sess + `","lease_ms":1000}`, CodeBadArgument},
+		{`{"verb":"set-endpoint-subflow","session":"` + sess + `","lease_ms":1000}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["10.0.0.300"],"multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["example.com"],"multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["127.0.0.1"],"multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["fe80::1%eth0"],"multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":[],"multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"]}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"theta1":-1}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"theta2":-5}`, CodeBadArgument},
+	}
+	for _, tt := range tests {
+		_, err := parseRequest([]byte(tt.line))
+		switch {
+		case tt.code == "" && err != nil:
+			t.Errorf("%s: %v", tt.line, err)
+		case tt.code != "":
+			e, ok := err.(*Error)
+			if !ok || e.Code != tt.code {
+				t.Errorf("%s: err %v, want code %s", tt.line, err, tt.code)
+			}
+		}
+	}
+}
+
+func TestOriginPolicyUnmapsAddresses(t *testing.T) {
+	r, err := parseRequest([]byte(`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["::ffff:192.0.2.7"],"multipath":false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := r.originPolicy()
+	if p.Addrs[0].String() != "192.0.2.7" || p.Multipath {
+		t.Fatalf("%+v", p)
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	c := Config{AllowUIDs: []uint32{1000}, AllowGIDs: []uint32{0, 50}}
+	for _, tt := range []struct {
+		p    Peer
+		want bool
+	}{
+		{Peer{Uid: 1000, Gid: 1000}, true},
+		{Peer{Uid: 1001, Gid: 50}, true},
+		{Peer{Uid: 1001, Gid: 1001}, false},
+		{Peer{Uid: 0, Gid: 0}, false}, // root only when its uid is listed
+	} {
+		if got := c.allowed(tt.p); got != tt.want {
+			t.Errorf("%+v: %v", tt.p, got)
+		}
+	}
+	c.AllowUIDs = append(c.AllowUIDs, 0)
+	if !c.allowed(Peer{}) {
+		t.Error("listed root refused")
+	}
+}
+
+func TestParseIDs(t *testing.T) {
+	ids, err := ParseIDs("1000, 0")
+	if err != nil || len(ids) != 2 || ids[0] != 1000 || ids[1] != 0 {
+		t.Fatal(ids, err)
+	}
+	for _, bad := range []string{"x", "1,,2", "-1", "4294967296"} {
+		if _, err := ParseIDs(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	s := &Server{cfg: Config{Rate: 1, Burst: 3}, buckets: map[Peer]*bucket{}}
+	p := Peer{Pid: 1, Uid: 5}
+	n := 0
+	for range 10 {
+		if s.allow(p) {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Fatalf("%d of 10 allowed at once with a burst of 3", n)
+	}
+	if !s.allow(Peer{Pid: 2, Uid: 5}) {
+		t.Fatal("another peer shares the bucket")
+	}
+}
+
+func FuzzParseRequest(f *testing.F) {
+	f.Add([]byte(`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true}`))
+	f.Add([]byte(`{"verb":"hello"}`))
+	f.Add([]byte(`{"verb":"set-mptcp-enabled","value":0}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		r, err := parseRequest(line)
+		if err != nil {
+			if _, ok := err.(*Error); !ok {
+				t.Fatalf("error without a code: %v", err)
+			}
+			return
+		}
+		// Whatever passes must satisfy the invariants the handlers rely on.
+		if r.Verb == VerbEnabled && *r.Value != 0 && *r.Value != 1 {
+			t.Fatal("enabled value outside 0|1 accepted")
+		}
+		if r.Verb == VerbOrigin {
+			if _, err := r.originPolicy(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
