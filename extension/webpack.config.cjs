@@ -1,4 +1,4 @@
-// Builds the unpacked MV3 extension into dist/extension/: background.js (service worker), popup.js, and the static
+// Builds the unpacked MV3 extension into dist/extension/: background.js (service worker), popup.js, options.js, content.js, and the static
 // files, with the manifest's "key" and "version" filled in. ts-loader type-checks while it compiles.
 const crypto = require('node:crypto');
 const fs = require('node:fs');
@@ -43,6 +43,8 @@ module.exports = (env, argv) => {
     entry: {
       background: './src/background.ts',
       popup: './src/popup.ts',
+      options: './src/options.ts',
+      content: './src/content.ts',
     },
     output: {
       path: out,
@@ -88,6 +90,8 @@ module.exports = (env, argv) => {
           },
           { from: 'static/popup.html', to: 'popup.html' },
           { from: 'static/popup.css', to: 'popup.css' },
+          { from: 'static/options.html', to: 'options.html' },
+          { from: 'static/ui.css', to: 'ui.css' },
           { from: 'static/icons/*.png', to: 'icons/[name][ext]' },
         ],
       }),

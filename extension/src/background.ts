@@ -5,9 +5,12 @@
 import * as b from './browser';
 import { HostLink } from './host';
 import { Pages, badgeFor } from './pages';
-import { HOST_NAME } from './protocol';
+import { HOST_NAME, parseReportReply, reportRequest, type StatusReply } from './protocol';
 import { RuleBook } from './rules';
-import { isPopupQuery, type PopupState } from './messages';
+import { isPageRequest, type PageReply, type PageRequest, type PopupState, type SettingsState } from './messages';
+import { OPT_IN_HEADER, parseOptIn } from './prefs';
+import { RECENT_LOADS, buildReport, isLoadTiming, type LoadPoint } from './reports';
+import { OPT_IN_KEY, PREFS_KEY, Settings, isUnsupported, unsupportedText, type Support } from './settings';
 
 const SESSION_KEY = 'pages';
 
@@ -31,6 +34,15 @@ const pages = new Pages({
   },
   log,
 });
+const settings = new Settings({
+  rules,
+  host: {
+    status: () => host.status(),
+    request: (build, parse, timeoutMs) => host.request(build, parse, timeoutMs),
+  },
+  save: (key, value) => b.saveLocal(key, value),
+  log,
+});
 host = new HostLink({
   connect: () => b.connectNative(HOST_NAME),
   version: b.extensionVersion(),
@@ -39,9 +51,11 @@ host = new HostLink({
       // "connecting" is announced by the reconnect line already.
       if (s.host !== 'connecting') log(`host ${s.host}: ${s.detail}`);
       void pages.hostChanged(s);
+      void settings.hostChanged(s);
     },
     policy: (p) => {
       if (p) log(`policy revision ${p.revision}: multipath ${p.multipath}, ${p.reason}`);
+      settings.policyChanged(p);
       void pages.policyChanged(p);
     },
     log,
@@ -56,16 +70,95 @@ b.onTabRemoved((tabId) => {
   void pages.closed(tabId);
 });
 
+b.onOptInHeader(OPT_IN_HEADER, (origin, value) => {
+  const v = parseOptIn(value);
+  if (v !== null) void settings.optIn(origin, v);
+});
+
+const loads: LoadPoint[] = [];
+let reportSupport: Support = { state: 'unknown', detail: 'no load reported yet', at: 0 };
+const reported = new Set<string>();
+
+async function loadFinished(message: unknown, sender: b.Sender): Promise<void> {
+  if (!isLoadTiming(message)) return;
+  const r = buildReport(message, sender, b.runtimeId(), (tab) => pages.record(tab));
+  if ('drop' in r) return;
+  const { report } = r;
+  if (reported.has(report.nav)) return;
+  reported.add(report.nav);
+  if (reported.size > 1_000) reported.delete(reported.values().next().value as string);
+  loads.push({ at: Date.now(), origin: report.origin, plt_ms: report.plt_ms, transfer_bytes: report.transfer_bytes, protocol: report.protocol, multipath: report.multipath });
+  if (loads.length > RECENT_LOADS) loads.shift();
+  if (!host.connected) return;
+  try {
+    const { samples } = await host.request((id) => reportRequest(id, report), parseReportReply);
+    reportSupport = { state: 'ok', detail: `the host keeps ${samples} loads of ${report.origin}`, at: Date.now() };
+  } catch (e) {
+    reportSupport = isUnsupported(e)
+      ? { state: 'unsupported', detail: unsupportedText('load reports', host.status()), at: Date.now() }
+      : { state: 'error', detail: `report failed: ${(e as Error).message}`, at: Date.now() };
+  }
+}
+
+/** The host's status reply, or why there is none. Short timeout: the popup must open quickly. */
+async function hostReply(): Promise<{ host: StatusReply | null; hostError: string | null }> {
+  if (!host.connected) return { host: null, hostError: `host ${host.status().host}` };
+  try {
+    return { host: await host.hostStatus(1_000), hostError: null };
+  } catch (e) {
+    return { host: null, hostError: (e as Error).message };
+  }
+}
+
+async function settingsState(): Promise<SettingsState> {
+  return { settings: settings.view(), status: host.status(), ...(await hostReply()), log: settings.logSupport };
+}
+
+async function answer(m: PageRequest): Promise<PageReply<unknown>> {
+  try {
+    switch (m.type) {
+      case 'popup-state': {
+        const status = host.status();
+        const page = (m.tabId === null ? undefined : pages.record(m.tabId)) ?? null;
+        const state: PopupState = {
+          status,
+          page,
+          badge: badgeFor(status, page ?? undefined),
+          ...(await hostReply()),
+          settings: settings.view(),
+          loads: loads.map((l) => ({ ...l })),
+          reports: { ...reportSupport },
+        };
+        return { ok: true, value: state };
+      }
+      case 'settings-get':
+        return { ok: true, value: await settingsState() };
+      case 'settings-set':
+        await settings.set(m.prefs);
+        return { ok: true, value: await settingsState() };
+      case 'log-export':
+        return { ok: true, value: await settings.exportLog(m.format) };
+      case 'log-delete':
+        await settings.deleteLog();
+        return { ok: true, value: await settingsState() };
+    }
+  } catch (e) {
+    return { ok: false, error: e instanceof Error ? e.message : String(e) };
+  }
+}
+
 b.onMessage((message, sender) => {
+  if (isLoadTiming(message)) {
+    // From a content script in a web page: checked in buildReport, never answered.
+    void loadFinished(message, sender);
+    return undefined;
+  }
   if (!b.isOwnPage(sender)) {
     log(`ignored a message from ${sender.id ?? 'an unknown sender'} ${sender.url ?? ''}`);
     return undefined;
   }
-  if (!isPopupQuery(message)) return undefined;
-  const status = host.status();
-  const page = (message.tabId === null ? undefined : pages.record(message.tabId)) ?? null;
-  const state: PopupState = { status, page, badge: badgeFor(status, page ?? undefined) };
-  return Promise.resolve(state);
+  if (!isPageRequest(message)) return undefined;
+  return answer(message);
 });
 
 /** Read by the end-to-end tests (playwright evaluates these in the service worker); every result is plain JSON. */
@@ -76,6 +169,9 @@ const api = {
   navs: () => pages.navs(),
   navTimings: (origin: string) => pages.navTimings(origin),
   ruleBook: () => ({ wanted: rules.wantedRules().length, updates: rules.updates, lastError: rules.lastError }),
+  settings: () => settings.view(),
+  loads: () => loads.map((l) => ({ ...l })),
+  reports: () => ({ ...reportSupport }),
   /** n sequential decide round trips, in ms; no rules are touched. */
   benchDecide: async (n: number) => {
     const out: number[] = [];
@@ -95,6 +191,13 @@ async function startup(): Promise<void> {
   } catch (e) {
     log(`could not restore tab state: ${String(e)}`);
   }
+  try {
+    const stored = await b.loadLocal([PREFS_KEY, OPT_IN_KEY]);
+    settings.restore(stored[PREFS_KEY], stored[OPT_IN_KEY]);
+  } catch (e) {
+    log(`could not read preferences: ${String(e)}`);
+  }
+  settings.policyChanged(null);
   try {
     // Rules left by an earlier service worker belong to a host process that is gone: start from none.
     await rules.adopt();

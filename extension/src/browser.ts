@@ -83,9 +83,48 @@ export function extensionVersion(): string {
   return browser.runtime.getManifest().version;
 }
 
+export function saveLocal(key: string, value: unknown): Promise<void> {
+  return browser.storage.local.set({ [key]: value });
+}
+
+export async function loadLocal(keys: string[]): Promise<Record<string, unknown>> {
+  return browser.storage.local.get(keys);
+}
+
+export function runtimeId(): string {
+  return browser.runtime.id;
+}
+
+export function openOptionsPage(): Promise<void> {
+  return browser.runtime.openOptionsPage();
+}
+
+/**
+ * Main-frame responses carrying Accept-Multipath-Policy, with the response's origin and the header's value. A
+ * non-blocking listener: it only reads, and MV3 allows that with the "webRequest" permission and host permissions.
+ */
+export function onOptInHeader(header: string, listener: (origin: string, value: string) => void): void {
+  const want = header.toLowerCase();
+  browser.webRequest.onHeadersReceived.addListener(
+    (d) => {
+      const h = d.responseHeaders?.find((x) => x.name.toLowerCase() === want);
+      if (h?.value === undefined) return;
+      try {
+        listener(new URL(d.url).origin, h.value);
+      } catch {
+        // A URL webRequest gave us always parses; nothing to do if not.
+      }
+    },
+    { urls: ['http://*/*', 'https://*/*'], types: ['main_frame'] },
+    ['responseHeaders'],
+  );
+}
+
 export interface Sender {
   id?: string;
   url?: string;
+  frameId?: number;
+  tab?: { id?: number };
 }
 
 /** True only for messages from this extension's own pages (the popup), never from other extensions or web pages. */

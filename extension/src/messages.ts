@@ -1,7 +1,10 @@
-// Messages between the popup and the service worker.
+// Messages between the extension's pages (popup, options) and the service worker.
 
 import type { HostStatus } from './host';
 import type { BadgeView, TabRecord } from './pages';
+import type { StatusReply } from './protocol';
+import type { LoadPoint } from './reports';
+import type { SettingsView, Support } from './settings';
 
 export interface PopupQuery {
   type: 'popup-state';
@@ -12,7 +15,30 @@ export interface PopupState {
   status: HostStatus;
   page: TabRecord | null;
   badge: BadgeView;
+  /** The host's own status reply (paths, RRC, store when it measures them); null with `hostError` when unavailable. */
+  host: StatusReply | null;
+  hostError: string | null;
+  settings: SettingsView;
+  loads: LoadPoint[];
+  reports: Support;
 }
+
+export type PageRequest =
+  | PopupQuery
+  | { type: 'settings-get' }
+  | { type: 'settings-set'; prefs: unknown }
+  | { type: 'log-export'; format: 'csv' | 'jsonl' }
+  | { type: 'log-delete' };
+
+export interface SettingsState {
+  settings: SettingsView;
+  status: HostStatus;
+  host: StatusReply | null;
+  hostError: string | null;
+  log: Support;
+}
+
+export type PageReply<T> = { ok: true; value: T } | { ok: false; error: string };
 
 export function popupQuery(tabId: number | undefined): PopupQuery {
   return { type: 'popup-state', tabId: tabId ?? null };
@@ -22,4 +48,21 @@ export function isPopupQuery(m: unknown): m is PopupQuery {
   if (m === null || typeof m !== 'object') return false;
   const q = m as Record<string, unknown>;
   return q.type === 'popup-state' && (q.tabId === null || (typeof q.tabId === 'number' && Number.isInteger(q.tabId)));
+}
+
+export function isPageRequest(m: unknown): m is PageRequest {
+  if (isPopupQuery(m)) return true;
+  if (m === null || typeof m !== 'object') return false;
+  const q = m as Record<string, unknown>;
+  switch (q.type) {
+    case 'settings-get':
+    case 'log-delete':
+      return true;
+    case 'settings-set':
+      return 'prefs' in q;
+    case 'log-export':
+      return q.format === 'csv' || q.format === 'jsonl';
+    default:
+      return false;
+  }
 }

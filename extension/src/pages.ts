@@ -5,7 +5,7 @@
 
 import { headerValue } from './header';
 import type { HostStatus, RequestError } from './host';
-import type { Decision, DecideArgs, InputValue, ModelRef, Policy } from './protocol';
+import type { Decision, DecideArgs, InputValue, ModelRef, Policy, SizePrediction, Term } from './protocol';
 import type { RuleBook } from './rules';
 
 export type Source = 'host' | 'fallback' | 'none';
@@ -26,6 +26,10 @@ export interface TabRecord {
   reason: string;
   model: ModelRef | null;
   inputs: Record<string, InputValue> | null;
+  /** The model's explanation, page-size prediction and assumed protocol, when the host sent them. */
+  terms?: Term[];
+  size?: SizePrediction;
+  protocol?: string;
   /** The Multipath-Policy value installed for this page, null when none. */
   header: string | null;
   navStartedAt: number;
@@ -325,6 +329,9 @@ function fromDecision(t: NavTimings, d: Decision): TabRecord {
     reason: d.reason,
     model: d.model,
     inputs: d.inputs,
+    ...(d.terms ? { terms: d.terms } : {}),
+    ...(d.size ? { size: d.size } : {}),
+    ...(d.protocol ? { protocol: d.protocol } : {}),
     header: headerValue(d),
     navStartedAt: t.navStartedAt,
     decidedAt: t.decidedAt,

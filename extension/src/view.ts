@@ -4,7 +4,7 @@
 import type { HostStatus } from './host';
 import type { PopupState } from './messages';
 import type { TabRecord } from './pages';
-import type { Policy } from './protocol';
+import type { Policy, StatusReply } from './protocol';
 
 export type Row = [label: string, value: string];
 
@@ -68,4 +68,206 @@ export function hostRows(s: HostStatus, now = Date.now()): Row[] {
 
 export function popupRows(state: PopupState, now = Date.now()): { page: Row[]; host: Row[] } {
   return { page: pageRows(state.page), host: hostRows(state.status, now) };
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// The popup's richer parts: the decision and its explanation, path gauges, health with what to do, the chart.
+
+export type Tone = 'mp' | 'sp' | 'off';
+
+export interface DecisionView {
+  tone: Tone;
+  headline: string;
+  origin: string | null;
+  why: string;
+  /** The model's terms as rows, or a sentence saying why there are none. */
+  terms: Row[];
+  termsNote: string | null;
+  facts: Row[];
+}
+
+function num(v: number, digits = 1): string {
+  return v.toLocaleString('en', { maximumFractionDigits: digits });
+}
+
+/** A term's value with its unit, scaled for reading (bytes and joules get prefixes). */
+export function termValue(value: number | null, unit: string): string {
+  if (value === null) return 'unknown';
+  if (unit === 'B' || unit === 'bytes') return bytes(Math.round(value));
+  if (unit === 'ms' && Math.abs(value) >= 1000) return `${num(value / 1000, 2)} s`;
+  if (unit === 'J' && Math.abs(value) < 1) return `${num(value * 1000)} mJ`;
+  return unit === '' ? num(value, 3) : `${num(value, 2)} ${unit}`;
+}
+
+export function decisionView(state: Pick<PopupState, 'status' | 'page'>): DecisionView {
+  const { status, page } = state;
+  if (page === null) {
+    const p = status.policy;
+    return {
+      tone: p === null ? 'off' : p.multipath ? 'mp' : 'sp',
+      headline: p === null ? 'Off' : p.multipath ? 'Multipath allowed' : 'Single path',
+      origin: null,
+      why: p === null ? 'No host: no Multipath-Policy header is sent.' : `No decision for this page (only http and https pages get one). Network-wide: ${p.reason}`,
+      terms: [],
+      termsNote: null,
+      facts: [],
+    };
+  }
+  const tone: Tone = page.source === 'none' || page.stale ? 'off' : page.multipath ? 'mp' : 'sp';
+  const headline = page.source === 'none' ? 'Off' : page.multipath ? 'Multipath' : 'Single path';
+  const terms: Row[] = (page.terms ?? []).map((t) => [t.name, `${termValue(t.value, t.unit)}${t.note ? ` — ${t.note}` : ''}`]);
+  let termsNote: string | null = null;
+  if (page.source === 'fallback') termsNote = 'The host gave no decision, so MPSurf chose single path as the safe default.';
+  else if (page.source === 'none') termsNote = 'Nothing was decided: the host is not connected.';
+  else if (terms.length === 0) termsNote = 'This host does not explain its decisions yet (no model terms in its reply).';
+  const facts: Row[] = [];
+  if (page.theta1 !== null) facts.push(['θ1 (smallest transfer worth multipath)', bytes(page.theta1)]);
+  if (page.source !== 'none') facts.push(['θ2 (cap on cellular bytes)', bytes(page.theta2)]);
+  if (page.deadline_ms !== null) facts.push(['T (your patience)', seconds(page.deadline_ms)]);
+  if (page.size) {
+    facts.push([
+      'Page size',
+      page.size.known && page.size.median !== null
+        ? `median ${bytes(page.size.median)}${page.size.p90 !== null ? `, p90 ${bytes(page.size.p90)}` : ''} (${page.size.samples} loads)`
+        : `unknown (${page.size.source || 'never seen'})`,
+    ]);
+  }
+  if (page.protocol) facts.push(['Protocol assumed', page.protocol]);
+  if (page.model) facts.push(['Model', `${page.model.id} v${page.model.version}`]);
+  if (page.header !== null) facts.push(['Header sent', page.header]);
+  return {
+    tone,
+    headline: page.stale && page.source !== 'none' ? `${headline} (withdrawn)` : headline,
+    origin: page.origin,
+    why: page.stale && page.source !== 'none' ? `${page.reason}. Withdrawn since: the network policy applies now.` : page.reason,
+    terms,
+    termsNote,
+    facts,
+  };
+}
+
+export interface Gauge {
+  label: string;
+  value: string;
+  /** 0 … 1 for the bar, null when unmeasured. */
+  fill: number | null;
+}
+
+export interface PathView {
+  name: string;
+  kind: string;
+  up: boolean;
+  gauges: Gauge[];
+}
+
+export const NOT_MEASURED = 'not measured yet';
+
+function rate(bps: number | null): string {
+  if (bps === null) return NOT_MEASURED;
+  if (bps >= 1e9) return `${num(bps / 1e9)} Gbit/s`;
+  if (bps >= 1e6) return `${num(bps / 1e6)} Mbit/s`;
+  if (bps >= 1e3) return `${num(bps / 1e3)} kbit/s`;
+  return `${num(bps, 0)} bit/s`;
+}
+
+/** Bars on a log scale so 1 Mbit/s and 1 Gbit/s both show; RTT is "fuller" when worse. */
+function logFill(v: number | null, lo: number, hi: number): number | null {
+  if (v === null || v <= 0) return v === null ? null : 0;
+  return Math.max(0, Math.min(1, Math.log(v / lo) / Math.log(hi / lo)));
+}
+
+export function pathViews(host: StatusReply | null): PathView[] | null {
+  if (host === null || host.paths === undefined) return null;
+  return host.paths.map((p) => ({
+    name: p.name,
+    kind: p.kind,
+    up: p.up,
+    gauges: [
+      { label: 'RTT', value: p.rtt_ms === null ? NOT_MEASURED : `${num(p.rtt_ms)} ms${p.rtt_source ? ` (${p.rtt_source})` : ''}`, fill: logFill(p.rtt_ms, 1, 1000) },
+      { label: 'Down', value: rate(p.down_bps), fill: logFill(p.down_bps, 1e5, 1e9) },
+      { label: 'Up', value: rate(p.up_bps), fill: logFill(p.up_bps, 1e5, 1e9) },
+      { label: 'Loss', value: p.loss === null ? NOT_MEASURED : `${num(p.loss * 100, 2)} %`, fill: p.loss === null ? null : Math.min(1, p.loss * 10) },
+    ],
+  }));
+}
+
+export function rrcText(host: StatusReply | null, now = Date.now()): string {
+  const r = host?.rrc;
+  if (r === undefined) return NOT_MEASURED;
+  const since = Math.max(0, now - r.since_ms);
+  return `${r.state} on ${r.interface} (${r.tech.toUpperCase()}, ${r.source}) for ${seconds(since)}`;
+}
+
+export type Level = 'ok' | 'warn' | 'bad' | 'unknown';
+
+export interface HealthItem {
+  level: Level;
+  title: string;
+  detail: string;
+  /** A command the user can run to fix it. */
+  command?: string;
+}
+
+export const INSTALL_COMMAND = 'dist/mpsurf-host install --browser chromium';
+export const UPDATE_COMMAND = 'npm run build:host && dist/mpsurf-host install --browser chromium';
+export const MPTCPIZE_COMMAND = 'mptcpize run chromium';
+
+export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostError' | 'settings' | 'reports'>): HealthItem[] {
+  const s = state.status;
+  const out: HealthItem[] = [];
+  switch (s.host) {
+    case 'connected':
+      out.push({ level: 'ok', title: `Host connected`, detail: s.detail });
+      break;
+    case 'missing':
+      out.push({ level: 'bad', title: 'Host not installed', detail: 'MPSurf cannot decide without mpsurf-host. From the MPSurf directory, run:', command: INSTALL_COMMAND });
+      break;
+    case 'connecting':
+      out.push({ level: 'unknown', title: 'Connecting to the host', detail: s.detail });
+      break;
+    default:
+      out.push({ level: 'bad', title: s.host === 'exited' ? 'Host exited' : 'Host error', detail: `${s.detail}. MPSurf retries on its own; if this persists, reinstall:`, command: INSTALL_COMMAND });
+  }
+  if (s.host === 'connected') {
+    const unsupported = [state.settings.prefsSync, state.reports].filter((x) => x.state === 'unsupported');
+    if (unsupported.length > 0 || (state.host !== null && state.host.paths === undefined)) {
+      out.push({
+        level: 'warn',
+        title: 'Host is older than this extension',
+        detail: unsupported.length > 0 ? (unsupported[0]?.detail ?? '') : `mpsurf-host ${s.hostVersion ?? ''} does not measure paths yet. Update it:`,
+        command: UPDATE_COMMAND,
+      });
+    } else if (state.settings.prefsSync.state === 'error') {
+      out.push({ level: 'warn', title: 'Preferences not applied by the host', detail: state.settings.prefsSync.detail });
+    }
+    if (state.hostError !== null) out.push({ level: 'warn', title: 'Host status unavailable', detail: state.hostError });
+  }
+  // Nothing in the protocol reports yet whether the browser's own sockets are MPTCP; say so rather than guess.
+  out.push({
+    level: 'unknown',
+    title: 'Browser sockets: MPTCP unknown',
+    detail: 'The host does not report yet whether Chromium’s connections use MPTCP. Multipath needs Chromium started under mptcpize:',
+    command: MPTCPIZE_COMMAND,
+  });
+  return out;
+}
+
+export interface Bar {
+  /** Bar height 0 … 1 of the chart. */
+  h: number;
+  tone: Tone;
+  label: string;
+}
+
+/** The recent loads as bars of page-load time, coloured by what the page got. */
+export function loadBars(loads: PopupState['loads']): { bars: Bar[]; maxMs: number } {
+  const maxMs = Math.max(100, ...loads.map((l) => l.plt_ms));
+  return {
+    maxMs,
+    bars: loads.map((l) => ({
+      h: l.plt_ms / maxMs,
+      tone: l.multipath === null ? 'off' : l.multipath ? 'mp' : 'sp',
+      label: `${l.origin}: ${num(l.plt_ms, 0)} ms, ${bytes(l.transfer_bytes)}${l.protocol ? `, ${l.protocol}` : ''}, ${l.multipath === null ? 'no decision' : l.multipath ? 'multipath' : 'single path'}`,
+    })),
+  };
 }

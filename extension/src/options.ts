@@ -1,0 +1,219 @@
+// The options page: edits the preferences, which the service worker validates, stores, applies to the header rules
+// and sends to the host; imports and exports them; exports and deletes the host's decision log. Text from the host
+// or a file is shown with textContent only.
+
+import { sendMessage } from './browser';
+import type { PageReply, SettingsState } from './messages';
+import { exportSettings, normaliseHost, parseSettingsFile, PrefsError, type HeaderScope, type Mode, type OverrideRule, type Prefs } from './prefs';
+import { NOT_MEASURED, bytes } from './view';
+
+function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (el === null) throw new Error(`options.html lacks #${id}`);
+  return el as T;
+}
+const input = (id: string): HTMLInputElement => byId<HTMLInputElement>(id);
+
+let prefs: Prefs | null = null;
+
+async function ask<T>(m: object): Promise<T> {
+  const reply = (await sendMessage(m)) as PageReply<T> | undefined;
+  if (reply === undefined) throw new Error('the background service worker did not answer');
+  if (!reply.ok) throw new Error(reply.error);
+  return reply.value;
+}
+
+function show(el: HTMLElement, text: string, kind: 'error' | 'ok' | 'muted' = 'muted'): void {
+  el.textContent = text;
+  el.className = `msg ${kind === 'error' ? 'error' : kind === 'ok' ? 'ok-text' : 'muted'}`;
+}
+
+function render(s: SettingsState): void {
+  const p = s.settings.prefs;
+  prefs = p;
+  input(`mode-${p.mode}`).checked = true;
+  input('deadline').value = String(p.deadline_ms / 1000);
+  input('battery-floor').value = String(p.battery_floor_percent);
+  input('charging').checked = p.charging_unlimited;
+  input('quota-unlimited').checked = p.quota_bytes === null;
+  input('quota-gb').disabled = p.quota_bytes === null;
+  input('quota-gb').value = p.quota_bytes === null ? '' : String(p.quota_bytes / 1e9);
+  input('billing-day').value = String(p.billing_day);
+  input(`scope-${p.header_scope}`).checked = true;
+  byId('opted-in').textContent = s.settings.optedIn.length === 0 ? 'none yet' : s.settings.optedIn.join(', ');
+  byId('usage').textContent =
+    s.host === null
+      ? `${NOT_MEASURED} (no host status: ${s.hostError ?? s.status.host})`
+      : `${NOT_MEASURED} (mpsurf-host ${s.host.version} does not report cellular usage)${s.host.store ? `; the host has logged ${s.host.store.decisions} decisions` : ''}`;
+
+  const list = byId('overrides');
+  list.replaceChildren();
+  if (p.overrides.length === 0) {
+    const li = document.createElement('li');
+    li.className = 'muted';
+    li.textContent = 'No site rules: the model decides everywhere.';
+    list.append(li);
+  }
+  for (const o of p.overrides) {
+    const li = document.createElement('li');
+    const host = document.createElement('span');
+    host.className = 'mono';
+    host.textContent = o.host;
+    const rule = document.createElement('span');
+    rule.className = `rule ${o.rule}`;
+    rule.textContent = o.rule === 'always' ? 'always multipath' : 'never multipath';
+    const remove = document.createElement('button');
+    remove.type = 'button';
+    remove.textContent = 'Remove';
+    remove.addEventListener('click', () => void save({ overrides: p.overrides.filter((x) => x.host !== o.host) }));
+    const left = document.createElement('span');
+    left.append(host, document.createTextNode('  '), rule);
+    li.append(left, remove);
+    list.append(li);
+  }
+
+  const sync = byId('sync');
+  const ps = s.settings.prefsSync;
+  sync.className = ps.state === 'ok' ? 'ok-text' : ps.state === 'unsupported' || ps.state === 'error' ? 'warn-text' : 'muted';
+  sync.textContent =
+    s.status.host !== 'connected'
+      ? `Saved in the browser; host ${s.status.host}`
+      : ps.state === 'ok'
+        ? 'Saved and applied by the host'
+        : ps.state === 'unsupported'
+          ? 'Saved in the browser; the host does not support preferences yet'
+          : ps.state === 'error'
+            ? `Saved in the browser; ${ps.detail}`
+            : 'Saved in the browser';
+  sync.title = ps.detail;
+  const problem = byId('problem');
+  problem.hidden = s.settings.problem === null;
+  problem.textContent = s.settings.problem ?? '';
+}
+
+async function save(change: Partial<Prefs>): Promise<boolean> {
+  if (prefs === null) return false;
+  try {
+    render(await ask<SettingsState>({ type: 'settings-set', prefs: { ...prefs, ...change } }));
+    return true;
+  } catch (e) {
+    const sync = byId('sync');
+    sync.className = 'error';
+    sync.textContent = `Not saved: ${(e as Error).message}`;
+    return false;
+  }
+}
+
+function numberField(id: string, apply: (v: number) => Partial<Prefs> | null): void {
+  input(id).addEventListener('change', () => {
+    const v = Number(input(id).value);
+    const change = input(id).value.trim() === '' || !Number.isFinite(v) ? null : apply(v);
+    if (change === null) {
+      byId('sync').className = 'error';
+      byId('sync').textContent = `Not saved: enter a number`;
+      return;
+    }
+    void save(change);
+  });
+}
+
+for (const m of ['performance', 'balanced', 'battery_saver'] as Mode[]) {
+  input(`mode-${m}`).addEventListener('change', () => void save({ mode: m }));
+}
+for (const s of ['all', 'opt_in', 'never'] as HeaderScope[]) {
+  input(`scope-${s}`).addEventListener('change', () => void save({ header_scope: s }));
+}
+numberField('deadline', (v) => ({ deadline_ms: Math.round(v * 1000) }));
+numberField('battery-floor', (v) => ({ battery_floor_percent: Math.round(v) }));
+numberField('billing-day', (v) => ({ billing_day: Math.round(v) }));
+numberField('quota-gb', (v) => ({ quota_bytes: Math.round(v * 1e9) }));
+input('charging').addEventListener('change', () => void save({ charging_unlimited: input('charging').checked }));
+input('quota-unlimited').addEventListener('change', () => {
+  // Unticking starts from a 10 GB quota for the user to adjust; ticking clears it.
+  void save({ quota_bytes: input('quota-unlimited').checked ? null : (prefs?.quota_bytes ?? 10e9) });
+});
+
+byId<HTMLFormElement>('override-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const err = byId('override-error');
+  if (prefs === null) return;
+  let host: string;
+  try {
+    host = normaliseHost(input('override-host').value);
+  } catch (e) {
+    show(err, (e as PrefsError).message.replace(/^host: /, ''), 'error');
+    return;
+  }
+  const rule = byId<HTMLSelectElement>('override-rule').value as OverrideRule;
+  const overrides = prefs.overrides.filter((o) => o.host !== host);
+  if (rule !== 'auto') overrides.push({ host, rule });
+  void save({ overrides }).then((ok) => {
+    if (!ok) return;
+    const typed = input('override-host').value.trim();
+    show(err, rule === 'auto' ? `${host}: the model decides` : `${host}: ${rule} multipath${typed.toLowerCase() !== host ? ` (stored as ${host})` : ''}`, 'ok');
+    input('override-host').value = '';
+  });
+});
+
+function download(name: string, type: string, text: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+const stamp = (): string => new Date().toISOString().slice(0, 10);
+
+byId('export-settings').addEventListener('click', () => {
+  if (prefs !== null) download(`mpsurf-settings-${stamp()}.json`, 'application/json', exportSettings(prefs));
+});
+
+input('import-file').addEventListener('change', () => {
+  const msg = byId('import-msg');
+  const file = input('import-file').files?.[0];
+  if (file === undefined) return;
+  file
+    .text()
+    .then(async (text) => {
+      const imported = parseSettingsFile(text);
+      if (await save(imported)) show(msg, `Imported ${file.name}: ${imported.overrides.length} site rules`, 'ok');
+    })
+    .catch((e: unknown) => show(msg, `Not imported: ${(e as Error).message}`, 'error'))
+    .finally(() => {
+      input('import-file').value = '';
+    });
+});
+
+for (const format of ['csv', 'jsonl'] as const) {
+  byId(`log-export-${format}`).addEventListener('click', () => {
+    const msg = byId('log-msg');
+    show(msg, 'Exporting…');
+    ask<{ data: string; rows: number; chunks: number }>({ type: 'log-export', format })
+      .then((r) => {
+        download(`mpsurf-decisions-${stamp()}.${format}`, format === 'csv' ? 'text/csv' : 'application/x-ndjson', r.data);
+        show(msg, `Exported ${r.rows} rows (${bytes(r.data.length)})`, 'ok');
+      })
+      .catch((e: unknown) => show(msg, (e as Error).message, 'error'));
+  });
+}
+
+byId('log-delete').addEventListener('click', () => {
+  const msg = byId('log-msg');
+  if (!confirm('Delete every logged decision and page-load observation? This cannot be undone.')) return;
+  ask<SettingsState>({ type: 'log-delete' })
+    .then((s) => {
+      render(s);
+      show(msg, 'The decision log is deleted.', 'ok');
+    })
+    .catch((e: unknown) => show(msg, (e as Error).message, 'error'));
+});
+
+ask<SettingsState>({ type: 'settings-get' })
+  .then(render)
+  .catch((e: unknown) => {
+    const p = byId('problem');
+    p.hidden = false;
+    p.textContent = `Could not read the settings: ${(e as Error).message}`;
+  });

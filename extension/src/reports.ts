@@ -1,0 +1,89 @@
+// Finished main-frame loads: what the content script measures (content.ts), checked here in the service worker and
+// turned into the host's `report` (PROTOCOL.md §4). Only the origin leaves the page, never the URL.
+
+import type { TabRecord } from './pages';
+import type { Report } from './protocol';
+
+/** The content script's message. */
+export interface LoadTiming {
+  type: 'load-timing';
+  protocol: string;
+  transfer_bytes: number;
+  plt_ms: number;
+}
+
+export function isLoadTiming(m: unknown): m is LoadTiming {
+  if (m === null || typeof m !== 'object') return false;
+  const t = m as Record<string, unknown>;
+  return (
+    t.type === 'load-timing' &&
+    typeof t.protocol === 'string' &&
+    t.protocol.length <= 16 &&
+    typeof t.transfer_bytes === 'number' &&
+    Number.isSafeInteger(t.transfer_bytes) &&
+    t.transfer_bytes >= 0 &&
+    t.transfer_bytes <= 2 ** 40 &&
+    typeof t.plt_ms === 'number' &&
+    Number.isFinite(t.plt_ms) &&
+    t.plt_ms >= 0 &&
+    t.plt_ms <= 600_000
+  );
+}
+
+/** What runtime.onMessage says about who sent a message (the fields this module reads). */
+export interface ContentSender {
+  id?: string;
+  url?: string;
+  frameId?: number;
+  tab?: { id?: number };
+}
+
+/**
+ * The report for a load, or a reason to drop it. The sender must be this extension's content script in a tab's top
+ * frame on an http(s) page, and the tab's current decision must be for that page's origin (otherwise the timing
+ * belongs to a page MPSurf did not decide for, or to one that already moved on).
+ */
+export function buildReport(
+  m: LoadTiming,
+  sender: ContentSender,
+  ownId: string,
+  record: (tab: number) => TabRecord | undefined,
+): { report: Report } | { drop: string } {
+  if (sender.id !== ownId) return { drop: 'not from this extension' };
+  const tab = sender.tab?.id;
+  if (tab === undefined || !Number.isInteger(tab) || tab < 0) return { drop: 'not from a tab' };
+  if (sender.frameId !== 0) return { drop: 'not from a top frame' };
+  let origin: string;
+  try {
+    const u = new URL(sender.url ?? '');
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return { drop: 'not an http(s) page' };
+    origin = u.origin;
+  } catch {
+    return { drop: 'no page URL' };
+  }
+  const rec = record(tab);
+  if (rec === undefined || rec.origin !== origin) return { drop: `no decision for ${origin} in tab ${tab}` };
+  return {
+    report: {
+      origin,
+      tab,
+      nav: rec.nav,
+      protocol: m.protocol,
+      transfer_bytes: m.transfer_bytes,
+      plt_ms: Math.round(m.plt_ms * 10) / 10,
+      multipath: rec.source === 'none' ? null : rec.multipath,
+    },
+  };
+}
+
+/** One load as the popup's chart shows it. */
+export interface LoadPoint {
+  at: number;
+  origin: string;
+  plt_ms: number;
+  transfer_bytes: number;
+  protocol: string;
+  multipath: boolean | null;
+}
+
+export const RECENT_LOADS = 40;
