@@ -62,7 +62,7 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 		body = Apply(body, model.Evaluate(in), params)
 	}
 	s.decisions.Add(1)
-	return protocol.OK(req, body)
+	return s.logged(req, body.Decision, body) // the reply goes out once the decision is committed
 }
 
 // Apply puts a model output on a baseline decision. A fallback output (no paths measured) keeps the baseline's

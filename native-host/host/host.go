@@ -27,6 +27,7 @@ type Server struct {
 	start     time.Time
 	pid       int
 	decisions atomic.Int64
+	rec       record // the decision log; see SetStore
 }
 
 // NewServer returns a Server deciding with the policy in store.
@@ -45,9 +46,17 @@ func (s *Server) Handle(payload []byte) protocol.Reply {
 			return s.decide(req)
 		case protocol.TypeStatus:
 			return s.status(req)
+		case TypeReport:
+			return s.report(req)
+		case TypePrefs:
+			return s.prefs(req)
+		case TypeLogExport:
+			return s.logExport(req)
+		case TypeLogDelete:
+			return s.logDelete(req)
 		}
-		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s",
-			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus)
+		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s",
+			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete)
 	}
 	s.log.Warn("bad request", "id", req.ID, "type", req.Type, "err", perr)
 	return protocol.Fail(req, perr)

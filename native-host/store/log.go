@@ -23,15 +23,20 @@ func checkOrigin(origin string) error {
 	return nil
 }
 
-// LogDecision writes one decision with the request body it answered, and returns once the row is committed.
-func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d protocol.Decision) error {
+// LogDecision writes one decision with the request body it answered, and returns once the row is committed. The
+// indexed columns come from d; the decision column holds reply marshalled as JSON (the whole reply body, with the
+// model's terms and size), or d when reply is nil.
+func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d protocol.Decision, reply any) error {
 	if err := checkOrigin(d.Origin); err != nil {
 		return err
 	}
 	if len(request) == 0 {
 		request = json.RawMessage("null")
 	}
-	body, err := json.Marshal(d)
+	if reply == nil {
+		reply = d
+	}
+	body, err := json.Marshal(reply)
 	if err != nil {
 		return fmt.Errorf("store: decision: %w", err)
 	}

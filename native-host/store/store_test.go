@@ -58,7 +58,7 @@ func TestOpenMigratesAndReopens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.LogDecision(ctx, nil, decision("https://a.example", 1)); err != nil {
+	if err := s.LogDecision(ctx, nil, decision("https://a.example", 1), nil); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -109,7 +109,7 @@ func TestOpenErrors(t *testing.T) {
 func TestLogDecisionRefusesURLs(t *testing.T) {
 	s := open(t, Options{})
 	for _, o := range []string{"https://a.example/path", "https://A.example", "https://a.example?q=1", "ftp://x"} {
-		if err := s.LogDecision(ctx, nil, decision(o, 1)); err == nil {
+		if err := s.LogDecision(ctx, nil, decision(o, 1), nil); err == nil {
 			t.Errorf("%q: logged", o)
 		}
 		if _, err := s.Report(ctx, Observation{Origin: o, Nav: "1"}); err == nil {
@@ -125,7 +125,7 @@ func TestRetention(t *testing.T) {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	s := open(t, Options{MaxRows: 5, MaxAge: time.Hour, Now: func() time.Time { return now }})
 	for i := range 8 {
-		if err := s.LogDecision(ctx, nil, decision("https://a.example", i)); err != nil {
+		if err := s.LogDecision(ctx, nil, decision("https://a.example", i), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -133,7 +133,7 @@ func TestRetention(t *testing.T) {
 		t.Errorf("by rows: %d kept, want 5", d)
 	}
 	now = now.Add(2 * time.Hour)
-	if err := s.LogDecision(ctx, nil, decision("https://a.example", 9)); err != nil {
+	if err := s.LogDecision(ctx, nil, decision("https://a.example", 9), nil); err != nil {
 		t.Fatal(err)
 	}
 	if d, _, _ := s.Counts(ctx); d != 1 {
@@ -151,7 +151,7 @@ func TestReportAndPredict(t *testing.T) {
 		t.Errorf("prior: %+v", size)
 	}
 	d := decision("https://a.example", 7)
-	if err := s.LogDecision(ctx, request(d), d); err != nil {
+	if err := s.LogDecision(ctx, request(d), d, nil); err != nil {
 		t.Fatal(err)
 	}
 	mp := true
@@ -232,7 +232,7 @@ func TestPrefsAndUsage(t *testing.T) {
 func TestDeleteAllRemovesFiles(t *testing.T) {
 	s := open(t, Options{})
 	for i := range 10 {
-		s.LogDecision(ctx, nil, decision("https://secret.example", i))
+		s.LogDecision(ctx, nil, decision("https://secret.example", i), nil)
 	}
 	// While a reader holds the WAL, the -wal and -shm files exist: DeleteAll must remove them too.
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -265,7 +265,7 @@ func fill(t *testing.T, s *Store, n int) {
 	t.Helper()
 	for i := range n {
 		d := decision(fmt.Sprintf("https://s%d.example", i%7), i)
-		if err := s.LogDecision(ctx, request(d), d); err != nil {
+		if err := s.LogDecision(ctx, request(d), d, nil); err != nil {
 			t.Fatal(err)
 		}
 		if i%3 == 0 {
@@ -413,7 +413,7 @@ func TestExportRoundTrip(t *testing.T) {
 				// A row logged mid-export is not in it: the snapshot is fixed at the first chunk.
 				if count == 1 {
 					d := decision("https://late.example", 1)
-					s.LogDecision(ctx, nil, d)
+					s.LogDecision(ctx, nil, d, nil)
 					defer s.with(func(db *sql.DB) error { _, err := db.Exec("DELETE FROM decisions WHERE origin = 'https://late.example'"); return err })
 				}
 			}
@@ -429,7 +429,7 @@ func TestExportSince(t *testing.T) {
 	s := open(t, Options{Now: func() time.Time { return now }})
 	for i := range 10 {
 		now = time.UnixMilli(int64(1_000_000 + i*1000))
-		s.LogDecision(ctx, nil, decision("https://a.example", i))
+		s.LogDecision(ctx, nil, decision("https://a.example", i), nil)
 	}
 	var buf bytes.Buffer
 	if n, _ := s.Export(ctx, &buf, FormatJSONL, 1_005_000); n != 5 {
@@ -455,7 +455,7 @@ func TestExportSnapshotWhileWriting(t *testing.T) {
 				return
 			default:
 			}
-			s.LogDecision(ctx, nil, decision("https://w.example", n))
+			s.LogDecision(ctx, nil, decision("https://w.example", n), nil)
 			n++
 		}
 	}()
@@ -525,7 +525,7 @@ func BenchmarkLogDecision(b *testing.B) {
 			d := decision("https://a.example", 4)
 			req := request(d)
 			for b.Loop() {
-				if err := s.LogDecision(ctx, req, d); err != nil {
+				if err := s.LogDecision(ctx, req, d, nil); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,0 +1,227 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/store"
+)
+
+// Request types this file and its siblings answer (PROTOCOL.md §4).
+const (
+	TypeReport    = "report"
+	TypePrefs     = "prefs"
+	TypeLogExport = "log_export"
+	TypeLogDelete = "log_delete"
+)
+
+// Report limits of PROTOCOL.md §4.
+const (
+	maxReportProtocol = 16
+	maxTransferBytes  = 1 << 40
+	maxPLTms          = 600000
+)
+
+// storeTimeout bounds a store call, so that a locked database never hangs a reply.
+const storeTimeout = 10 * time.Second
+
+// record is the Server's store: nil with the reason when it could not be opened.
+type record struct {
+	db  *store.Store
+	err error
+}
+
+// SetStore gives the Server its store, or the reason there is none: then store requests get store_unavailable and
+// decisions go on unlogged.
+func (s *Server) SetStore(db *store.Store, err error) {
+	s.rec = record{db: db, err: err}
+}
+
+// storeDB returns the store or the store_unavailable error to reply with.
+func (s *Server) storeDB() (*store.Store, *protocol.Error) {
+	if s.rec.db == nil {
+		if s.rec.err != nil {
+			return nil, protocol.Errorf(protocol.CodeStoreUnavailable, "%v", s.rec.err)
+		}
+		return nil, protocol.Errorf(protocol.CodeStoreUnavailable, "the host runs without a store")
+	}
+	return s.rec.db, nil
+}
+
+// logged writes the decision to the store and only then returns the reply, so that a decision the extension
+// received is on disk. A store that fails never stops a decision: navigation goes on, the failure is logged.
+func (s *Server) logged(req protocol.Request, d protocol.Decision, body any) protocol.Reply {
+	if s.rec.db != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+		defer cancel()
+		if err := s.rec.db.LogDecision(ctx, req.Body, d, body); err != nil {
+			s.log.Error("decision not logged", "id", req.ID, "origin", d.Origin, "err", err)
+		}
+	}
+	return protocol.OK(req, body)
+}
+
+// ReportReply is the body of a successful report reply.
+type ReportReply struct {
+	Stored  bool  `json:"stored"`
+	Samples int64 `json:"samples"`
+}
+
+func (s *Server) report(req protocol.Request) protocol.Reply {
+	o, perr := parseReport(req.Body)
+	if perr != nil {
+		s.log.Warn("report refused", "id", req.ID, "err", perr)
+		return protocol.Fail(req, perr)
+	}
+	db, perr := s.storeDB()
+	if perr != nil {
+		return protocol.Fail(req, perr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	n, err := db.Report(ctx, o)
+	if err != nil {
+		return protocol.Fail(req, protocol.Errorf(protocol.CodeStoreUnavailable, "%v", err))
+	}
+	return protocol.OK(req, ReportReply{Stored: true, Samples: n})
+}
+
+// parseReport checks a report body as PROTOCOL.md §4 Report says: every field's presence and type first
+// (bad_request), then the origin (bad_origin), as decide does.
+func parseReport(body json.RawMessage) (store.Observation, *protocol.Error) {
+	obj, perr := fields(body)
+	if perr != nil {
+		return store.Observation{}, perr
+	}
+	var o store.Observation
+	origin, perr := getString(obj, "origin")
+	if perr != nil {
+		return o, perr
+	}
+	if o.Tab, perr = getInt(obj, "tab", -1, protocol.MaxID); perr != nil {
+		return o, perr
+	}
+	if o.Nav, perr = getString(obj, "nav"); perr != nil {
+		return o, perr
+	}
+	if n := utf8.RuneCountInString(o.Nav); n < 1 || n > protocol.MaxNavLen {
+		return o, protocol.Errorf(protocol.CodeBadRequest, "nav: must be 1 to %d characters", protocol.MaxNavLen)
+	}
+	if o.Protocol, perr = getString(obj, "protocol"); perr != nil {
+		return o, perr
+	}
+	if len(o.Protocol) > maxReportProtocol {
+		return o, protocol.Errorf(protocol.CodeBadRequest, "protocol: longer than %d bytes", maxReportProtocol)
+	}
+	if o.TransferBytes, perr = getInt(obj, "transfer_bytes", 0, maxTransferBytes); perr != nil {
+		return o, perr
+	}
+	if o.PLTms, perr = getNumber(obj, "plt_ms", 0, maxPLTms); perr != nil {
+		return o, perr
+	}
+	if o.Multipath, perr = getBoolOrNull(obj, "multipath"); perr != nil {
+		return o, perr
+	}
+	norm, err := protocol.NormalizeOrigin(origin)
+	if err != nil {
+		return o, protocol.Errorf(protocol.CodeBadOrigin, "origin: %v", err)
+	}
+	o.Origin = norm
+	return o, nil
+}
+
+// The field readers below follow native-host/protocol's rules: integers are integer literals only (1.0 and 1e0 are
+// refused, so Go and JavaScript read a value alike), a string is a JSON string (not null).
+
+func fields(body json.RawMessage) (map[string]json.RawMessage, *protocol.Error) {
+	if body == nil {
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "body: missing")
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "body: must be an object")
+	}
+	return obj, nil
+}
+
+func getString(obj map[string]json.RawMessage, name string) (string, *protocol.Error) {
+	raw, ok := obj[name]
+	if !ok {
+		return "", protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
+	}
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		return "", protocol.Errorf(protocol.CodeBadRequest, "%s: must be a string", name)
+	}
+	return s, nil
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+func getInt(obj map[string]json.RawMessage, name string, lo, hi int64) (int64, *protocol.Error) {
+	raw, ok := obj[name]
+	if !ok {
+		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
+	}
+	return intValue(raw, name, lo, hi)
+}
+
+func intValue(raw json.RawMessage, name string, lo, hi int64) (int64, *protocol.Error) {
+	var n int64
+	s := string(raw)
+	if s == "" || strings.ContainsAny(s, ".eE") || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
+		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: must be an integer", name)
+	}
+	if err := json.Unmarshal(raw, &n); err != nil || n < lo || n > hi {
+		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: must be %d to %d", name, lo, hi)
+	}
+	return n, nil
+}
+
+func getNumber(obj map[string]json.RawMessage, name string, lo, hi float64) (float64, *protocol.Error) {
+	raw, ok := obj[name]
+	if !ok {
+		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
+	}
+	var f float64
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || json.Unmarshal(raw, &f) != nil {
+		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: must be a number", name)
+	}
+	if f < lo || f > hi {
+		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: must be %g to %g", name, lo, hi)
+	}
+	return f, nil
+}
+
+func getBool(obj map[string]json.RawMessage, name string) (bool, *protocol.Error) {
+	raw, ok := obj[name]
+	if !ok {
+		return false, protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
+	}
+	switch string(raw) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, protocol.Errorf(protocol.CodeBadRequest, "%s: must be a boolean", name)
+}
+
+func getBoolOrNull(obj map[string]json.RawMessage, name string) (*bool, *protocol.Error) {
+	raw, ok := obj[name]
+	if !ok {
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
+	}
+	if isNull(raw) {
+		return nil, nil
+	}
+	b, perr := getBool(obj, name)
+	if perr != nil {
+		return nil, protocol.Errorf(protocol.CodeBadRequest, "%s: must be a boolean or null", name)
+	}
+	return &b, nil
+}
