@@ -78,6 +78,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return installCmd(cmd, rest, stdout, stderr)
 	case "status":
 		return statusCmd(rest, stdout, stderr)
+	case "log":
+		return logCmd(rest, stdout, stderr)
 	case "decide":
 		return decideCmd(rest, stdout, stderr)
 	case "frame":
@@ -168,7 +170,7 @@ func serve(origin string, args []string, stderr io.Writer) int {
 		log.Info("started", append(attrs, "revision", snap.Policy.Revision, "model", snap.Policy.Model.ID)...)
 	}
 
-	err = host.NewServer(store, log).Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
+	err = withStore(host.NewServer(store, log), log).Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
 	switch {
 	case err == nil:
 		return exitOK

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/mpsurf/mpsurf/native-host/host"
+	"github.com/mpsurf/mpsurf/native-host/store"
+)
+
+const logUsage = `usage:
+  mpsurf-host log export --format csv|jsonl [--since 2026-11-01|RFC3339|unix-ms] [--db PATH]
+        write the decision log to stdout, one consistent snapshot while the host goes on writing
+The database is --db PATH, else $MPSURF_DB, else $XDG_DATA_HOME/mpsurf/mpsurf.db (~/.local/share/mpsurf/mpsurf.db).
+`
+
+// withStore opens the decision log for the serving host. A store that cannot be opened is logged and the host
+// serves without it: decisions go on, store requests get store_unavailable.
+func withStore(s *host.Server, log *slog.Logger) *host.Server {
+	path, err := store.DefaultPath()
+	if err != nil {
+		log.Error("no decision log", "err", err)
+		s.SetStore(nil, err)
+		return s
+	}
+	db, err := store.Open(path, store.Options{})
+	if err != nil {
+		log.Error("no decision log; decisions go on unlogged", "err", err)
+		s.SetStore(nil, err)
+		return s
+	}
+	log.Info("decision log", "path", path)
+	s.SetStore(db, nil)
+	return s
+}
+
+func logCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "export" {
+		fmt.Fprint(stderr, logUsage)
+		return exitUsage
+	}
+	fs := newFlags("log export")
+	format := fs.String("format", "", "")
+	since := fs.String("since", "", "")
+	dbPath := fs.String("db", "", "")
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mpsurf-host: log export: bad arguments %q\n\n%s", args[1:], logUsage)
+		return exitUsage
+	}
+	if *format != store.FormatCSV && *format != store.FormatJSONL {
+		fmt.Fprintf(stderr, "mpsurf-host: log export: --format must be csv or jsonl\n\n%s", logUsage)
+		return exitUsage
+	}
+	var sinceMS int64
+	if *since != "" {
+		var err error
+		if sinceMS, err = store.ParseSince(*since); err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: log export: %v\n", err)
+			return exitUsage
+		}
+	}
+	path := *dbPath
+	if path == "" {
+		var err error
+		if path, err = store.DefaultPath(); err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: log export: %v\n", err)
+			return exitFailed
+		}
+	}
+	db, err := store.Open(path, store.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: log export: %v\n", err)
+		return exitFailed
+	}
+	defer db.Close()
+	bw := bufio.NewWriterSize(stdout, 64<<10)
+	rows, err := db.Export(context.Background(), bw, *format, sinceMS)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: log export: %v\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(stderr, "mpsurf-host: exported %d decisions from %s\n", rows, path)
+	return exitOK
+}
