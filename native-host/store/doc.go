@@ -12,8 +12,9 @@
 //     survives. At NORMAL the WAL is fsynced only at checkpoints, so the last transactions before the loss could roll
 //     back (the database stays consistent, but acknowledged decisions would be missing).
 //
-// FULL is chosen because the log promises that an acknowledged decision is kept; the price is one fsync per commit
-// (store_test.go's BenchmarkLogDecision measures it at NORMAL and FULL; the numbers are in the README of native-host).
+// FULL is chosen because the log promises that an acknowledged decision is kept; the price is one fsync per commit.
+// BenchmarkLogDecision measured one committed decision at 0.11 ms with NORMAL and 0.80 ms with FULL on the
+// development machine (ext4 on a virtual disk): far below a page load, and paid once per navigation.
 //
 // Privacy. The store keeps origins (scheme, host, port), never URLs: every origin passes protocol.NormalizeOrigin,
 // which refuses a path, query or fragment, before it is written. The protocol carries no URL anywhere, so there is
