@@ -150,7 +150,8 @@ byId<HTMLFormElement>('override-form').addEventListener('submit', (ev) => {
   void save({ overrides }).then((ok) => {
     if (!ok) return;
     const typed = input('override-host').value.trim();
-    show(err, rule === 'auto' ? `${host}: the model decides` : `${host}: ${rule} multipath${typed.toLowerCase() !== host ? ` (stored as ${host})` : ''}`, 'ok');
+    const name = typed.toLowerCase() === host ? host : `${typed} (stored as ${host})`;
+    show(err, rule === 'auto' ? `${name}: the model decides` : `${name}: ${rule} multipath`, 'ok');
     input('override-host').value = '';
   });
 });

@@ -57,7 +57,7 @@ export function isUnsupported(e: unknown): boolean {
 
 export function unsupportedText(what: string, status: HostStatus): string {
   const v = status.hostVersion === null ? 'mpsurf-host' : `mpsurf-host ${status.hostVersion}`;
-  return `${v} does not support ${what} yet (update the host: npm run build:host && dist/mpsurf-host install --browser chromium)`;
+  return `${v} does not support ${what} yet; update the host`;
 }
 
 export class Settings {

@@ -234,7 +234,7 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
       out.push({
         level: 'warn',
         title: 'Host is older than this extension',
-        detail: unsupported.length > 0 ? (unsupported[0]?.detail ?? '') : `mpsurf-host ${s.hostVersion ?? ''} does not measure paths yet. Update it:`,
+        detail: `${unsupported.length > 0 ? (unsupported[0]?.detail ?? '') : `mpsurf-host ${s.hostVersion ?? ''} does not measure paths yet; update the host`}. From the MPSurf directory, run:`,
         command: UPDATE_COMMAND,
       });
     } else if (state.settings.prefsSync.state === 'error') {

@@ -1,0 +1,163 @@
+// The popup and options pages in real Chromium: settings reach the service worker's rules and the host, a "never"
+// override puts mp=?0 on a site's requests, and screenshots of both pages land in out/screenshots/.
+// Needs the build (npm run build) and /usr/bin/chromium.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { launch, makeProfile, untilStatus, untilRules } from './lib/browser.mjs';
+import { startRecorder } from './lib/recorder.mjs';
+import { chromiumPath, hostBinary, extensionDir, extensionId, root } from './lib/paths.mjs';
+
+const missing = [chromiumPath, hostBinary, path.join(extensionDir, 'manifest.json')].filter((p) => !fs.existsSync(p));
+const skip = missing.length ? `not built or not installed: ${missing.join(', ')} (run npm run build)` : false;
+const shots = path.join(root, 'out', 'screenshots');
+const base = `chrome-extension://${extensionId}`;
+
+let profile, browser, site;
+
+before(async () => {
+  if (skip) return;
+  fs.mkdirSync(shots, { recursive: true });
+  site = await startRecorder({ host: '127.0.0.1' });
+  profile = makeProfile({ prefix: 'mpsurf-ui-' });
+  browser = await launch(profile.dir);
+  await untilStatus(browser.worker, (s) => s.host === 'connected');
+  await untilRules(browser.worker, (rules) => rules.length > 0);
+});
+
+after(async () => {
+  await browser?.context.close();
+  await site?.close();
+  profile?.remove();
+});
+
+const settings = () => browser.worker.evaluate(() => self.mpsurf.settings());
+
+async function until(fn, pred, what, timeoutMs = 10000) {
+  const t0 = Date.now();
+  let last;
+  while (Date.now() - t0 < timeoutMs) {
+    last = await fn();
+    if (pred(last)) return last;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} never held within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+}
+
+test('the popup shows the decision, paths, chart and health, as text', { skip }, async (t) => {
+  const page = await browser.context.newPage();
+  await page.goto(`${site.origin}/page/ui-1`, { waitUntil: 'load' });
+  // The content script reports the load once the load event is over.
+  const loads = await until(() => browser.worker.evaluate(() => self.mpsurf.loads()), (l) => l.length >= 1, 'a load report');
+  assert.equal(loads[0].origin, site.origin);
+  assert.ok(loads[0].plt_ms > 0 && loads[0].transfer_bytes > 0, JSON.stringify(loads[0]));
+  assert.equal(loads[0].protocol, 'http/1.1');
+  const reports = await browser.worker.evaluate(() => self.mpsurf.reports());
+  if (reports.state === 'unsupported') t.diagnostic(`host does not take reports yet: ${reports.detail}`);
+  else assert.equal(reports.state, 'ok', JSON.stringify(reports));
+
+  // The popup reads "the current tab"; opened in a tab of its own, that is itself, so it shows the no-page state.
+  const popup = await browser.context.newPage();
+  await popup.setViewportSize({ width: 380, height: 760 });
+  await popup.goto(`${base}/popup.html`);
+  await popup.waitForFunction(() => document.getElementById('health').children.length > 0);
+  const text = await popup.locator('body').innerText();
+  assert.match(text, /Host connected/);
+  assert.match(text, /MPTCP unknown/);
+  assert.match(text, /mptcpize run chromium/);
+  assert.match(text, /not measured yet|RTT/);
+  assert.equal(await popup.locator('#chart svg rect').count(), loads.length);
+  assert.equal(await popup.locator('#error').isHidden(), true);
+  await popup.screenshot({ path: path.join(shots, 'popup.png'), fullPage: true });
+  await popup.emulateMedia({ colorScheme: 'dark' });
+  await popup.screenshot({ path: path.join(shots, 'popup-dark.png'), fullPage: true });
+  await popup.close();
+  await page.close();
+});
+
+test('options: changes reach the service worker, the rules and (when it supports prefs) the host', { skip }, async (t) => {
+  const opts = await browser.context.newPage();
+  await opts.setViewportSize({ width: 900, height: 1400 });
+  await opts.goto(`${base}/options.html`);
+  await opts.waitForFunction(() => document.getElementById('sync').textContent !== '');
+
+  await opts.check('#mode-battery_saver');
+  await until(settings, (s) => s.prefs.mode === 'battery_saver', 'mode in the service worker');
+  await opts.fill('#deadline', '5');
+  await opts.locator('#deadline').dispatchEvent('change');
+  await until(settings, (s) => s.prefs.deadline_ms === 5000, 'deadline in the service worker');
+
+  // An invalid host is refused with a message and changes nothing.
+  await opts.fill('#override-host', 'bad host!');
+  await opts.click('#override-add');
+  assert.match(await opts.locator('#override-error').innerText(), /space|not a valid/);
+  // An IDN is stored in punycode.
+  await opts.fill('#override-host', 'Bücher.example');
+  await opts.selectOption('#override-rule', 'always');
+  await opts.click('#override-add');
+  const s1 = await until(settings, (s) => s.prefs.overrides.some((o) => o.host === 'xn--bcher-kva.example'), 'IDN override');
+  assert.deepEqual(s1.prefs.overrides, [{ host: 'xn--bcher-kva.example', rule: 'always' }]);
+  const rules = await browser.worker.evaluate(() => self.mpsurf.rules());
+  const ov = rules.find((r) => r.condition.requestDomains?.includes('xn--bcher-kva.example'));
+  assert.ok(ov, `no override rule: ${JSON.stringify(rules)}`);
+  assert.equal(ov.priority, 4);
+  assert.match(ov.action.requestHeaders[0].value, /(^|, )mp(,|$)/);
+
+  const sync = s1.prefsSync;
+  const reply = await browser.worker.evaluate(() => self.mpsurf.status());
+  if (sync.state === 'unsupported') {
+    assert.match(await opts.locator('#sync').innerText(), /does not support preferences yet/);
+    t.diagnostic(`host ${reply.hostVersion} does not support prefs yet: checked the UI says so; host-side check skipped`);
+  } else {
+    assert.equal(sync.state, 'ok', JSON.stringify(sync));
+    assert.equal(sync.hostPrefs.mode, 'battery_saver');
+    assert.equal(sync.hostPrefs.deadline_ms, 5000);
+  }
+  await opts.screenshot({ path: path.join(shots, 'options.png'), fullPage: true });
+  await opts.emulateMedia({ colorScheme: 'dark' });
+  await opts.screenshot({ path: path.join(shots, 'options-dark.png'), fullPage: true });
+  await opts.close();
+});
+
+test('a "never" override puts mp=?0 on the site; scope "never" removes every header', { skip }, async () => {
+  const opts = await browser.context.newPage();
+  await opts.goto(`${base}/options.html`);
+  await opts.waitForFunction(() => document.getElementById('sync').textContent !== '');
+  await opts.fill('#override-host', '127.0.0.1');
+  await opts.selectOption('#override-rule', 'never');
+  await opts.click('#override-add');
+  await until(settings, (s) => s.prefs.overrides.some((o) => o.host === '127.0.0.1' && o.rule === 'never'), 'never override');
+  await untilRules(browser.worker, (rules) => rules.some((r) => r.condition.requestDomains?.includes('127.0.0.1')));
+
+  const page = await browser.context.newPage();
+  await page.goto(`${site.origin}/page/never-1`, { waitUntil: 'load' });
+  await page.waitForFunction(() => document.title.startsWith('done'));
+  const seen = site.forPage('never-1');
+  assert.ok(seen.length >= 5, JSON.stringify(seen));
+  for (const r of seen) assert.match(r.header ?? '', /mp=\?0/, `${r.path} carried ${r.header}`);
+
+  await opts.check('#scope-never');
+  await untilRules(browser.worker, (rules) => rules.length === 0);
+  await page.goto(`${site.origin}/page/never-2`, { waitUntil: 'load' });
+  await page.waitForFunction(() => document.title.startsWith('done'));
+  for (const r of site.forPage('never-2')) assert.equal(r.header, null, `${r.path} carried ${r.header}`);
+
+  // Back to all sites and no site rules, so the profile ends as it began.
+  await opts.check('#scope-all');
+  await untilRules(browser.worker, (rules) => rules.length > 0);
+  await page.close();
+  await opts.close();
+});
+
+test('a bad settings file is refused with a message', { skip }, async () => {
+  const opts = await browser.context.newPage();
+  await opts.goto(`${base}/options.html`);
+  await opts.waitForFunction(() => document.getElementById('sync').textContent !== '');
+  const before = await settings();
+  await opts.setInputFiles('#import-file', { name: 'bad.json', mimeType: 'application/json', buffer: Buffer.from('{"format":"mpsurf-settings","version":1,"prefs":{"mode":"turbo"}}') });
+  await opts.waitForFunction(() => document.getElementById('import-msg').textContent !== '');
+  assert.match(await opts.locator('#import-msg').innerText(), /Not imported: .*mode/);
+  assert.deepEqual((await settings()).prefs, before.prefs);
+  await opts.close();
+});
