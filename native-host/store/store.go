@@ -94,6 +94,17 @@ func (s *Store) open() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
+	// The file holds the user's browsing history by origin: only the user may read it. Creating it 0600 before SQLite
+	// does matters, since SQLite gives the -wal and -shm files the database file's mode.
+	f, err := os.OpenFile(s.path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	err = f.Chmod(0o600) // a file made by an older host or by hand
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
 	// The pragmas go in the DSN so that every pooled connection gets them, not just the first.
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(5000)")
@@ -107,11 +118,6 @@ func (s *Store) open() error {
 	if err := migrate(context.Background(), db); err != nil {
 		db.Close()
 		return fmt.Errorf("store: %s: %w", s.path, err)
-	}
-	// The file holds the user's browsing history by origin: only the user may read it.
-	if err := os.Chmod(s.path, 0o600); err != nil {
-		db.Close()
-		return fmt.Errorf("store: %w", err)
 	}
 	s.db = db
 	return nil

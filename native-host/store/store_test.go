@@ -80,8 +80,10 @@ func TestOpenMigratesAndReopens(t *testing.T) {
 	if d, _, _ := s.Counts(ctx); d != 1 {
 		t.Errorf("decisions after reopen: %d, want 1", d)
 	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v, want mode 0600", f, err)
+		}
 	}
 }
 
