@@ -319,7 +319,13 @@ func (s *Sampler) Snapshot() Snapshot {
 		out.Paths = append(out.Paths, p)
 	}
 	if s.cell != nil {
-		info := s.cell.State(time.Now())
+		// The state at the last counter sample, not extrapolated to now: while the sampler is late (a loaded
+		// machine), extrapolating would walk the tail timers through traffic nobody has counted yet.
+		at := s.cell.LastSample()
+		if at.IsZero() {
+			at = time.Now()
+		}
+		info := s.cell.State(at)
 		out.RRC = &info
 	}
 	return out

@@ -34,6 +34,7 @@ type Machine struct {
 	name    string    // the reported state as last evaluated
 	since   time.Time // when the radio entered it
 	last    Counters
+	lastT   time.Time
 	primed  bool
 }
 
@@ -51,27 +52,45 @@ func New(m *radio.Model, iface string, start time.Time) (*Machine, error) {
 // Observe takes one counter sample taken at t (samples in time order). The first sample only sets the
 // baseline. Counters that go backwards (an interface re-created) reset the baseline without activity.
 func (x *Machine) Observe(t time.Time, c Counters) {
-	prev, primed := x.last, x.primed
-	x.last, x.primed = c, true
+	prev, prevT, primed := x.last, x.lastT, x.primed
+	x.last, x.lastT, x.primed = c, t, true
 	if !primed || c.RxPackets < prev.RxPackets || c.TxPackets < prev.TxPackets {
 		x.eval(t)
 		return
 	}
 	dRx, dTx := c.RxPackets-prev.RxPackets, c.TxPackets-prev.TxPackets
-	var pkts []radio.Packet
-	// One packet per direction with the interval's mean size: enough for the 3G FACH thresholds, which are
-	// per packet in the model too.
-	if dRx > 0 {
-		pkts = append(pkts, radio.Packet{T: t.UnixNano(), Bytes: meanSize(c.RxBytes, prev.RxBytes, dRx)})
+	// Packets of an interval count at its end. When the interval is longer than half the first tail phase (the
+	// sampler was late: a loaded machine, a suspended process), they may have come at any time in it, and a
+	// single event at the end would let the radio demote inside an interval that carried traffic; so they are
+	// spread over the interval, one event per half phase, as far as there are packets to spread (a lone packet
+	// after a long gap stays one event).
+	events := uint64(1)
+	if step := x.model.Tail[0].Duration() / 2; step > 0 && t.Sub(prevT) > step {
+		events = min(uint64(t.Sub(prevT)/step)+1, max(dRx, dTx))
 	}
-	if dTx > 0 {
-		pkts = append(pkts, radio.Packet{T: t.UnixNano(), Up: true, Bytes: meanSize(c.TxBytes, prev.TxBytes, dTx)})
-	}
-	for i := range pkts {
-		x.packet(t, &pkts[i])
+	for i := uint64(1); i <= events; i++ {
+		at := t
+		if events > 1 {
+			at = prevT.Add(t.Sub(prevT) * time.Duration(i) / time.Duration(events))
+		}
+		// One packet per direction with the interval's mean size: enough for the 3G FACH thresholds, which
+		// are per packet in the model too.
+		var pkts []radio.Packet
+		if dRx > 0 {
+			pkts = append(pkts, radio.Packet{T: at.UnixNano(), Bytes: meanSize(c.RxBytes, prev.RxBytes, dRx)})
+		}
+		if dTx > 0 {
+			pkts = append(pkts, radio.Packet{T: at.UnixNano(), Up: true, Bytes: meanSize(c.TxBytes, prev.TxBytes, dTx)})
+		}
+		for j := range pkts {
+			x.packet(at, &pkts[j])
+		}
 	}
 	x.eval(t)
 }
+
+// LastSample is the time of the last counter sample (zero before the first).
+func (x *Machine) LastSample() time.Time { return x.lastT }
 
 // Packet feeds one packet seen at t directly (for callers that see packets rather than counters).
 func (x *Machine) Packet(t time.Time, p radio.Packet) {

@@ -155,3 +155,42 @@ func TestInfoAndErrors(t *testing.T) {
 		t.Errorf("after a counter reset: %s, want idle", s)
 	}
 }
+
+// TestLateSample: a sample 300 ms after the previous one (the sampler was late) that carried a transfer's
+// packets keeps LTE in continuous reception through the gap; one that carried a single packet counts it at the
+// sample's time, after the radio has demoted.
+func TestLateSample(t *testing.T) {
+	lte := load(t, radio.LTE)
+	cases := []struct {
+		name  string
+		pkts  uint64
+		state string
+		since time.Duration
+	}{
+		{"transfer through the gap", 200, "continuous", ms(260)},
+		{"lone packet after the gap", 1, "continuous", ms(1300)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x, err := New(lte, "wwan0", t0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var cnt Counters
+			x.Observe(t0.Add(-50*time.Millisecond), cnt)
+			for at := ms(0); at <= ms(1000); at += ms(50) {
+				cnt.RxPackets, cnt.RxBytes = cnt.RxPackets+10, cnt.RxBytes+15000
+				x.Observe(t0.Add(at), cnt)
+			}
+			cnt.RxPackets, cnt.RxBytes = cnt.RxPackets+c.pkts, cnt.RxBytes+1500*c.pkts
+			x.Observe(t0.Add(ms(1300)), cnt)
+			got := x.State(t0.Add(ms(1300)))
+			if got.State != c.state || got.SinceMS != t0.Add(c.since).UnixMilli() {
+				t.Errorf("%s since %v; want %s since %v", got.State, time.Duration(got.SinceMS-t0.UnixMilli())*time.Millisecond, c.state, c.since)
+			}
+			if !x.LastSample().Equal(t0.Add(ms(1300))) {
+				t.Errorf("LastSample %v", x.LastSample())
+			}
+		})
+	}
+}
