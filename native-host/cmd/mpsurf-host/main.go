@@ -46,9 +46,11 @@ const usage = `usage:
   mpsurf-host uninstall [--browser chromium|chrome] [--user-data-dir DIR]
         remove that manifest
   mpsurf-host status [--json] [--models DIR | --policy FILE] [--names IF=KIND,...] [--probe-target HOST:PORT]
-                     [--sample DURATION] [--cell lte|3g]
+                     [--sample DURATION] [--cell lte|3g] [--radio-model FILE] [--every DURATION]
         print the host version, protocol, the policy it would load, and the paths and RRC state measured
-        while sampling for DURATION (1.5s)
+        while sampling for DURATION (1.5s); --radio-model reads the RRC timers from FILE instead of
+        power-lte.json or power-3g.json; --every (with --json) also prints one {"t_ms","paths","rrc"} line
+        that often while sampling
   mpsurf-host frame [--raw] [JSON ...]
         write each JSON argument (or each line of stdin) as one frame to stdout
   mpsurf-host unframe

@@ -40,6 +40,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	probe := fs.String("probe-target", "", "")
 	sample := fs.Duration("sample", 1500*time.Millisecond, "")
 	cell := fs.String("cell", radio.LTE, "")
+	radioModel := fs.String("radio-model", "", "")
+	every := fs.Duration("every", 0, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return badUsage(stderr, "status: bad arguments %q", args)
 	}
@@ -49,6 +51,9 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *sample < 0 || *sample > time.Minute {
 		return badUsage(stderr, "status: --sample %v: want 0 … 1m", *sample)
+	}
+	if *every < 0 || (*every > 0 && (*every < 10*time.Millisecond || !*asJSON)) {
+		return badUsage(stderr, "status: --every %v: want 10ms or more, with --json", *every)
 	}
 	if *cell != radio.LTE && *cell != radio.ThreeG {
 		return badUsage(stderr, "status: --cell %q: want %s or %s", *cell, radio.LTE, radio.ThreeG)
@@ -66,7 +71,11 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		out.Policy = &snap.Policy
 	}
 	if *sample > 0 {
-		if err := measure(&out, *models, *cell, nameMap, *probe, *sample); err != nil {
+		var tick io.Writer
+		if *every > 0 {
+			tick = stdout
+		}
+		if err := measure(&out, *models, *cell, *radioModel, nameMap, *probe, *sample, *every, tick); err != nil {
 			out.PathsError = err.Error()
 		}
 	}
@@ -115,14 +124,26 @@ func str(p *string) string {
 	return *p
 }
 
-// measure samples the paths for d.
-func measure(out *statusOutput, modelsDir, cell string, names map[string]string, probe string, d time.Duration) error {
+// statusTick is one line of status --json --every: the paths and RRC state at unix ms TMS.
+type statusTick struct {
+	TMS   int64        `json:"t_ms"`
+	Paths []paths.Path `json:"paths"`
+	RRC   any          `json:"rrc"`
+}
+
+// measure samples the paths for d. With every > 0 it also writes a statusTick line to tick every that often,
+// so that a caller can follow the RRC state and the estimates while traffic comes and goes.
+func measure(out *statusOutput, modelsDir, cell, radioFile string, names map[string]string, probe string, d, every time.Duration, tick io.Writer) error {
 	file := "power-" + cell + ".json"
 	var b []byte
 	var err error
-	if modelsDir != "" {
+	switch {
+	case radioFile != "":
+		file = radioFile
+		b, err = os.ReadFile(radioFile)
+	case modelsDir != "":
 		b, err = os.ReadFile(filepath.Join(modelsDir, file))
-	} else {
+	default:
 		b, err = models.FS.ReadFile(file)
 	}
 	if err != nil {
@@ -139,7 +160,34 @@ func measure(out *statusOutput, modelsDir, cell string, names map[string]string,
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
-	if err := s.Run(ctx); err != nil {
+	done := make(chan struct{})
+	if tick != nil && every > 0 {
+		go func() {
+			defer close(done)
+			t := time.NewTicker(every)
+			defer t.Stop()
+			enc := json.NewEncoder(tick)
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case now := <-t.C:
+					snap := s.Snapshot()
+					line := statusTick{TMS: now.UnixMilli(), Paths: snap.Paths}
+					if snap.RRC != nil {
+						line.RRC = snap.RRC
+					}
+					enc.Encode(line)
+				}
+			}
+		}()
+	} else {
+		close(done)
+	}
+	err = s.Run(ctx)
+	cancel()
+	<-done
+	if err != nil {
 		return err
 	}
 	snap := s.Snapshot()
