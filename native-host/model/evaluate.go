@@ -87,8 +87,26 @@ func (sc *scene) theta1() (float64, bool) {
 	return s.MaxBytes, false
 }
 
-// Evaluate decides for one origin, now. It reads nothing but its input.
+// Evaluate decides for one origin, now. It reads nothing but its input. A user's site rule (Input.Override)
+// has the last word, but the terms still show what the model would have weighed.
 func Evaluate(in Input) Output {
+	out := evaluate(in)
+	switch in.Override {
+	case OverrideAlways:
+		if out.Protocol == H3 {
+			out.Reason = "your site rule says always, but " + out.Reason
+			return out
+		}
+		out.Multipath, out.Theta1, out.Fallback = true, 0, false
+		out.Reason = "your site rule: always multipath on this site"
+	case OverrideNever:
+		out.Multipath, out.Fallback = false, false
+		out.Reason = "your site rule: never multipath on this site"
+	}
+	return out
+}
+
+func evaluate(in Input) Output {
 	p := in.Params
 	prefs := Prefs{Mode: p.Defaults.Mode, DeadlineMS: p.Defaults.DeadlineMS,
 		BatteryFloorPercent: p.Defaults.BatteryFloorPercent, ChargingUnlimited: p.Defaults.ChargingUnlimited}

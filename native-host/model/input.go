@@ -80,8 +80,16 @@ type Input struct {
 	Prefs     *Prefs
 	Battery   *Battery
 	Usage     *Usage
-	Params    *Params
+	// Override is the user's rule for this site: OverrideAlways, OverrideNever, or "" (the model decides).
+	Override string
+	Params   *Params
 }
+
+// The user's per-site rules (PROTOCOL.md Prefs.overrides); "auto" is the empty string here.
+const (
+	OverrideAlways = "always"
+	OverrideNever  = "never"
+)
 
 // Term is one line of the explanation (PROTOCOL.md Decision.terms).
 type Term struct {

@@ -196,3 +196,30 @@ func BenchmarkEvaluate(b *testing.B) {
 		Evaluate(in)
 	}
 }
+
+func TestOverride(t *testing.T) {
+	p := params(t)
+	for _, tc := range []struct {
+		name     string
+		override string
+		proto    string
+		want     bool
+	}{
+		{"auto keeps the model's single path", "", H2, false},
+		{"always wins over a small page", OverrideAlways, H2, true},
+		{"never wins", OverrideNever, H2, false},
+		{"always cannot make QUIC multipath", OverrideAlways, H3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Protocol: tc.proto, Size: known(50_000), Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p}
+			in.Override = tc.override
+			out := Evaluate(in)
+			if out.Multipath != tc.want {
+				t.Fatalf("multipath = %v, want %v (%s)", out.Multipath, tc.want, out.Reason)
+			}
+			if tc.override != "" && !strings.Contains(out.Reason, "site rule") {
+				t.Errorf("reason %q does not name the site rule", out.Reason)
+			}
+		})
+	}
+}
