@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -81,4 +82,22 @@ func median(s []int64) int64 {
 func nearestRank(s []int64, q float64) int64 {
 	k := int(math.Ceil(q*float64(len(s)))) - 1
 	return s[max(k, 0)]
+}
+
+// Protocol returns the protocol of origin's latest reported load ("h2", "http/1.1", "h3", ...), or "" when the
+// origin was never seen or the browser did not say.
+func (s *Store) Protocol(ctx context.Context, origin string) (string, error) {
+	var proto string
+	err := s.with(func(db *sql.DB) error {
+		err := db.QueryRowContext(ctx,
+			"SELECT protocol FROM observations WHERE origin = ? ORDER BY id DESC LIMIT 1", origin).Scan(&proto)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("store: protocol: %w", err)
+	}
+	return proto, nil
 }

@@ -534,3 +534,19 @@ func BenchmarkLogDecision(b *testing.B) {
 		})
 	}
 }
+
+func TestProtocolOfLatestLoad(t *testing.T) {
+	s := open(t, Options{})
+	if p, err := s.Protocol(ctx, "https://a.example"); p != "" || err != nil {
+		t.Fatalf("never seen: %q %v", p, err)
+	}
+	for _, proto := range []string{"http/1.1", "h2"} {
+		if _, err := s.Report(ctx, Observation{Origin: "https://a.example", Tab: 1, Nav: "1", Protocol: proto, TransferBytes: 10}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Report(ctx, Observation{Origin: "https://b.example", Tab: 1, Nav: "2", Protocol: "h3", TransferBytes: 10})
+	if p, err := s.Protocol(ctx, "https://a.example"); p != "h2" || err != nil {
+		t.Errorf("latest protocol %q %v, want h2", p, err)
+	}
+}
