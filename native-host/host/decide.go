@@ -61,6 +61,7 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 		in.Origin, in.Params = d.Origin, params
 		body = Apply(body, model.Evaluate(in), params)
 	}
+	body.Decision = s.actuate(body.Decision) // actuate.go: carried to the kernel, outcome in inputs
 	s.decisions.Add(1)
 	return s.logged(req, body.Decision, body) // the reply goes out once the decision is committed
 }

@@ -1,0 +1,366 @@
+package host
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+// Environment knobs of the actuation client.
+const (
+	// EnvActuator is the privileged helper's socket (mpsurf-host actuator --socket). Unset: no actuation, and
+	// decisions say so in inputs.actuation.
+	EnvActuator = "MPSURF_ACTUATOR"
+	// EnvHosts maps host names to addresses, "name=IP[|IP...],name=IP", ahead of the system resolver. It is a
+	// testbed and override knob: in the testbed Chromium resolves origin.test through --host-resolver-rules,
+	// which the system resolver the host uses knows nothing about.
+	EnvHosts = "MPSURF_HOSTS"
+)
+
+// Actuation timing. The lease is short so that a dead host's changes are undone quickly (lease + 1 s), and
+// renewed four times per lease so that one late renewal never lets it lapse. A decide waits at most
+// actuateBudget for the helper: the decision goes out either way.
+const (
+	actuatorLease  = 2 * time.Second
+	actuatorRenew  = actuatorLease / 4
+	actuateBudget  = 300 * time.Millisecond
+	backoffMin     = 100 * time.Millisecond
+	backoffMax     = 5 * time.Second
+	replayCapacity = 256 // origin policies re-sent after a reconnect; a session's recent origins
+)
+
+// actuatorClient is the host's side of the helper's socket: one connection, one session, a lease renewed in
+// the background, reconnection with backoff. Requests are one line out, one line back, under mu.
+type actuatorClient struct {
+	path  string
+	hosts map[string][]netip.Addr
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	conn    net.Conn
+	r       *bufio.Reader
+	session string
+	backend string
+	lastErr string
+	nextID  uint64
+	ready   chan struct{} // closed after the first connection attempt
+	replay  map[string]actuate.Request
+	order   []string // replay keys, oldest first
+}
+
+var (
+	actuatorOnce sync.Once
+	actuatorCli  *actuatorClient
+)
+
+// startActuator reads the environment once and starts the client if a socket is named.
+func startActuator(log *slog.Logger) *actuatorClient {
+	actuatorOnce.Do(func() {
+		path := os.Getenv(EnvActuator)
+		if path == "" {
+			return
+		}
+		hosts, err := ParseHosts(os.Getenv(EnvHosts))
+		if err != nil {
+			log.Error("ignoring "+EnvHosts, "err", err)
+		}
+		actuatorCli = &actuatorClient{path: path, hosts: hosts, log: log, ready: make(chan struct{}),
+			replay: map[string]actuate.Request{}, lastErr: "not connected yet"}
+		go actuatorCli.run()
+	})
+	return actuatorCli
+}
+
+// ParseHosts reads EnvHosts: comma-separated name=addr entries; one name may list several addresses with '|'
+// or by repeating the name.
+func ParseHosts(s string) (map[string][]netip.Addr, error) {
+	m := map[string][]netip.Addr{}
+	for _, e := range strings.Split(s, ",") {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		name, addrs, ok := strings.Cut(e, "=")
+		name = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(name), "."))
+		if !ok || name == "" || strings.ContainsAny(name, " /:") {
+			return nil, fmt.Errorf("%s: entry %.80q is not name=address", EnvHosts, e)
+		}
+		for _, a := range strings.Split(addrs, "|") {
+			ip, err := netip.ParseAddr(strings.TrimSpace(a))
+			if err != nil || ip.Zone() != "" {
+				return nil, fmt.Errorf("%s: %.80q is not an IP address", EnvHosts, a)
+			}
+			m[name] = append(m[name], ip.Unmap())
+		}
+	}
+	return m, nil
+}
+
+// run keeps a session open until the process ends.
+func (c *actuatorClient) run() {
+	backoff := backoffMin
+	first := true
+	for {
+		err := c.connect()
+		if first {
+			close(c.ready)
+			first = false
+		}
+		if err == nil {
+			backoff = backoffMin
+			err = c.renewLoop()
+		}
+		c.drop(err)
+		time.Sleep(backoff)
+		backoff = min(2*backoff, backoffMax)
+	}
+}
+
+func (c *actuatorClient) connect() error {
+	conn, err := net.DialTimeout("unix", c.path, time.Second)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.conn, c.r = conn, bufio.NewReaderSize(conn, 4096)
+	resp, err := c.callLocked(actuate.Request{Verb: actuate.VerbHello}, time.Second)
+	if err != nil {
+		c.closeLocked()
+		return err
+	}
+	c.session, c.backend, c.lastErr = resp.Session, resp.Backend, ""
+	c.log.Info("actuator session", "socket", c.path, "backend", resp.Backend)
+	// The helper undid the previous session's changes when it ended; the current decisions hold again.
+	for _, k := range c.order {
+		req := c.replay[k]
+		req.Session = c.session
+		if _, err := c.callLocked(req, time.Second); err != nil {
+			c.log.Warn("actuator replay", "err", err)
+		}
+	}
+	return nil
+}
+
+func (c *actuatorClient) renewLoop() error {
+	t := time.NewTicker(actuatorRenew)
+	defer t.Stop()
+	for range t.C {
+		c.mu.Lock()
+		if c.conn == nil {
+			c.mu.Unlock()
+			return errors.New(c.lastErr)
+		}
+		_, err := c.callLocked(actuate.Request{Verb: actuate.VerbLeaseRenew, Session: c.session,
+			LeaseMS: actuatorLease.Milliseconds()}, time.Second)
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *actuatorClient) drop(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil {
+		c.closeLocked()
+	}
+	if err != nil {
+		if c.lastErr != err.Error() {
+			c.log.Warn("actuator unavailable", "socket", c.path, "err", err)
+		}
+		c.lastErr = err.Error()
+	}
+}
+
+func (c *actuatorClient) closeLocked() {
+	c.conn.Close()
+	c.conn, c.r, c.session = nil, nil, ""
+}
+
+// errRefused is a helper's refusal: the connection stays good.
+type errRefused struct{ code, msg string }
+
+func (e *errRefused) Error() string { return e.code + ": " + e.msg }
+
+// callLocked sends one request and reads its response. A transport error closes the connection; the run loop
+// reconnects.
+func (c *actuatorClient) callLocked(req actuate.Request, timeout time.Duration) (actuate.Response, error) {
+	var resp actuate.Response
+	if c.conn == nil {
+		return resp, errors.New(c.lastErr)
+	}
+	c.nextID++
+	req.ID = c.nextID
+	line, _ := json.Marshal(req)
+	c.conn.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.conn.Write(append(line, '\n')); err != nil {
+		c.lastErr = err.Error()
+		c.closeLocked()
+		return resp, err
+	}
+	b, err := c.r.ReadBytes('\n')
+	if err == nil {
+		err = json.Unmarshal(b, &resp)
+	}
+	if err == nil && resp.ID != req.ID && resp.Code == "" {
+		err = fmt.Errorf("response %d to request %d", resp.ID, req.ID)
+	}
+	if err != nil {
+		c.lastErr = err.Error()
+		c.closeLocked()
+		return resp, err
+	}
+	if !resp.OK {
+		return resp, &errRefused{resp.Code, resp.Error}
+	}
+	return resp, nil
+}
+
+// setOrigin sends one origin's policy and remembers it for replay. It answers what goes in inputs.actuation.
+func (c *actuatorClient) setOrigin(ctx context.Context, req actuate.Request, key string) string {
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return "unavailable: helper not reached yet"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.replay[key]; !ok {
+		c.order = append(c.order, key)
+		if len(c.order) > replayCapacity {
+			delete(c.replay, c.order[0])
+			c.order = c.order[1:]
+		}
+	}
+	c.replay[key] = req
+	if c.conn == nil {
+		return "unavailable: " + c.lastErr
+	}
+	req.Session = c.session
+	timeout := actuateBudget
+	if d, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(d), 10*time.Millisecond)
+	}
+	_, err := c.callLocked(req, timeout)
+	var ref *errRefused
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &ref):
+		return "refused: " + ref.Error()
+	}
+	return "unavailable: " + err.Error()
+}
+
+// resolve returns the origin's addresses: an IP literal, then EnvHosts, then the system resolver.
+func (c *actuatorClient) resolve(ctx context.Context, origin string) ([]netip.Addr, error) {
+	u, err := url.Parse(origin)
+	if err != nil || u.Hostname() == "" {
+		return nil, fmt.Errorf("origin %.80q has no host", origin)
+	}
+	name := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	var addrs []netip.Addr
+	if ip, err := netip.ParseAddr(name); err == nil {
+		addrs = []netip.Addr{ip}
+	} else if m, ok := c.hosts[name]; ok {
+		addrs = m
+	} else if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", name); err != nil {
+		return nil, err
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		a = a.Unmap()
+		// The helper refuses what cannot be a web origin's address; loopback traffic never uses a cellular path.
+		if a.IsValid() && !a.IsLoopback() && !a.IsUnspecified() && !a.IsMulticast() && a.Zone() == "" {
+			out = append(out, a)
+		}
+	}
+	if len(out) > actuate.MaxAddrs {
+		out = out[:actuate.MaxAddrs]
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s has no address a cellular subflow could reach", name)
+	}
+	return out, nil
+}
+
+// actuate carries a decision to the helper, within actuateBudget, and notes the outcome in its inputs. It never
+// changes the decision itself.
+func (s *Server) actuate(d protocol.Decision) protocol.Decision {
+	c := startActuator(s.log)
+	if c == nil {
+		return d // no helper configured: the decision's inputs stay as the model made them
+	}
+	in := make(map[string]any, len(d.Inputs)+2)
+	for k, v := range d.Inputs {
+		in[k] = v
+	}
+	d.Inputs = in
+	ctx, cancel := context.WithTimeout(context.Background(), actuateBudget)
+	defer cancel()
+	addrs, err := c.resolve(ctx, d.Origin)
+	if err != nil {
+		in["actuation"] = clip("skipped: " + err.Error())
+		s.log.Warn("actuation", "origin", d.Origin, "err", err)
+		return d
+	}
+	strs := make([]string, len(addrs))
+	for i, a := range addrs {
+		strs[i] = a.String()
+	}
+	in["actuation_addrs"] = clip(strings.Join(strs, ","))
+	mp := d.Multipath
+	req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: strs, Multipath: &mp}
+	if mp {
+		req.Theta1, req.Theta2 = runtimeTheta1(d), d.Theta2
+	}
+	res := c.setOrigin(ctx, req, d.Origin)
+	in["actuation"] = clip(res)
+	s.log.Info("actuation", "origin", d.Origin, "multipath", mp, "addrs", strs, "result", res)
+	return d
+}
+
+// runtimeTheta1 is the θ1 the helper must still enforce at run time. When the model predicted the page's size
+// and found it at or above θ1, the threshold is already met: the subflow may open at once.
+func runtimeTheta1(d protocol.Decision) int64 {
+	if p, ok := d.Inputs["predicted_size_bytes"]; ok {
+		var size float64
+		switch v := p.(type) {
+		case int64:
+			size = float64(v)
+		case float64:
+			size = v
+		case int:
+			size = float64(v)
+		default:
+			return d.Theta1
+		}
+		if size >= float64(d.Theta1) {
+			return 0
+		}
+	}
+	return d.Theta1
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200]
+	}
+	return s
+}

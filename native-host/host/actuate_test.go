@@ -1,0 +1,177 @@
+package host
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+func TestParseHosts(t *testing.T) {
+	a := netip.MustParseAddr
+	tests := []struct {
+		in   string
+		want map[string][]netip.Addr
+		err  string
+	}{
+		{"", map[string][]netip.Addr{}, ""},
+		{"origin.test=10.200.3.2", map[string][]netip.Addr{"origin.test": {a("10.200.3.2")}}, ""},
+		{" Origin.Test. = 10.200.3.2 ,sp.origin.test=10.200.3.3|2001:db8::1", map[string][]netip.Addr{
+			"origin.test": {a("10.200.3.2")}, "sp.origin.test": {a("10.200.3.3"), a("2001:db8::1")}}, ""},
+		{"x=::ffff:10.0.0.1,x=10.0.0.2", map[string][]netip.Addr{"x": {a("10.0.0.1"), a("10.0.0.2")}}, ""},
+		{"origin.test", nil, "not name=address"},
+		{"=10.0.0.1", nil, "not name=address"},
+		{"a/b=10.0.0.1", nil, "not name=address"},
+		{"origin.test=example.com", nil, "not an IP address"},
+		{"origin.test=fe80::1%eth0", nil, "not an IP address"},
+	}
+	for _, tt := range tests {
+		got, err := ParseHosts(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("ParseHosts(%q) error %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(tt.want) {
+			t.Errorf("ParseHosts(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			continue
+		}
+		for k, v := range tt.want {
+			if !slices.Equal(got[k], v) {
+				t.Errorf("ParseHosts(%q)[%s] = %v, want %v", tt.in, k, got[k], v)
+			}
+		}
+	}
+}
+
+func FuzzParseHosts(f *testing.F) {
+	for _, s := range []string{"", "a=1.2.3.4", "a=1.2.3.4|::1,b=5.6.7.8", "=", ",,", "a==b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := ParseHosts(s)
+		if err != nil {
+			return
+		}
+		for name, addrs := range m {
+			if name == "" || len(addrs) == 0 {
+				t.Fatalf("ParseHosts(%q) gave an empty entry %q=%v", s, name, addrs)
+			}
+			for _, a := range addrs {
+				if !a.IsValid() || a.Is4In6() {
+					t.Fatalf("ParseHosts(%q) gave address %v", s, a)
+				}
+			}
+		}
+	})
+}
+
+func TestRuntimeTheta1(t *testing.T) {
+	tests := []struct {
+		theta1 int64
+		inputs map[string]any
+		want   int64
+	}{
+		{200000, map[string]any{}, 200000},                                        // size unknown: θ1 holds at run time
+		{200000, map[string]any{"predicted_size_bytes": int64(500000)}, 0},        // predicted above θ1: met already
+		{200000, map[string]any{"predicted_size_bytes": float64(199999)}, 200000}, // below: still to enforce
+		{0, map[string]any{}, 0},
+		{200000, map[string]any{"predicted_size_bytes": "big"}, 200000},
+	}
+	for _, tt := range tests {
+		d := protocol.Decision{Multipath: true, Theta1: tt.theta1, Inputs: tt.inputs}
+		if got := runtimeTheta1(d); got != tt.want {
+			t.Errorf("runtimeTheta1(θ1 %d, %v) = %d, want %d", tt.theta1, tt.inputs, got, tt.want)
+		}
+	}
+}
+
+// TestActuatorClient runs the client against the real helper with its dry-run backend: a decision reaches
+// it, the helper's death reads as unavailable without holding the decide up, and a restarted helper gets
+// the session and the remembered policies back.
+func TestActuatorClient(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "a.sock")
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	start := func() (context.CancelFunc, chan error) {
+		srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
+			AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quiet, SysctlDir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(ctx) }()
+		return cancel, done
+	}
+	stop, done := start()
+	hosts, _ := ParseHosts("origin.test=10.200.3.2")
+	c := &actuatorClient{path: sock, hosts: hosts, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
+	go c.run()
+
+	mp := true
+	req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: []string{"10.200.3.2"}, Multipath: &mp}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if got := c.setOrigin(ctx, req, "https://origin.test"); got != "ok" {
+		t.Fatalf("setOrigin = %q, want ok", got)
+	}
+	addrs, err := c.resolve(ctx, "https://origin.test:8443")
+	if err != nil || len(addrs) != 1 || addrs[0].String() != "10.200.3.2" {
+		t.Fatalf("resolve = %v, %v", addrs, err)
+	}
+	if _, err := c.resolve(ctx, "https://127.0.0.1"); err == nil {
+		t.Error("a loopback origin resolved to an address the helper would refuse")
+	}
+	bad := req
+	bad.Addrs = []string{"not-an-ip"}
+	if got := c.setOrigin(ctx, bad, "https://bad.test"); !strings.HasPrefix(got, "refused: "+actuate.CodeBadArgument) {
+		t.Errorf("bad address: %q, want a bad_argument refusal", got)
+	}
+	delete(c.replay, "https://bad.test")
+	c.order = slices.DeleteFunc(c.order, func(k string) bool { return k == "https://bad.test" })
+
+	stop()
+	<-done
+	t0 := time.Now()
+	short, cancel2 := context.WithTimeout(context.Background(), actuateBudget)
+	defer cancel2()
+	got := c.setOrigin(short, req, "https://origin.test")
+	if !strings.HasPrefix(got, "unavailable: ") {
+		t.Errorf("helper gone: %q, want unavailable", got)
+	}
+	if el := time.Since(t0); el > actuateBudget+100*time.Millisecond {
+		t.Errorf("a decide waited %v for a dead helper", el)
+	}
+
+	stop, done = start()
+	defer func() { stop(); <-done }()
+	deadline := time.Now().Add(backoffMax + 2*time.Second)
+	for {
+		c.mu.Lock()
+		up := c.conn != nil
+		c.mu.Unlock()
+		if up {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the client did not reconnect to the restarted helper")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ctx3, cancel3 := context.WithTimeout(context.Background(), time.Second)
+	defer cancel3()
+	if got := c.setOrigin(ctx3, req, "https://origin.test"); got != "ok" {
+		t.Errorf("after reconnect: %q, want ok", got)
+	}
+}
