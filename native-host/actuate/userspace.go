@@ -27,7 +27,24 @@ type userspaceBackend struct {
 	policy map[netip.Addr]bool // destination address -> multipath
 	conns  map[uint32]*conn
 	stats  usStats
+	closed []ConnRecord // the most recent closed connections, oldest first
 }
+
+// ConnRecord is one client connection as the helper saw it: what the benchmark and the testbed's
+// verification read from status.
+type ConnRecord struct {
+	Token     uint32 `json:"token"`
+	Dst       string `json:"dst"`
+	Multipath bool   `json:"multipath"`        // the destination's decision when last looked at
+	Subflow   bool   `json:"subflow"`          // a cellular subflow was established
+	EstNS     int64  `json:"established_ns"`   // unix ns of ESTABLISHED; 0 if never
+	DelayUS   int64  `json:"subflow_delay_us"` // ESTABLISHED to the cellular SUB_ESTABLISHED; 0 if none
+	Error     string `json:"error,omitempty"`  // SUBFLOW_CREATE's error
+	Open      bool   `json:"open"`
+}
+
+// closedKept bounds the closed-connection records status returns.
+const closedKept = 2048
 
 type conn struct {
 	dst         netip.AddrPort
@@ -36,6 +53,7 @@ type conn struct {
 	requested   bool
 	createdAt   time.Time
 	estAt       time.Time
+	rec         ConnRecord
 }
 
 type usStats struct {
@@ -101,18 +119,21 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 			return
 		}
 		u.stats.Connections++
-		u.conns[ev.Token] = &conn{dst: ev.Dst(), createdAt: time.Now()}
+		u.conns[ev.Token] = &conn{dst: ev.Dst(), createdAt: time.Now(), rec: ConnRecord{Token: ev.Token, Dst: ev.Dst().String()}}
 	case mptcp.EventEstablished:
 		c := u.conns[ev.Token]
 		if c == nil {
 			return
 		}
 		c.established, c.estAt = true, time.Now()
+		c.rec.EstNS = c.estAt.UnixNano()
 		u.maybeCreate(ev.Token, c)
 	case mptcp.EventSubEstablished:
 		if c := u.conns[ev.Token]; c != nil && ev.Saddr == u.cell {
 			c.subflow = ev.Src()
+			c.rec.Subflow = true
 			if !c.estAt.IsZero() {
+				c.rec.DelayUS = time.Since(c.estAt).Microseconds()
 				u.stats.CreateDelaysUS = append(u.stats.CreateDelaysUS, time.Since(c.estAt).Microseconds())
 				if len(u.stats.CreateDelaysUS) > 4096 {
 					u.stats.CreateDelaysUS = u.stats.CreateDelaysUS[1:]
@@ -124,6 +145,12 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 			c.subflow = netip.AddrPort{}
 		}
 	case mptcp.EventClosed:
+		if c := u.conns[ev.Token]; c != nil {
+			if len(u.closed) >= closedKept {
+				u.closed = u.closed[1:]
+			}
+			u.closed = append(u.closed, c.rec)
+		}
 		delete(u.conns, ev.Token)
 	}
 }
@@ -131,7 +158,8 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 // maybeCreate opens the cellular subflow if the connection's destination belongs to a multipath origin.
 // Caller holds u.mu.
 func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
-	if !c.established || c.requested || !u.policy[c.dst.Addr()] {
+	c.rec.Multipath = u.policy[c.dst.Addr()]
+	if !c.established || c.requested || !c.rec.Multipath {
 		return
 	}
 	if c.dst.Addr().Is4() != u.cell.Is4() {
@@ -142,6 +170,7 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
 	if err := u.pm.SubflowCreate(token, mptcp.Endpoint{Addr: u.cell}, c.dst); err != nil {
 		u.stats.SubflowErrors++
 		u.stats.LastError = err.Error()
+		c.rec.Error = err.Error()
 		u.log("subflow create", "token", token, "dst", c.dst, "err", err)
 		return
 	}
@@ -203,8 +232,14 @@ func (u *userspaceBackend) Status() any {
 			multi++
 		}
 	}
+	recs := append([]ConnRecord(nil), u.closed...)
+	for _, c := range u.conns {
+		r := c.rec
+		r.Open = true
+		recs = append(recs, r)
+	}
 	return map[string]any{"cell_addr": u.cell.String(), "addresses": len(u.policy), "multipath_addresses": multi,
-		"open_connections": len(u.conns), "stats": u.stats}
+		"open_connections": len(u.conns), "stats": u.stats, "connections": recs}
 }
 
 // Delays returns the measured delays from ESTABLISHED to the cellular SUB_ESTABLISHED.
