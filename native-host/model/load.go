@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -151,6 +152,8 @@ func Parse(name string, data []byte) (File, error) {
 	q.ScarcityMax = r.num("quota.scarcity_max", 1, 1e6, false, true)
 	q.BatterySaverCapBytes = int64(r.num("quota.battery_saver_cap_bytes", 0, 1<<53-1, true, true))
 	p.HTTP1.PerformanceMinUtility = r.num("http1.performance_min_utility_s", 0, 1e6, false, true)
+	p.Page.ProcessingMS = r.num("page.processing_ms", 0, 60000, false, true)
+	p.Page.ProcessingMSPerObject = r.num("page.processing_ms_per_object", 0, 10000, false, true)
 
 	s := &p.Search
 	s.MinBytes = r.num("search.min_bytes", 1, 1e15, true, true)
@@ -347,4 +350,10 @@ func (r *reader) sources(p *Params) error {
 // covers says whether a source key applies to a value path: the same path or a dotted prefix of it.
 func covers(key, value string) bool {
 	return key == value || strings.HasPrefix(value, key+".")
+}
+
+// LoadDir reads the model files from a policy-models directory on disk, for tools and experiments that try
+// other numbers than the embedded ones.
+func LoadDir(dir string) (*Params, error) {
+	return Load(os.DirFS(dir), dir)
 }

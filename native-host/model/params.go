@@ -16,6 +16,7 @@ type Params struct {
 	Quota     QuotaParams
 	HTTP1     HTTP1Params
 	Search    SearchParams
+	Page      PageParams
 
 	// Radios maps a technology ("lte", "3g", "wifi") to its power model.
 	Radios map[string]*radio.Model
@@ -68,6 +69,13 @@ type QuotaParams struct {
 // HTTP1Params: HTTP/1.1 origins gain little from multipath (seed 000 §4, seed 001 §3).
 type HTTP1Params struct {
 	PerformanceMinUtility float64 // in performance mode, multipath for HTTP/1.1 only when U ≥ this
+}
+
+// PageParams are the browser's processing time outside the network. They add alike to single-path and multipath
+// loads, so Evaluate does not need them; page-load predictions (e2e/calibrate) do.
+type PageParams struct {
+	ProcessingMS          float64 // per page
+	ProcessingMSPerObject float64 // per object after the first
 }
 
 // SearchParams bound the θ1 search.
