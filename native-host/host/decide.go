@@ -35,6 +35,9 @@ type DecisionBody struct {
 	Terms    []model.Term `json:"terms,omitempty"`
 	Size     *model.Size  `json:"size,omitempty"`
 	Protocol string       `json:"protocol,omitempty"`
+	// ModelInput is the model's whole input, kept in the decision log so that mpsurf-host replay can evaluate
+	// the same decision under other parameters.
+	ModelInput *model.Input `json:"model_input,omitempty"`
 }
 
 func (s *Server) decide(req protocol.Request) protocol.Reply {
@@ -60,6 +63,7 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 		}
 		in.Origin, in.Params = d.Origin, params
 		body = Apply(body, model.Evaluate(in), params)
+		body.ModelInput = &in
 	}
 	body.Decision = s.actuate(body.Decision) // actuate.go: carried to the kernel, outcome in inputs
 	s.decisions.Add(1)

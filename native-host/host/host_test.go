@@ -129,7 +129,7 @@ func TestRepliesValidate(t *testing.T) {
 			}
 		case protocol.HelloReply:
 			err = b.Policy.Validate()
-		case protocol.StatusReply:
+		case StatusBody:
 			err = b.Policy.Validate()
 			if b.PID != os.Getpid() || b.Version != Version {
 				t.Errorf("%s: %+v", ex.Name, b)
@@ -152,7 +152,7 @@ func TestStatusCountsDecisions(t *testing.T) {
 	}
 	s.Handle(bad)
 	r := s.Handle([]byte(`{"v":1,"id":3,"type":"status"}`))
-	if st := r.Body.(protocol.StatusReply); st.Decisions != 3 || st.UptimeMS < 0 {
+	if st := r.Body.(StatusBody); st.Decisions != 3 || st.UptimeMS < 0 {
 		t.Errorf("status %+v, want 3 decisions", st)
 	}
 }

@@ -69,20 +69,21 @@ const (
 	Unknown = "unknown"
 )
 
-// Input is everything one evaluation depends on.
+// Input is everything one evaluation depends on. Its JSON form (without Params) is what the decision log keeps,
+// so that a logged decision can be evaluated again under other parameters (mpsurf-host replay).
 type Input struct {
-	Origin    string
-	Protocol  string // h2, http/1.1, h3 or unknown ("" counts as unknown)
-	Size      Size
-	Primary   *Path // the path the connection starts on (WiFi, as in the seeds); nil when not measured
-	Secondary *Path // the cellular path; nil when not measured
-	RRC       *RRC  // the cellular radio; nil: assumed idle
-	Prefs     *Prefs
-	Battery   *Battery
-	Usage     *Usage
+	Origin    string   `json:"origin"`
+	Protocol  string   `json:"protocol"` // h2, http/1.1, h3 or unknown ("" counts as unknown)
+	Size      Size     `json:"size"`
+	Primary   *Path    `json:"primary"`   // the path the connection starts on (WiFi, as in the seeds); nil when not measured
+	Secondary *Path    `json:"secondary"` // the cellular path; nil when not measured
+	RRC       *RRC     `json:"rrc"`       // the cellular radio; nil: assumed idle
+	Prefs     *Prefs   `json:"prefs"`
+	Battery   *Battery `json:"battery"`
+	Usage     *Usage   `json:"usage"`
 	// Override is the user's rule for this site: OverrideAlways, OverrideNever, or "" (the model decides).
-	Override string
-	Params   *Params
+	Override string  `json:"override,omitempty"`
+	Params   *Params `json:"-"`
 }
 
 // The user's per-site rules (PROTOCOL.md Prefs.overrides); "auto" is the empty string here.

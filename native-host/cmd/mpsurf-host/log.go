@@ -19,22 +19,22 @@ The database is --db PATH, else $MPSURF_DB, else $XDG_DATA_HOME/mpsurf/mpsurf.db
 
 // withStore opens the decision log for the serving host. A store that cannot be opened is logged and the host
 // serves without it: decisions go on, store requests get store_unavailable.
-func withStore(s *host.Server, log *slog.Logger) *host.Server {
+func withStore(s *host.Server, log *slog.Logger) (*host.Server, *store.Store) {
 	path, err := store.DefaultPath()
 	if err != nil {
 		log.Error("no decision log", "err", err)
 		s.SetStore(nil, err)
-		return s
+		return s, nil
 	}
 	db, err := store.Open(path, store.Options{})
 	if err != nil {
 		log.Error("no decision log; decisions go on unlogged", "err", err)
 		s.SetStore(nil, err)
-		return s
+		return s, nil
 	}
 	log.Info("decision log", "path", path)
 	s.SetStore(db, nil)
-	return s
+	return s, db
 }
 
 func logCmd(args []string, stdout, stderr io.Writer) int {

@@ -172,7 +172,9 @@ func serve(origin string, args []string, stderr io.Writer) int {
 		log.Info("started", append(attrs, "revision", snap.Policy.Revision, "model", snap.Policy.Model.ID)...)
 	}
 
-	err = withStore(host.NewServer(store, log), log).Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
+	srv, db := withStore(host.NewServer(store, log), log)
+	startFeed(ctx, db, log)
+	err = srv.Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
 	switch {
 	case err == nil:
 		return exitOK

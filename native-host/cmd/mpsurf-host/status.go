@@ -131,9 +131,9 @@ type statusTick struct {
 	RRC   any          `json:"rrc"`
 }
 
-// measure samples the paths for d. With every > 0 it also writes a statusTick line to tick every that often,
-// so that a caller can follow the RRC state and the estimates while traffic comes and goes.
-func measure(out *statusOutput, modelsDir, cell, radioFile string, names map[string]string, probe string, d, every time.Duration, tick io.Writer) error {
+// loadRadio reads the cellular radio model: radioFile when given, else power-<cell>.json from modelsDir or from
+// the models embedded in the binary.
+func loadRadio(modelsDir, cell, radioFile string) (*radio.Model, error) {
 	file := "power-" + cell + ".json"
 	var b []byte
 	var err error
@@ -147,11 +147,21 @@ func measure(out *statusOutput, modelsDir, cell, radioFile string, names map[str
 		b, err = models.FS.ReadFile(file)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m, err := radio.Parse(b)
 	if err != nil {
-		return fmt.Errorf("%s: %w", file, err)
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return m, nil
+}
+
+// measure samples the paths for d. With every > 0 it also writes a statusTick line to tick every that often,
+// so that a caller can follow the RRC state and the estimates while traffic comes and goes.
+func measure(out *statusOutput, modelsDir, cell, radioFile string, names map[string]string, probe string, d, every time.Duration, tick io.Writer) error {
+	m, err := loadRadio(modelsDir, cell, radioFile)
+	if err != nil {
+		return err
 	}
 	s, err := paths.NewSampler(paths.Config{Names: names, ProbeTarget: probe, Cellular: m})
 	if err != nil {
