@@ -3,13 +3,13 @@ package store
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"database/sql"
 	"reflect"
 	"strconv"
 	"strings"
@@ -416,7 +416,10 @@ func TestExportRoundTrip(t *testing.T) {
 				if count == 1 {
 					d := decision("https://late.example", 1)
 					s.LogDecision(ctx, nil, d, nil)
-					defer s.with(func(db *sql.DB) error { _, err := db.Exec("DELETE FROM decisions WHERE origin = 'https://late.example'"); return err })
+					defer s.with(func(db *sql.DB) error {
+						_, err := db.Exec("DELETE FROM decisions WHERE origin = 'https://late.example'")
+						return err
+					})
 				}
 			}
 			if count < 3 || chunks.String() != buf.String() {
