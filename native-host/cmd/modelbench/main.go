@@ -1,0 +1,110 @@
+// Command modelbench measures model.Evaluate, the cost-benefit decision, on four representative inputs, and as
+// the baseline of the same run the seed policy's decide (policy.Decide, a table lookup). It prints p50, p99 and
+// mean per call and each against the baseline's.
+//
+//	go run ./native-host/cmd/modelbench [-n 20000]
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/policy"
+	models "github.com/mpsurf/mpsurf/policy-models"
+)
+
+// warmup calls run before each measurement, so that caches and the branch predictor are as in steady use.
+const warmup = 1000
+
+func main() {
+	n := flag.Int("n", 20000, "calls per input")
+	flag.Parse()
+	if err := run(*n, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "modelbench:", err)
+		os.Exit(1)
+	}
+}
+
+// Case is one measured input.
+type Case struct {
+	Name string
+	In   model.Input
+}
+
+func f(x float64) *float64 { return &x }
+
+// Cases are the inputs: the seeds' WiFi and LTE links (seed 000 Table 2), LTE idle, default preferences.
+func Cases(p *model.Params) []Case {
+	wifi := &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: f(50), DownBps: f(7.04e6), UpBps: f(2.02e6), Loss: f(0)}
+	lte := &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: f(70), DownBps: f(9.185e6), UpBps: f(2.286e6), Loss: f(0)}
+	idle := &model.RRC{Tech: "lte", State: "idle", SinceMS: 60000}
+	size := int64(2_000_000)
+	known := model.Size{Known: true, Median: &size, P90: &size, Samples: 5, Source: "bench"}
+	in := func(proto string, s model.Size) model.Input {
+		return model.Input{Origin: "https://example.com", Protocol: proto, Size: s, Primary: wifi, Secondary: lte, RRC: idle, Params: p}
+	}
+	return []Case{
+		{"unknown size, h2 (θ1 search)", in(model.H2, model.Size{Source: "bench"})},
+		{"2 MB, h2", in(model.H2, known)},
+		{"h3", in(model.H3, known)},
+		{"2 MB, http/1.1", in(model.HTTP1, known)},
+	}
+}
+
+// Stats are per-call durations.
+type Stats struct {
+	P50, P99, Mean time.Duration
+}
+
+func measure(n int, call func()) Stats {
+	for range warmup {
+		call()
+	}
+	d := make([]time.Duration, n)
+	var total time.Duration
+	for i := range d {
+		t := time.Now()
+		call()
+		d[i] = time.Since(t)
+		total += d[i]
+	}
+	slices.Sort(d)
+	return Stats{P50: d[n/2], P99: d[min(n-1, n*99/100)], Mean: total / time.Duration(n)}
+}
+
+var sink int64 // keeps the calls' results alive
+
+func run(n int, w io.Writer) error {
+	if n < 100 {
+		return fmt.Errorf("-n %d: need at least 100 calls for a p99", n)
+	}
+	p, err := model.Load(models.FS, models.Dir)
+	if err != nil {
+		return err
+	}
+	src := policy.EmbeddedSource()
+	file, err := src.Load()
+	if err != nil {
+		return err
+	}
+	base := measure(n, func() { sink += policy.Decide(policy.Input{Model: file, Source: src, Revision: 1}).Theta1 })
+	fmt.Fprintf(w, "%d calls each, after %d warm-up calls\n", n, warmup)
+	fmt.Fprintf(w, "%-46s %10s %10s %10s %8s %8s %8s\n", "input", "p50", "p99", "mean", "p50/b", "p99/b", "mean/b")
+	line := func(name string, s Stats) {
+		r := func(a, b time.Duration) float64 { return float64(a) / float64(b) }
+		fmt.Fprintf(w, "%-46s %10s %10s %10s %8.1f %8.1f %8.1f\n", name, s.P50, s.P99, s.Mean,
+			r(s.P50, base.P50), r(s.P99, base.P99), r(s.Mean, base.Mean))
+	}
+	line("baseline: policy.Decide (seed)", base)
+	for _, c := range Cases(p) {
+		in := c.In
+		s := measure(n, func() { sink += model.Evaluate(in).Theta1 })
+		line("model.Evaluate: "+c.Name, s)
+	}
+	return nil
+}
