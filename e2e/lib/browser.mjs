@@ -52,7 +52,8 @@ export async function launch(profileDir, { headless = true, executablePath = chr
       `--load-extension=${extensionDir}`,
       ...args,
     ],
-    env: env ? { ...process.env, ...env } : undefined,
+    // The host's decision log goes into the profile, never into the user's real one.
+    env: { ...process.env, MPSURF_DB: path.join(profileDir, 'mpsurf.db'), ...env },
   });
   let [worker] = context.serviceWorkers();
   if (!worker) worker = await context.waitForEvent('serviceworker', { timeout: 15000 });

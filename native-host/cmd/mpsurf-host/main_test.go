@@ -51,6 +51,9 @@ func hostEnv(extra ...string) []string {
 			env = append(env, kv)
 		}
 	}
+	// The decision log of a test host goes next to its binary, never into the real user's data directory;
+	// path measurement is off so each host process starts and answers at once.
+	env = append(env, "MPSURF_DB="+filepath.Join(filepath.Dir(bin), "test.db"), "MPSURF_NO_MEASURE=1")
 	return append(env, extra...)
 }
 
