@@ -28,7 +28,7 @@ type Result struct {
 	Before, After, NetworkOnly Errors
 	// Sweep is the multipath MdAPE at hol = 0.5, 0.6, ..., 1.0 with the fitted processing constants.
 	Sweep [][2]float64
-	Rows                       []Row
+	Rows  []Row
 }
 
 // Errors are MdAPEs over all loads and over the multipath and single-path ones.
