@@ -2,18 +2,107 @@
 // (dist/origin in the server namespace) and real Chromium in the client namespace under mptcpize.
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
-import { launch, makeProfile, untilStatus, untilRules } from '../lib/browser.mjs';
-import { dist, root, hostBinary, extensionId } from '../lib/paths.mjs';
+import { launch, makeProfile, untilStatus, untilRules, hostPids } from '../lib/browser.mjs';
+import { dist, root, hostBinary } from '../lib/paths.mjs';
 
 export const testbedBin = path.join(dist, 'testbed');
 export const originBin = path.join(dist, 'origin');
 const wrapper = path.join(root, 'e2e', 'testbed', 'chromium-in-client.sh');
 
 export const MODES = ['sp-wifi', 'sp-cell', 'mp-always', 'mp-adaptive'];
-// The testbed's kernel setting for each mode; mp-adaptive is resolved per load from the host's decision.
-const KERNEL_MODE = { 'sp-wifi': 'sp-wifi', 'sp-cell': 'sp-cell', 'mp-always': 'mp' };
+// The testbed's kernel setting for each mode. In mp-adaptive the in-kernel path manager adds nothing (sp-wifi:
+// no subflow endpoint) and the actuator's userspace path manager opens the cellular subflow per connection.
+const KERNEL_MODE = { 'sp-wifi': 'sp-wifi', 'sp-cell': 'sp-cell', 'mp-always': 'mp', 'mp-adaptive': 'sp-wifi' };
+
+// Fixed addresses of the testbed (e2e/topo/names.go).
+export const CLIENT_NS = 'mps-client';
+export const CELL_ADDR = '10.200.2.2';
+const PREFIX = 'mps';
+export const ACTUATOR_SOCKET = `/run/mpsurf/actuator-${PREFIX}.sock`;
+export const ACTUATOR_STATE = `/run/mpsurf/actuator-${PREFIX}`;
+
+// Actuator: `mpsurf-host actuator --backend userspace` as root in the client namespace, for the browser's host
+// to reach over its socket. It selects the userspace path manager there and restores the namespace on exit.
+export class Actuator {
+  static async start({ socket = ACTUATOR_SOCKET, stateDir = ACTUATOR_STATE, log = () => {} } = {}) {
+    fs.mkdirSync(path.dirname(socket), { recursive: true });
+    const a = new Actuator();
+    a.socket = socket;
+    a.stateDir = stateDir;
+    a.stderr = '';
+    a.child = spawn(
+      'ip',
+      ['netns', 'exec', CLIENT_NS, hostBinary, 'actuator', '--backend', 'userspace', '--socket', socket, '--state-dir', stateDir,
+        '--allow-uid', '0', '--cell-addr', CELL_ADDR],
+      { detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    a.child.stderr.on('data', (b) => {
+      a.stderr = (a.stderr + b).slice(-8192);
+    });
+    const t0 = Date.now();
+    for (;;) {
+      if (a.child.exitCode !== null) throw new Error(`actuator exited (${a.child.exitCode}): ${a.stderr.trim()}`);
+      if (a.stderr.includes('actuator started')) break;
+      if (Date.now() - t0 > 10000) {
+        await a.stop();
+        throw new Error(`actuator not ready after 10 s: ${a.stderr.trim()}`);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    log(`actuator up (pid ${a.child.pid})`);
+    return a;
+  }
+
+  // The actuator's own process (ip netns exec execs it, so the pid is the same).
+  get pid() {
+    return this.child.pid;
+  }
+
+  status() {
+    return actuatorCall(this.socket, { id: 1, verb: 'status' });
+  }
+
+  stop() {
+    return stopChild(this.child);
+  }
+}
+
+// actuatorCall sends one request line and resolves with the response line, or rejects within timeoutMs.
+export function actuatorCall(socket, req, timeoutMs = 3000) {
+  return new Promise((resolve, reject) => {
+    const c = net.createConnection(socket);
+    let buf = '';
+    const timer = setTimeout(() => {
+      c.destroy();
+      reject(new Error(`actuator ${req.verb}: no answer in ${timeoutMs} ms`));
+    }, timeoutMs);
+    c.on('connect', () => c.write(JSON.stringify(req) + '\n'));
+    c.on('data', (b) => {
+      buf += b;
+      const i = buf.indexOf('\n');
+      if (i >= 0) {
+        clearTimeout(timer);
+        c.end();
+        resolve(JSON.parse(buf.slice(0, i)));
+      }
+    });
+    c.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
+
+// mptcpSysctls reads /proc/sys/net/mptcp/* as the client namespace sees it.
+export function mptcpSysctls(ns = CLIENT_NS) {
+  const out = execFileSync('ip', ['netns', 'exec', ns, 'sh', '-c', 'cd /proc/sys/net/mptcp && for f in *; do printf "%s=%s\\n" "$f" "$(cat $f)"; done'], {
+    encoding: 'utf8',
+  });
+  return Object.fromEntries(out.split('\n').filter(Boolean).map((l) => l.split(/=(.*)/s).slice(0, 2)));
+}
 
 export function canRun() {
   if (process.getuid?.() !== 0) return 'needs root (network namespaces)';
@@ -77,7 +166,9 @@ function stopChild(child, timeoutMs = 15000) {
 
 // Session: one testbed up with one profile, the origin server in it, torn down by close().
 export class Session {
-  static async open({ profile = 'baseline', outDir, log = () => {} }) {
+  // names: extra host names, each on its own server address ({ 'sp.origin.test': '10.200.3.3' }), so that the
+  // actuator (which maps destination addresses to origins) can tell their connections apart.
+  static async open({ profile = 'baseline', outDir, log = () => {}, names = {} }) {
     fs.mkdirSync(outDir, { recursive: true });
     const s = new Session();
     s.outDir = outDir;
@@ -99,10 +190,15 @@ export class Session {
       await waitForLine(s.testbed, (l) => l.trim() === 'ready', 'testbed up');
       s.info = JSON.parse(tb('info', '--json'));
       s.serverAddr = s.info.server.addr;
+      s.names = { 'origin.test': s.serverAddr, 'third.origin.test': s.serverAddr, ...names };
+      for (const addr of new Set(Object.values(names))) {
+        execFileSync('ip', ['-n', 'mps-server', 'addr', 'add', `${addr}/24`, 'dev', s.info.server.if], { stdio: 'pipe' });
+      }
       s.cellTech = profileTech(profile);
       s.origin = spawn(
         'ip',
-        ['netns', 'exec', 'mps-server', originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog],
+        ['netns', 'exec', 'mps-server', originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog,
+          '--name', Object.keys(s.names).filter((n) => n !== 'third.origin.test').join(',')],
         { detached: true, stdio: ['ignore', 'pipe', 'inherit'] },
       );
       const start = JSON.parse(await waitForLine(s.origin, (l) => l.startsWith('{'), 'origin server'));
@@ -113,6 +209,17 @@ export class Session {
       await s.close();
       throw err;
     }
+  }
+
+  // resolverRules maps every name to its server address; the named ones before the wildcard.
+  resolverRules() {
+    const rules = Object.entries(this.names).map(([n, a]) => `MAP ${n} ${a}`);
+    return [...rules, `MAP *.origin.test ${this.serverAddr}`].join(', ');
+  }
+
+  // hostsEnv is MPSURF_HOSTS for the native host: the same names, since Chromium's resolver rules are its own.
+  hostsEnv() {
+    return Object.entries(this.names).map(([n, a]) => `${n}=${a}`).join(',');
   }
 
   page(name) {
@@ -145,31 +252,19 @@ export class Session {
       .filter((x) => x.type === type && (x.open_ns ?? x.time_ns) >= sinceNs);
   }
 
-  // decideDirect asks a host process the same question the extension asks, for a mode chosen before the
-  // browser opens its first connection (mp-adaptive until per-connection actuation exists).
-  decideDirect(origin) {
-    const req = JSON.stringify({ v: 1, id: 1, type: 'decide', body: { origin, tab: -1, nav: 'testbed' } });
-    const framed = execFileSync(hostBinary, ['frame', req]);
-    const out = execFileSync(hostBinary, [`chrome-extension://${extensionId}/`], { input: framed, stdio: ['pipe', 'pipe', 'pipe'] });
-    const reply = JSON.parse(execFileSync(hostBinary, ['unframe'], { input: out, encoding: 'utf8' }).trim().split('\n')[0]);
-    if (!reply.ok) throw new Error(`host refused to decide: ${JSON.stringify(reply.error)}`);
-    return reply.body;
-  }
-
   // load performs one cold page load in a fresh browser profile and returns its run record.
-  async load({ page, mode, proto = 'h2', rep = 0, runId }) {
+  async load({ page, mode, proto = 'h2', rep = 0, runId, host = 'origin.test', hostEnv = {} }) {
     const p = this.page(page);
-    const host = 'origin.test'; // the origin server's certificate name (dist/origin serve --name)
+    // host: a name the origin server's certificate covers (dist/origin serve --name); *.origin.test maps to it.
     const port = proto === 'h2' ? 443 : 8443;
     const origin = port === 443 ? `https://${host}` : `https://${host}:${port}`;
     const url = origin + p.path;
     let decision = null;
-    let kernelMode = KERNEL_MODE[mode];
-    if (mode === 'mp-adaptive') {
-      decision = this.decideDirect(origin);
-      kernelMode = decision.multipath ? 'mp' : 'sp-wifi';
-    }
+    const kernelMode = KERNEL_MODE[mode];
     tb('mode', kernelMode);
+    // mp-adaptive: the host's decision, through the extension, reaches the kernel per connection via the actuator.
+    let actuator = null;
+    if (mode === 'mp-adaptive') actuator = await Actuator.start();
 
     const profile = makeProfile({ prefix: 'mpsurf-tb-' });
     const rec = {
@@ -190,9 +285,12 @@ export class Session {
     try {
       browser = await launch(profile.dir, {
         executablePath: wrapper,
+        env: actuator
+          ? { MPSURF_ACTUATOR: actuator.socket, MPSURF_HOSTS: this.hostsEnv(), ...hostEnv }
+          : undefined,
         args: [
           `--ignore-certificate-errors-spki-list=${this.spki}`,
-          `--host-resolver-rules=MAP ${host} ${this.serverAddr}, MAP *.${host} ${this.serverAddr}`,
+          `--host-resolver-rules=${this.resolverRules()}`,
           '--disable-quic',
         ],
       });
@@ -210,8 +308,7 @@ export class Session {
       const after = this.counters();
       const decisions = await browser.worker.evaluate(() => self.mpsurf.decisions());
       const seen = Object.values(decisions).find((d) => d && d.origin === origin);
-      decision = decision ?? (seen ? pickDecision(seen) : null);
-      if (mode === 'mp-adaptive' && seen) decision = pickDecision(seen);
+      decision = seen ? pickDecision(seen) : null;
       rec.start_unix_ns = Number(startNs);
       rec.end_unix_ns = Number(startNs) + Math.round(nav.plt * 1e6);
       rec.plt_ms = nav.plt;
@@ -224,6 +321,14 @@ export class Session {
     } finally {
       await browser?.context.close().catch(() => {});
       profile.remove();
+      if (actuator) {
+        // Connections close with the browser; the actuator logs them as CLOSED shortly after.
+        await new Promise((r) => setTimeout(r, 300));
+        const st = await actuator.status().catch((e) => ({ error: String(e.message || e) }));
+        rec.actuator_conns = st.result?.backend?.connections ?? null;
+        rec.actuator_stats = st.result?.backend?.stats ?? st.error ?? null;
+        await actuator.stop();
+      }
     }
     if (rec.ok) {
       // Connections close with the browser; their per-subflow totals are logged then.
@@ -252,7 +357,9 @@ function profileTech(profile) {
 }
 
 function pickDecision(d) {
-  return { multipath: d.multipath, theta1: d.theta1, theta2: d.theta2 ?? null, reason: d.reason };
+  const out = { multipath: d.multipath, theta1: d.theta1, theta2: d.theta2 ?? null, reason: d.reason };
+  if (d.inputs?.actuation !== undefined) out.actuation = d.inputs.actuation;
+  return out;
 }
 
 function diffCounters(a, b) {
@@ -263,4 +370,79 @@ function diffCounters(a, b) {
     out[ifname] = { rx: y.rx_bytes - x.rx_bytes, tx: y.tx_bytes - x.tx_bytes };
   }
   return out;
+}
+
+// Policy files for adaptiveMix: the seed's baseline with only the decision changed. A test override, not a
+// model: multipath from the first byte (θ1 = 0, since the actuator does not enforce θ1 at run time yet) or off.
+export function writePolicy(file, multipath) {
+  const base = JSON.parse(fs.readFileSync(path.join(root, 'policy-models', 'baseline.json'), 'utf8'));
+  delete base.$schema;
+  Object.assign(base, {
+    id: multipath ? 'testbed-mp-first-byte' : 'testbed-single-path',
+    version: multipath ? 2 : 3,
+    description: 'testbed override for the actuation check: ' + (multipath ? 'multipath from the first byte' : 'single path'),
+    multipath,
+    theta1_bytes: multipath ? 0 : base.theta1_bytes,
+    theta2_bytes: null,
+  });
+  fs.writeFileSync(file + '.tmp', JSON.stringify(base, null, 2));
+  fs.renameSync(file + '.tmp', file);
+}
+
+// adaptiveMix runs one real Chromium (mptcpize, client namespace) whose native host talks to a running actuator,
+// and loads each of `loads` ({ host, page, multipath }) in turn. Before each load the host's policy file is
+// switched to the wanted decision and the host re-reads it (SIGHUP), so one host decides both ways while the
+// actuator keeps every origin's decision. Returns the decisions the extension recorded and the host's pid.
+export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHost, log = () => {} } = {}) {
+  const profile = makeProfile({ prefix: 'mpsurf-act-' });
+  const policyFile = path.join(profile.dir, 'policy.json');
+  writePolicy(policyFile, loads[0]?.multipath ?? true);
+  let browser;
+  const out = { decisions: [], hostPid: null, startNs: Date.now() * 1e6 };
+  try {
+    browser = await launch(profile.dir, {
+      executablePath: wrapper,
+      env: { MPSURF_ACTUATOR: actuator.socket, MPSURF_HOSTS: session.hostsEnv(), MPSURF_POLICY: policyFile, ...hostEnv },
+      args: [`--ignore-certificate-errors-spki-list=${session.spki}`, `--host-resolver-rules=${session.resolverRules()}`, '--disable-quic'],
+    });
+    await untilStatus(browser.worker, (s) => s.host === 'connected', 15000);
+    out.hostPid = hostPids(profile.host)[0];
+    let i = 0;
+    for (const l of loads) {
+      writePolicy(policyFile, l.multipath);
+      process.kill(out.hostPid, 'SIGHUP');
+      await untilStatus(browser.worker, (s) => s.policy?.multipath === l.multipath, 10000);
+      const url = `https://${l.host}${session.page(l.page).path}`;
+      const tab = await browser.context.newPage();
+      await tab.goto(url, { waitUntil: 'load', timeout: 120000 });
+      const all = await browser.worker.evaluate(() => self.mpsurf.decisions());
+      const d = Object.values(all).find((x) => x && x.origin === `https://${l.host}`);
+      out.decisions.push(d ? { origin: d.origin, multipath: d.multipath, actuation: d.inputs?.actuation, addrs: d.inputs?.actuation_addrs } : { origin: `https://${l.host}`, missing: true });
+      await tab.close();
+      i++;
+      log(`load ${i}/${loads.length}: ${l.host} ${l.page} (decide ${l.multipath ? 'multipath' : 'single path'})`);
+    }
+    if (onHost) await onHost({ browser, hostPid: out.hostPid, profile });
+  } finally {
+    await browser?.context.close().catch(() => {});
+    profile.remove();
+  }
+  return out;
+}
+
+// classify joins the origin server's conn lines (per-subflow bytes, written at close) with the decision of the
+// address each connection reached: { byAddr: {addr: {conns, withCell}}, mp: {n, cell}, sp: {n, cell} }.
+export function classifyConns(conns, decidedMultipath) {
+  const r = { mp: { n: 0, cell: 0 }, sp: { n: 0, cell: 0 }, undecided: { n: 0, cell: 0 }, byAddr: {} };
+  for (const c of conns) {
+    const addr = c.local.replace(/:\d+$/, '');
+    const cell = (c.subflows || []).some((sf) => sf.path === 'wwan0');
+    const cls = decidedMultipath[addr] === true ? 'mp' : decidedMultipath[addr] === false ? 'sp' : 'undecided';
+    r[cls].n++;
+    if (cell) r[cls].cell++;
+    const b = (r.byAddr[addr] ??= { conns: 0, withCell: 0 });
+    b.conns++;
+    if (cell) b.withCell++;
+  }
+  return r;
 }
