@@ -55,8 +55,19 @@ const usage = `usage:
         write each JSON argument (or each line of stdin) as one frame to stdout
   mpsurf-host unframe
         read frames from stdin and print each payload as one line
+  mpsurf-host decide --origin URL [--proto h2] [--size BYTES] [--paths FILE] [--rrc STATE] [--prefs FILE] [--json]
+        evaluate the cost-benefit model offline, with the native decide's code
+  mpsurf-host log export --format csv|jsonl [--since WHEN] [--db PATH]
+        print the decision log from one consistent snapshot
+  mpsurf-host replay [--model DIR] [--db PATH] [--since WHEN] [--json]
+        evaluate every logged decision again under the model in DIR and report what would change
+  mpsurf-host actuator --socket PATH --allow-uid UID ... [--backend auto|userspace|endpoint|sysctl|dryrun]
+        the privileged helper that carries decisions into the kernel (see packaging/systemd/)
   mpsurf-host version
 
+A serving host measures its paths (MPSURF_NAMES=wlan0=wifi,wwan0=cellular overrides interface kinds,
+MPSURF_PROBE_TARGET=HOST:PORT enables the active RTT probe, MPSURF_CELL=lte|3g, MPSURF_NO_MEASURE=1 turns it
+off) and keeps its decision log in MPSURF_DB (default ~/.local/share/mpsurf/mpsurf.db).
 The policy file comes from --models DIR (DIR/baseline.json) or --policy FILE, else the environment
 (MPSURF_MODELS, MPSURF_POLICY), else the copy of policy-models/ built into the binary.
 MPSURF_LOG=FILE logs to FILE instead of stderr. SIGHUP re-reads the policy file.
@@ -82,6 +93,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return statusCmd(rest, stdout, stderr)
 	case "log":
 		return logCmd(rest, stdout, stderr)
+	case "replay":
+		return replayCmd(rest, stdout, stderr)
 	case "decide":
 		return decideCmd(rest, stdout, stderr)
 	case "frame":

@@ -1,0 +1,240 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+
+	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/store"
+	models "github.com/mpsurf/mpsurf/policy-models"
+)
+
+const replayUsage = `usage: mpsurf-host replay [--model DIR] [--db PATH] [--since WHEN] [--json]
+
+Evaluates every logged decision again, from the model input the log kept, under the model in DIR (a policy-models
+directory: model.json with the power and baseline files it names; default: the models built into this binary),
+and reports how the decisions, the predicted time saved, cellular bytes and radio energy would change.
+WHEN is a date (2026-11-01), an RFC 3339 time or unix milliseconds.
+`
+
+// replayDecision is one logged decision and its re-evaluation.
+type replayDecision struct {
+	Origin   string `json:"origin"`
+	TimeMS   int64  `json:"time_ms"`
+	Logged   side   `json:"logged"`
+	Replayed side   `json:"replayed"`
+	Changed  bool   `json:"changed"`
+	Reason   string `json:"reason"`
+}
+
+// side is what one model said of a decision.
+type side struct {
+	Multipath bool   `json:"multipath"`
+	Theta1    int64  `json:"theta1"`
+	Theta2    *int64 `json:"theta2"`
+	// Benefit and costs of this decision: the model's terms when multipath was chosen, zero otherwise.
+	TimeSavedS    float64 `json:"time_saved_s"`
+	CellularBytes float64 `json:"cellular_bytes"`
+	CellularJ     float64 `json:"cellular_energy_j"`
+	// MultipathCount, in totals only, counts the multipath decisions.
+	MultipathCount int `json:"multipath_decisions,omitempty"`
+}
+
+// replayReport sums a replay up.
+type replayReport struct {
+	Model       string           `json:"model"`
+	Rows        int              `json:"rows"`
+	Replayed    int              `json:"replayed"`
+	Skipped     int              `json:"skipped"` // rows logged without a model input (the model was not loaded)
+	Changed     int              `json:"changed"`
+	ToMultipath int              `json:"to_multipath"`
+	ToSingle    int              `json:"to_single"`
+	Theta1Ratio float64          `json:"theta1_median_ratio"` // median replayed θ1 / logged θ1, over rows with both > 0
+	Logged      side             `json:"logged_total"`
+	Replayed2   side             `json:"replayed_total"`
+	Decisions   []replayDecision `json:"decisions,omitempty"`
+}
+
+func replayCmd(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("replay")
+	dir := fs.String("model", "", "")
+	dbPath := fs.String("db", "", "")
+	since := fs.String("since", "", "")
+	asJSON := fs.Bool("json", false, "")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mpsurf-host: replay: bad arguments %q\n\n%s", args, replayUsage)
+		return exitUsage
+	}
+	var params *model.Params
+	var err error
+	name := "embedded policy-models"
+	if *dir != "" {
+		params, err = model.LoadDir(*dir)
+		name = *dir
+	} else {
+		params, err = model.Load(models.FS, models.Dir)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
+		return exitFailed
+	}
+	var sinceMS int64
+	if *since != "" {
+		if sinceMS, err = store.ParseSince(*since); err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: replay: --since: %v\n", err)
+			return exitUsage
+		}
+	}
+	path := *dbPath
+	if path == "" {
+		if path, err = store.DefaultPath(); err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
+			return exitFailed
+		}
+	}
+	db, err := store.Open(path, store.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
+		return exitFailed
+	}
+	defer db.Close()
+	rep, err := replay(context.Background(), db, params, sinceMS)
+	if err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
+		return exitFailed
+	}
+	rep.Model = name
+	if *asJSON {
+		data, _ := json.MarshalIndent(rep, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", data)
+		return exitOK
+	}
+	printReplay(stdout, rep)
+	return exitOK
+}
+
+// replay re-evaluates every decision logged since sinceMS under params.
+func replay(ctx context.Context, db *store.Store, params *model.Params, sinceMS int64) (replayReport, error) {
+	var buf bytes.Buffer
+	if _, err := db.Export(ctx, &buf, "jsonl", sinceMS); err != nil {
+		return replayReport{}, err
+	}
+	var rep replayReport
+	var ratios []float64
+	sc := bufio.NewScanner(&buf)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() {
+		var row struct {
+			TimeMS   int64           `json:"time_ms"`
+			Origin   string          `json:"origin"`
+			Decision json.RawMessage `json:"decision"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			return rep, fmt.Errorf("export row: %w", err)
+		}
+		rep.Rows++
+		var logged struct {
+			Multipath  bool         `json:"multipath"`
+			Theta1     int64        `json:"theta1"`
+			Theta2     *int64       `json:"theta2"`
+			Terms      []model.Term `json:"terms"`
+			ModelInput *model.Input `json:"model_input"`
+		}
+		if err := json.Unmarshal(row.Decision, &logged); err != nil || logged.ModelInput == nil {
+			rep.Skipped++
+			continue
+		}
+		in := *logged.ModelInput
+		in.Params = params
+		out := model.Evaluate(in)
+		d := replayDecision{
+			Origin: row.Origin, TimeMS: row.TimeMS,
+			Logged:   sideOf(logged.Multipath, logged.Theta1, logged.Theta2, logged.Terms),
+			Replayed: sideOf(out.Multipath, out.Theta1, out.Theta2, out.Terms),
+			Reason:   out.Reason,
+		}
+		d.Changed = d.Logged.Multipath != d.Replayed.Multipath || d.Logged.Theta1 != d.Replayed.Theta1 ||
+			!sameCap(d.Logged.Theta2, d.Replayed.Theta2)
+		rep.Replayed++
+		if d.Changed {
+			rep.Changed++
+		}
+		switch {
+		case !d.Logged.Multipath && d.Replayed.Multipath:
+			rep.ToMultipath++
+		case d.Logged.Multipath && !d.Replayed.Multipath:
+			rep.ToSingle++
+		}
+		if d.Logged.Theta1 > 0 && d.Replayed.Theta1 > 0 {
+			ratios = append(ratios, float64(d.Replayed.Theta1)/float64(d.Logged.Theta1))
+		}
+		rep.Logged.add(d.Logged)
+		rep.Replayed2.add(d.Replayed)
+		rep.Decisions = append(rep.Decisions, d)
+	}
+	if err := sc.Err(); err != nil {
+		return rep, err
+	}
+	if len(ratios) > 0 {
+		sort.Float64s(ratios)
+		rep.Theta1Ratio = ratios[len(ratios)/2]
+	}
+	return rep, nil
+}
+
+func sideOf(mp bool, theta1 int64, theta2 *int64, terms []model.Term) side {
+	s := side{Multipath: mp, Theta1: theta1, Theta2: theta2}
+	if !mp {
+		return s
+	}
+	for _, t := range terms {
+		if t.Value == nil || math.IsNaN(*t.Value) || math.IsInf(*t.Value, 0) {
+			continue
+		}
+		switch t.Name {
+		case "time_saved":
+			s.TimeSavedS = *t.Value
+		case "cellular_bytes":
+			s.CellularBytes = *t.Value
+		case "cellular_energy":
+			s.CellularJ = *t.Value
+		}
+	}
+	return s
+}
+
+func (s *side) add(o side) {
+	if o.Multipath {
+		s.MultipathCount++
+	}
+	s.TimeSavedS += o.TimeSavedS
+	s.CellularBytes += o.CellularBytes
+	s.CellularJ += o.CellularJ
+}
+
+func sameCap(a, b *int64) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
+}
+
+func printReplay(w io.Writer, r replayReport) {
+	fmt.Fprintf(w, "replayed %d of %d logged decisions under %s (%d logged without a model input)\n",
+		r.Replayed, r.Rows, r.Model, r.Skipped)
+	fmt.Fprintf(w, "changed: %d (single path -> multipath %d, multipath -> single path %d); median θ1 ratio %.3g\n",
+		r.Changed, r.ToMultipath, r.ToSingle, r.Theta1Ratio)
+	fmt.Fprintf(w, "%-10s %12s %16s %16s %16s\n", "", "multipath", "time saved (s)", "cellular (MB)", "cellular (J)")
+	for _, x := range []struct {
+		name string
+		s    side
+	}{{"logged", r.Logged}, {"replayed", r.Replayed2}} {
+		fmt.Fprintf(w, "%-10s %12d %16.2f %16.2f %16.1f\n", x.name, x.s.MultipathCount, x.s.TimeSavedS, x.s.CellularBytes/1e6, x.s.CellularJ)
+	}
+}

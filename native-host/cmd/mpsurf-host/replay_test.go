@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mpsurf/mpsurf/native-host/host"
+	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/store"
+	models "github.com/mpsurf/mpsurf/policy-models"
+)
+
+func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func fp(x float64) *float64 { return &x }
+func ip(x int64) *int64     { return &x }
+
+// logDay logs decisions for a day's worth of varied conditions through the real decide path into a store.
+func logDay(t *testing.T) (*store.Store, int) {
+	t.Helper()
+	db, err := store.Open(filepath.Join(t.TempDir(), "log.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	src, err := policy.Resolve("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := host.NewServer(policy.NewStore(src), discardLog())
+	srv.SetStore(db, nil)
+	sizes := []int64{20_000, 150_000, 600_000, 2_000_000, 4_000_000}
+	states := []string{"idle", "continuous", "long_drx"}
+	protos := []string{"h2", "http/1.1", "h3", ""}
+	n := 0
+	host.SetInputs(func(origin string) model.Input {
+		i := n
+		return model.Input{
+			Protocol:  protos[i%len(protos)],
+			Size:      model.Size{Known: i%5 != 0, Median: ip(sizes[i%len(sizes)]), P90: ip(sizes[i%len(sizes)] * 2), Samples: 3},
+			Primary:   &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: fp(50), DownBps: fp(7.04e6), UpBps: fp(2.02e6), Loss: fp(0)},
+			Secondary: &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: fp(70 + float64(i%4)*30), DownBps: fp(9.185e6 / float64(1+i%3)), UpBps: fp(2.286e6), Loss: fp(0)},
+			RRC:       &model.RRC{Tech: "lte", State: states[i%len(states)], SinceMS: 1000},
+			Battery:   &model.Battery{Present: true, Percent: float64(10 + i%90), Charging: i%2 == 0},
+		}
+	})
+	t.Cleanup(func() { host.SetInputs(nil) })
+	for ; n < 60; n++ {
+		req, _ := json.Marshal(map[string]any{"v": 1, "id": n + 1, "type": "decide",
+			"body": map[string]any{"origin": "https://site" + string(rune('a'+n%20)) + ".example", "tab": 1, "nav": "n"}})
+		if r := srv.Handle(req); !r.OK {
+			t.Fatalf("decide %d: %+v", n, r.Error)
+		}
+	}
+	return db, n
+}
+
+func TestReplaySameModelReproducesTheLog(t *testing.T) {
+	db, n := logDay(t)
+	params, err := model.Load(models.FS, models.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := replay(context.Background(), db, params, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rows != n || rep.Replayed != n || rep.Skipped != 0 {
+		t.Fatalf("rows %d replayed %d skipped %d, want %d, %d, 0", rep.Rows, rep.Replayed, rep.Skipped, n, n)
+	}
+	if rep.Changed != 0 {
+		for _, d := range rep.Decisions {
+			if d.Changed {
+				t.Errorf("%s: logged %+v, replayed %+v", d.Origin, d.Logged, d.Replayed)
+			}
+		}
+	}
+	if rep.Logged != rep.Replayed2 {
+		t.Errorf("totals differ: logged %+v, replayed %+v", rep.Logged, rep.Replayed2)
+	}
+	// The day must have both kinds of decision, or "reproduces" says little.
+	if rep.Logged.MultipathCount == 0 || rep.Logged.MultipathCount == n {
+		t.Errorf("%v of %d decisions multipath: the day is not varied enough", rep.Logged.MultipathCount, n)
+	}
+}
+
+func TestReplayAnotherModelReportsChanges(t *testing.T) {
+	db, _ := logDay(t)
+	// A copy of policy-models/ where a second saved is worth far more in every mode: more multipath.
+	dir := t.TempDir()
+	entries, err := models.FS.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := models.FS.ReadFile(e.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == model.FileName {
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range m["modes"].(map[string]any) {
+				w.(map[string]any)["time_per_s"] = w.(map[string]any)["time_per_s"].(float64) * 10
+			}
+			b, _ = json.Marshal(m)
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	params, err := model.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := replay(context.Background(), db, params, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ToMultipath == 0 || rep.ToSingle != 0 {
+		t.Errorf("to multipath %d, to single %d: valuing time more must only add multipath", rep.ToMultipath, rep.ToSingle)
+	}
+	if rep.Replayed2.MultipathCount != rep.Logged.MultipathCount+rep.ToMultipath {
+		t.Errorf("multipath decisions: logged %d + %d new != replayed %d", rep.Logged.MultipathCount, rep.ToMultipath, rep.Replayed2.MultipathCount)
+	}
+	var out bytes.Buffer
+	printReplay(&out, rep)
+	if !strings.Contains(out.String(), "changed:") {
+		t.Errorf("report:\n%s", out.String())
+	}
+}
