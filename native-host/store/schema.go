@@ -59,6 +59,13 @@ var migrations = []string{
 		tx_bytes  INTEGER NOT NULL DEFAULT 0,
 		PRIMARY KEY (day, interface)
 	) WITHOUT ROWID;`,
+	// 2: the last path estimates, so that a host started by a new browser session decides from recent
+	// measurements instead of none.
+	`CREATE TABLE path_estimates (
+		name     TEXT    PRIMARY KEY,
+		time_ms  INTEGER NOT NULL,
+		estimate TEXT    NOT NULL  -- PROTOCOL.md Path object, JSON
+	) WITHOUT ROWID;`,
 }
 
 // SchemaVersion is the version Open brings every database to.

@@ -553,3 +553,30 @@ func TestProtocolOfLatestLoad(t *testing.T) {
 		t.Errorf("latest protocol %q %v, want h2", p, err)
 	}
 }
+
+func TestPathEstimates(t *testing.T) {
+	s := open(t, Options{})
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	if err := s.SavePaths(ctx, t0, map[string]json.RawMessage{
+		"wlan0": json.RawMessage(`{"name":"wlan0","rtt_ms":50}`),
+		"wwan0": json.RawMessage(`{"name":"wwan0","rtt_ms":70}`),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SavePaths(ctx, t0.Add(time.Minute), map[string]json.RawMessage{"wlan0": json.RawMessage(`{"name":"wlan0","rtt_ms":55}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SavePaths(ctx, t0, map[string]json.RawMessage{"bad": json.RawMessage(`{nope`)}); err == nil {
+		t.Error("invalid JSON accepted")
+	}
+	got, err := s.Paths(ctx, t0.Add(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Name != "wlan0" || string(got[0].Estimate) != `{"name":"wlan0","rtt_ms":55}` {
+		t.Errorf("fresh estimates %+v, want wlan0 at 55 ms only", got)
+	}
+	if all, _ := s.Paths(ctx, t0); len(all) != 2 {
+		t.Errorf("%d estimates since t0, want 2", len(all))
+	}
+}

@@ -32,6 +32,14 @@ const (
 // usageEvery is how often cellular counters go into the store: usage moves on the scale of a billing cycle.
 const usageEvery = time.Minute
 
+// Path estimates are kept in the store every estimateEvery and used by a later host (the browser starts one per
+// session) for what its own sampler has not measured yet, while younger than estimateMaxAge: long enough to
+// bridge a browser restart, short enough that a move to another network is not decided with the old one's.
+const (
+	estimateEvery  = 10 * time.Second
+	estimateMaxAge = 10 * time.Minute
+)
+
 // storePrefs is the part of PROTOCOL.md's Prefs the feed reads from the store.
 type storePrefs struct {
 	model.Prefs
@@ -53,6 +61,12 @@ type feed struct {
 	cellIface string
 	cellRx    uint64
 	cellTx    uint64
+	kept      map[string]keptPath // path estimates from the store, by interface name
+}
+
+type keptPath struct {
+	at   time.Time
+	path model.Path
 }
 
 // startFeed starts path measurement (unless disabled or unsupported) and installs the decision inputs and status
@@ -70,7 +84,9 @@ func startFeed(ctx context.Context, db *store.Store, log *slog.Logger) *feed {
 				}
 			}()
 			if db != nil {
+				f.loadEstimates(ctx)
 				go f.countUsage(ctx)
+				go f.keepEstimates(ctx)
 			}
 		}
 	}
@@ -103,6 +119,8 @@ func (f *feed) input(origin string) model.Input {
 	if f.sampler != nil {
 		snap := f.sampler.Snapshot()
 		in.Primary, in.Secondary = pickPaths(snap.Paths)
+		f.fillFromKept(in.Primary)
+		f.fillFromKept(in.Secondary)
 		if snap.RRC != nil {
 			in.RRC = &model.RRC{Interface: snap.RRC.Interface, Tech: snap.RRC.Tech, State: snap.RRC.State,
 				SinceMS: max(time.Now().UnixMilli()-snap.RRC.SinceMS, 0), Source: snap.RRC.Source}
@@ -205,6 +223,107 @@ func daysLeft(now time.Time, billingDay int64) int64 {
 	start := cycleStart(now, billingDay)
 	next := cycleStart(start.AddDate(0, 1, 7), billingDay) // a date safely inside the next cycle
 	return max(int64(next.Sub(now).Hours()/24+0.999), 1)
+}
+
+// loadEstimates reads the path estimates a previous host kept.
+func (f *feed) loadEstimates(ctx context.Context) {
+	kept, err := f.db.Paths(ctx, time.Now().Add(-estimateMaxAge))
+	if err != nil {
+		f.log.Warn("kept path estimates unreadable", "err", err)
+		return
+	}
+	m := map[string]keptPath{}
+	for _, k := range kept {
+		var p model.Path
+		if json.Unmarshal(k.Estimate, &p) == nil {
+			m[k.Name] = keptPath{at: k.Time, path: p}
+		}
+	}
+	f.mu.Lock()
+	f.kept = m
+	f.mu.Unlock()
+}
+
+// fillFromKept completes a live path that has no RTT or rate yet with the kept estimate of the same interface,
+// if it is young enough; the path's source fields say where each number came from.
+func (f *feed) fillFromKept(p *model.Path) {
+	if p == nil {
+		return
+	}
+	f.mu.Lock()
+	k, ok := f.kept[p.Name]
+	f.mu.Unlock()
+	if !ok || time.Since(k.at) > estimateMaxAge {
+		return
+	}
+	if p.RTTMS == nil && k.path.RTTMS != nil {
+		p.RTTMS = k.path.RTTMS
+		src := "kept"
+		p.RTTSource = &src
+	}
+	if p.DownBps == nil {
+		p.DownBps = k.path.DownBps
+	}
+	if p.UpBps == nil {
+		p.UpBps = k.path.UpBps
+	}
+	if p.Loss == nil {
+		p.Loss = k.path.Loss
+	}
+}
+
+// close keeps the last path estimates; the serving host calls it when the browser closes the port.
+func (f *feed) close() {
+	if f.sampler == nil || f.db == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	f.saveEstimates(ctx)
+}
+
+// keepEstimates stores the measured paths every estimateEvery and once more when the host stops.
+func (f *feed) keepEstimates(ctx context.Context) {
+	t := time.NewTicker(estimateEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f.saveEstimates(ctx)
+		}
+	}
+}
+
+func (f *feed) saveEstimates(ctx context.Context) {
+	now := time.Now()
+	est := map[string]json.RawMessage{}
+	kept := map[string]keptPath{}
+	for _, p := range f.sampler.Snapshot().Paths {
+		if !p.Up || (p.RTTMS == nil && p.DownBPS == nil) {
+			continue
+		}
+		mp := toModel(p)
+		f.fillFromKept(mp) // a number measured before and not since stays
+		b, err := json.Marshal(mp)
+		if err != nil {
+			continue
+		}
+		est[p.Name], kept[p.Name] = b, keptPath{at: now, path: *mp}
+	}
+	if err := f.db.SavePaths(ctx, now, est); err != nil {
+		f.log.Warn("path estimates not kept", "err", err)
+		return
+	}
+	f.mu.Lock()
+	if f.kept == nil {
+		f.kept = map[string]keptPath{}
+	}
+	for k, v := range kept {
+		f.kept[k] = v
+	}
+	f.mu.Unlock()
 }
 
 // countUsage adds the cellular interface's byte counters to the store every usageEvery, so that the options page

@@ -186,8 +186,9 @@ func serve(origin string, args []string, stderr io.Writer) int {
 	}
 
 	srv, db := withStore(host.NewServer(store, log), log)
-	startFeed(ctx, db, log)
+	fd := startFeed(ctx, db, log)
 	err = srv.Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
+	fd.close()
 	switch {
 	case err == nil:
 		return exitOK
