@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/paths"
+	"github.com/mpsurf/mpsurf/native-host/store"
+)
+
+func TestCycleStartAndDaysLeft(t *testing.T) {
+	d := func(y int, m time.Month, day, h int) time.Time { return time.Date(y, m, day, h, 0, 0, 0, time.UTC) }
+	for _, tc := range []struct {
+		now        time.Time
+		billingDay int64
+		start      time.Time
+		left       int64
+	}{
+		{d(2026, 11, 22, 12), 1, d(2026, 11, 1, 0), 9},
+		{d(2026, 11, 22, 12), 25, d(2026, 10, 25, 0), 3},
+		{d(2026, 11, 25, 0), 25, d(2026, 11, 25, 0), 30},
+		// 31 on a 30-day month is its last day; February clamps too.
+		{d(2026, 11, 30, 12), 31, d(2026, 11, 30, 0), 31},
+		{d(2026, 3, 1, 12), 31, d(2026, 2, 28, 0), 30}, // renews on March 31
+		{d(2026, 1, 5, 0), 10, d(2025, 12, 10, 0), 5},
+		// Out of range falls back to the 1st.
+		{d(2026, 11, 22, 0), 0, d(2026, 11, 1, 0), 9},
+	} {
+		if got := cycleStart(tc.now, tc.billingDay); !got.Equal(tc.start) {
+			t.Errorf("cycleStart(%v, %d) = %v, want %v", tc.now, tc.billingDay, got, tc.start)
+		}
+		if got := daysLeft(tc.now, tc.billingDay); got != tc.left {
+			t.Errorf("daysLeft(%v, %d) = %d, want %d", tc.now, tc.billingDay, got, tc.left)
+		}
+	}
+}
+
+func TestOverrideFor(t *testing.T) {
+	var p storePrefs
+	if err := json.Unmarshal([]byte(`{"mode":"balanced","overrides":[
+		{"host":"xn--bcher-kva.example","rule":"never"},{"host":"video.example","rule":"always"},{"host":"a.example","rule":"auto"}]}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	for origin, want := range map[string]string{
+		"https://xn--bcher-kva.example": model.OverrideNever,
+		"https://video.example:8443":    model.OverrideAlways,
+		"https://a.example":             "",
+		"https://sub.video.example":     "",
+		"http://[::1]:8080":             "",
+		"https://unrelated.example":     "",
+	} {
+		if got := overrideFor(&p, origin); got != want {
+			t.Errorf("%s: %q, want %q", origin, got, want)
+		}
+	}
+}
+
+func TestPickPaths(t *testing.T) {
+	rtt := 20.0
+	ps := []paths.Path{
+		{Name: "eth0", Kind: paths.Ethernet, Up: true, RTTMS: &rtt},
+		{Name: "wwan0", Kind: paths.Cellular, Up: true},
+		{Name: "wlan1", Kind: paths.WiFi, Up: false},
+		{Name: "wlan0", Kind: paths.WiFi, Up: true},
+	}
+	p, s := pickPaths(ps)
+	if p == nil || p.Name != "wlan0" || s == nil || s.Name != "wwan0" {
+		t.Fatalf("primary %+v secondary %+v, want wlan0 and wwan0", p, s)
+	}
+	p, s = pickPaths(ps[:2])
+	if p == nil || p.Name != "eth0" || *p.RTTMS != 20 {
+		t.Errorf("without WiFi the wired path is primary: %+v", p)
+	}
+	if p, s = pickPaths(nil); p != nil || s != nil {
+		t.Errorf("no paths: %+v %+v", p, s)
+	}
+}
+
+func TestKeptEstimatesFillWhatIsNotMeasuredYet(t *testing.T) {
+	db, err := store.Open(filepath.Join(t.TempDir(), "db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	old := json.RawMessage(`{"name":"wwan0","kind":"cellular","up":true,"rtt_ms":70,"down_bps":9185000,"up_bps":2286000,"loss":0}`)
+	stale := json.RawMessage(`{"name":"wlan0","kind":"wifi","up":true,"rtt_ms":50,"down_bps":7040000}`)
+	if err := db.SavePaths(ctx, time.Now().Add(-time.Minute), map[string]json.RawMessage{"wwan0": old}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SavePaths(ctx, time.Now().Add(-estimateMaxAge-time.Minute), map[string]json.RawMessage{"wlan0": stale}); err != nil {
+		t.Fatal(err)
+	}
+	f := &feed{db: db, log: discardLog()}
+	f.loadEstimates(ctx)
+
+	live := 30.0
+	cell := &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: &live}
+	f.fillFromKept(cell)
+	if *cell.RTTMS != 30 {
+		t.Errorf("a live RTT was replaced: %v", *cell.RTTMS)
+	}
+	if cell.DownBps == nil || *cell.DownBps != 9185000 || cell.UpBps == nil || cell.Loss == nil {
+		t.Errorf("kept rate not used: %+v", cell)
+	}
+	wifi := &model.Path{Name: "wlan0", Kind: "wifi", Up: true}
+	f.fillFromKept(wifi)
+	if wifi.RTTMS != nil || wifi.DownBps != nil {
+		t.Errorf("an estimate older than %v was used: %+v", estimateMaxAge, wifi)
+	}
+}
