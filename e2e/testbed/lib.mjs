@@ -202,7 +202,7 @@ export class Session {
         { detached: true, stdio: ['ignore', 'pipe', 'inherit'] },
       );
       const start = JSON.parse(await waitForLine(s.origin, (l) => l.startsWith('{'), 'origin server'));
-      s.spki = start.spki_sha256;
+      s.spki = start.spki_list; // both origins' certificates
       s.pages = JSON.parse(execFileSync(originBin, ['corpus', '--list', '--json'], { encoding: 'utf8' }));
       return s;
     } catch (err) {
