@@ -89,7 +89,8 @@ export async function runGrid(spec, { outDir = path.join(root, 'out'), seed = Da
 export function formatLoad(r, n = '') {
   if (!r.ok) return `${n} ${r.profile} ${r.mode} ${r.page} ${r.proto}: FAILED ${r.error}`;
   const mb = (x) => (x / 1e6).toFixed(2);
-  const d = r.decision ? `multipath=${r.decision.multipath} θ1=${r.decision.theta1} θ2=${r.decision.theta2 ?? 'none'} — ${r.decision.reason}` : '';
+  const d = r.decision ? `multipath=${r.decision.multipath} θ1=${r.decision.theta1} θ2=${r.decision.theta2 ?? 'none'} — ${r.decision.reason}` +
+    (r.decision.actuation ? `\n      actuation: ${r.decision.actuation}` : '') : '';
   return (
     `${n} ${r.profile} ${r.mode.padEnd(11)} ${r.page.padEnd(8)} ${r.proto.padEnd(8)} PLT ${(r.plt_ms / 1000).toFixed(2)} s` +
     `  wlan0 ${mb(r.link_bytes.wlan0.rx)} MB  wwan0 ${mb(r.link_bytes.wwan0.rx)} MB  header ${r.header_seen ? 'on every request' : 'MISSING'}` +
