@@ -177,6 +177,7 @@ export class Session {
     fs.mkdirSync(s.timelineDir, { recursive: true });
     s.originLog = path.join(outDir, `origin-${profile}.jsonl`);
     fs.rmSync(s.originLog, { force: true });
+    for (const ext of ['', '-wal', '-shm']) fs.rmSync(path.join(outDir, `host-${profile}.db${ext}`), { force: true });
     const cleanup = () => s.close();
     s.onSignal = () => cleanup().finally(() => process.exit(130));
     process.once('SIGINT', s.onSignal);
@@ -215,6 +216,19 @@ export class Session {
   resolverRules() {
     const rules = Object.entries(this.names).map(([n, a]) => `MAP ${n} ${a}`);
     return [...rules, `MAP *.origin.test ${this.serverAddr}`].join(', ');
+  }
+
+  // hostBaseEnv is what the native host needs to measure the testbed's paths and to remember across loads, as
+  // it would across page loads in one long browser session: the interface kinds (the testbed's TUN devices carry
+  // no wireless or WWAN marks in sysfs), the probe target for RTT, the radio technology, and one decision log
+  // for the whole session (each load's browser profile is new, so it would otherwise start from nothing).
+  hostBaseEnv() {
+    return {
+      MPSURF_NAMES: 'wlan0=wifi,wwan0=cellular',
+      MPSURF_PROBE_TARGET: `${this.serverAddr}:443`,
+      MPSURF_CELL: this.cellTech,
+      MPSURF_DB: path.join(this.outDir, `host-${this.profile}.db`),
+    };
   }
 
   // hostsEnv is MPSURF_HOSTS for the native host: the same names, since Chromium's resolver rules are its own.
@@ -285,9 +299,11 @@ export class Session {
     try {
       browser = await launch(profile.dir, {
         executablePath: wrapper,
-        env: actuator
-          ? { MPSURF_ACTUATOR: actuator.socket, MPSURF_HOSTS: this.hostsEnv(), ...hostEnv }
-          : undefined,
+        env: {
+          ...this.hostBaseEnv(),
+          ...(actuator ? { MPSURF_ACTUATOR: actuator.socket, MPSURF_HOSTS: this.hostsEnv() } : {}),
+          ...hostEnv,
+        },
         args: [
           `--ignore-certificate-errors-spki-list=${this.spki}`,
           `--host-resolver-rules=${this.resolverRules()}`,

@@ -77,6 +77,15 @@ func Apply(body DecisionBody, m model.Output, params *model.Params) DecisionBody
 	size := m.Size
 	body.Size = &size
 	if m.Fallback {
+		// The baseline decides, but a size the store predicted is still an input: actuation compares it with θ1.
+		if m.Size.Known && m.Size.Median != nil {
+			inputs := make(map[string]any, len(body.Decision.Inputs)+1)
+			for k, v := range body.Decision.Inputs {
+				inputs[k] = v
+			}
+			inputs["predicted_size_bytes"] = *m.Size.Median
+			body.Decision.Inputs = inputs
+		}
 		return body
 	}
 	dec := &body.Decision
