@@ -5,7 +5,7 @@
 import { sendMessage } from './browser';
 import type { PageReply, SettingsState } from './messages';
 import { exportSettings, normaliseHost, parseSettingsFile, PrefsError, type HeaderScope, type Mode, type OverrideRule, type Prefs } from './prefs';
-import { NOT_MEASURED, bytes } from './view';
+import { bytes, usageText } from './view';
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -41,10 +41,7 @@ function render(s: SettingsState): void {
   input('billing-day').value = String(p.billing_day);
   input(`scope-${p.header_scope}`).checked = true;
   byId('opted-in').textContent = s.settings.optedIn.length === 0 ? 'none yet' : s.settings.optedIn.join(', ');
-  byId('usage').textContent =
-    s.host === null
-      ? `${NOT_MEASURED} (no host status: ${s.hostError ?? s.status.host})`
-      : `${NOT_MEASURED} (mpsurf-host ${s.host.version} does not report cellular usage)${s.host.store ? `; the host has logged ${s.host.store.decisions} decisions` : ''}`;
+  byId('usage').textContent = usageText(s.host, s.hostError ?? s.status.host);
 
   const list = byId('overrides');
   list.replaceChildren();

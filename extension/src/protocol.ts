@@ -124,6 +124,30 @@ export interface StatusReply {
   rrc?: RrcInfo;
   prefs?: Record<string, unknown>;
   store?: StoreInfo;
+  usage?: UsageInfo;
+  actuator?: ActuatorInfo;
+  browser_mptcp?: BrowserMptcpInfo;
+}
+
+/** Cellular data measured this billing cycle. */
+export interface UsageInfo {
+  interface: string;
+  since_ms: number;
+  used_bytes: number;
+  quota_bytes: number | null;
+}
+
+/** The privileged helper that carries decisions into the kernel. */
+export interface ActuatorInfo {
+  state: 'connected' | 'unavailable' | 'not_configured';
+  backend?: string;
+  detail: string;
+}
+
+/** Whether the browser runs under mptcpize, so that its sockets are MPTCP. */
+export interface BrowserMptcpInfo {
+  wrapped: boolean;
+  detail: string;
 }
 
 export interface PathInfo {
@@ -350,7 +374,34 @@ export function parseStatusReply(body: unknown): StatusReply {
     ...(b.rrc === undefined || b.rrc === null ? {} : { rrc: parseRrc(b.rrc) }),
     ...(b.prefs === undefined || b.prefs === null ? {} : { prefs: object(b.prefs, 'status.prefs') }),
     ...(b.store === undefined || b.store === null ? {} : { store: parseStore(b.store) }),
+    ...(b.usage === undefined || b.usage === null ? {} : { usage: parseUsage(b.usage) }),
+    ...(b.actuator === undefined || b.actuator === null ? {} : { actuator: parseActuator(b.actuator) }),
+    ...(b.browser_mptcp === undefined || b.browser_mptcp === null ? {} : { browser_mptcp: parseBrowserMptcp(b.browser_mptcp) }),
   };
+}
+
+function parseUsage(v: unknown): UsageInfo {
+  const u = object(v, 'status.usage');
+  return {
+    interface: string(u.interface, 'status.usage.interface', 64),
+    since_ms: int(u.since_ms, 'status.usage.since_ms', 0, Number.MAX_SAFE_INTEGER),
+    used_bytes: int(u.used_bytes, 'status.usage.used_bytes', 0, Number.MAX_SAFE_INTEGER),
+    quota_bytes: u.quota_bytes === null ? null : int(u.quota_bytes, 'status.usage.quota_bytes', 0, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+function parseActuator(v: unknown): ActuatorInfo {
+  const a = object(v, 'status.actuator');
+  return {
+    state: oneOf(a.state, 'status.actuator.state', ['connected', 'unavailable', 'not_configured'] as const),
+    ...(a.backend === undefined ? {} : { backend: string(a.backend, 'status.actuator.backend', 64) }),
+    detail: string(a.detail, 'status.actuator.detail', 1024),
+  };
+}
+
+function parseBrowserMptcp(v: unknown): BrowserMptcpInfo {
+  const m = object(v, 'status.browser_mptcp');
+  return { wrapped: bool(m.wrapped, 'status.browser_mptcp.wrapped'), detail: string(m.detail, 'status.browser_mptcp.detail', 1024) };
 }
 
 const PATH_KINDS = ['wifi', 'cellular', 'ethernet', 'other'] as const;

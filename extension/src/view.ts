@@ -211,6 +211,7 @@ export interface HealthItem {
 export const INSTALL_COMMAND = 'dist/mpsurf-host install --browser chromium';
 export const UPDATE_COMMAND = 'npm run build:host && dist/mpsurf-host install --browser chromium';
 export const MPTCPIZE_COMMAND = 'mptcpize run chromium';
+export const HELPER_COMMAND = 'sudo systemctl enable --now mpsurf-actuator   # see packaging/systemd/';
 
 export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostError' | 'settings' | 'reports'>): HealthItem[] {
   const s = state.status;
@@ -242,13 +243,35 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
     }
     if (state.hostError !== null) out.push({ level: 'warn', title: 'Host status unavailable', detail: state.hostError });
   }
-  // Nothing in the protocol reports yet whether the browser's own sockets are MPTCP; say so rather than guess.
-  out.push({
-    level: 'unknown',
-    title: 'Browser sockets: MPTCP unknown',
-    detail: 'The host does not report yet whether Chromium’s connections use MPTCP. Multipath needs Chromium started under mptcpize:',
-    command: MPTCPIZE_COMMAND,
-  });
+  const h = state.host;
+  // What the host sees of the browser it runs under: mptcpize's LD_PRELOAD is inherited by the host.
+  if (h?.browser_mptcp === undefined) {
+    out.push({
+      level: 'unknown',
+      title: 'Browser sockets: MPTCP unknown',
+      detail: 'The host does not report whether Chromium’s connections use MPTCP. Multipath needs Chromium started under mptcpize:',
+      command: MPTCPIZE_COMMAND,
+    });
+  } else if (h.browser_mptcp.wrapped) {
+    out.push({ level: 'ok', title: 'Browser sockets are MPTCP', detail: h.browser_mptcp.detail });
+  } else {
+    out.push({
+      level: 'warn',
+      title: 'Browser sockets are plain TCP',
+      detail: `${h.browser_mptcp.detail}; no page can use a second path. Start Chromium with:`,
+      command: MPTCPIZE_COMMAND,
+    });
+  }
+  if (h?.actuator !== undefined) {
+    const a = h.actuator;
+    if (a.state === 'connected') {
+      out.push({ level: 'ok', title: `Helper running (${a.backend ?? 'backend unknown'})`, detail: 'Decisions reach the kernel per connection.' });
+    } else if (a.state === 'unavailable') {
+      out.push({ level: 'bad', title: 'Helper not reachable', detail: `${a.detail}. Start it with:`, command: HELPER_COMMAND });
+    } else {
+      out.push({ level: 'warn', title: 'Helper not configured', detail: `${a.detail}. To let decisions reach the kernel, install and start the helper:`, command: HELPER_COMMAND });
+    }
+  }
   return out;
 }
 
@@ -270,4 +293,15 @@ export function loadBars(loads: PopupState['loads']): { bars: Bar[]; maxMs: numb
       label: `${l.origin}: ${num(l.plt_ms, 0)} ms, ${bytes(l.transfer_bytes)}${l.protocol ? `, ${l.protocol}` : ''}, ${l.multipath === null ? 'no decision' : l.multipath ? 'multipath' : 'single path'}`,
     })),
   };
+}
+
+/** The options page's "usage so far" line: cellular bytes the host measured this billing cycle. */
+export function usageText(host: StatusReply | null, why: string): string {
+  if (host === null) return `not measured yet (no host status: ${why})`;
+  const u = host.usage;
+  if (u === undefined) return `not measured yet (mpsurf-host ${host.version} does not report cellular usage)`;
+  const since = new Date(u.since_ms).toISOString().slice(0, 10);
+  const iface = u.interface === '' ? 'no cellular interface seen yet' : `on ${u.interface}`;
+  const quota = u.quota_bytes === null ? '' : ` of ${bytes(u.quota_bytes)} (${num((100 * u.used_bytes) / Math.max(u.quota_bytes, 1), 0)} %)`;
+  return `${bytes(u.used_bytes)}${quota} since ${since}, ${iface}`;
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { HostStatus } from '../src/host';
 import type { TabRecord } from '../src/pages';
-import { bytes, hostRows, pageRows } from '../src/view';
+import type { StatusReply } from '../src/protocol';
+import { HELPER_COMMAND, MPTCPIZE_COMMAND, bytes, healthItems, hostRows, pageRows, usageText } from '../src/view';
 
 const status: HostStatus = {
   host: 'connected',
@@ -70,5 +71,61 @@ describe('popup text', () => {
     expect(Object.fromEntries(pageRows({ ...page, stale: true })).Mode).toMatch(/withdrawn/);
     expect(Object.fromEntries(pageRows({ ...page, source: 'none', header: null, theta1: null })).Mode).toBe('no header sent');
     expect(pageRows(null)[0]![1]).toMatch(/none yet/);
+  });
+});
+
+describe('health items', () => {
+  const ok = { state: 'ok' as const, detail: '', at: 1 };
+  const settings = { prefs: {} as never, optedIn: [], prefsSync: { ...ok, hostPrefs: null }, problem: null };
+  const hostReply = (extra: Partial<StatusReply>): StatusReply => ({
+    host: 'mpsurf-host',
+    version: '0.1.0',
+    protocol: 1,
+    pid: 1,
+    uptime_ms: 1,
+    decisions: 0,
+    policy: status.policy!,
+    paths: [],
+    ...extra,
+  });
+  const items = (extra: Partial<StatusReply>) =>
+    healthItems({ status, host: hostReply(extra), hostError: null, settings, reports: ok });
+
+  it('says unknown when the host does not report the browser’s sockets', () => {
+    const it = items({}).find((x) => x.title.startsWith('Browser sockets'))!;
+    expect(it.level).toBe('unknown');
+    expect(it.command).toBe(MPTCPIZE_COMMAND);
+  });
+
+  it('warns with the fix when the browser is not under mptcpize, and is quiet when it is', () => {
+    const plain = items({ browser_mptcp: { wrapped: false, detail: 'plain TCP' } }).find((x) => x.title.startsWith('Browser sockets'))!;
+    expect(plain.level).toBe('warn');
+    expect(plain.command).toBe(MPTCPIZE_COMMAND);
+    const wrapped = items({ browser_mptcp: { wrapped: true, detail: 'under mptcpize' } }).find((x) => x.title.startsWith('Browser sockets'))!;
+    expect(wrapped.level).toBe('ok');
+    expect(wrapped.command).toBeUndefined();
+  });
+
+  it('reports the helper: running, unreachable with the command to start it, or not configured', () => {
+    const helper = (a: StatusReply['actuator']) => items({ actuator: a }).find((x) => x.title.includes('Helper'))!;
+    expect(helper({ state: 'connected', backend: 'userspace', detail: '/run/mpsurf/actuator.sock' })).toMatchObject({ level: 'ok', title: 'Helper running (userspace)' });
+    expect(helper({ state: 'unavailable', detail: 'connection refused' })).toMatchObject({ level: 'bad', command: HELPER_COMMAND });
+    expect(helper({ state: 'not_configured', detail: 'MPSURF_ACTUATOR is not set' })).toMatchObject({ level: 'warn', command: HELPER_COMMAND });
+    expect(items({}).some((x) => x.title.includes('Helper'))).toBe(false);
+  });
+});
+
+describe('cellular usage line', () => {
+  const reply = (usage?: StatusReply['usage']): StatusReply => ({
+    host: 'mpsurf-host', version: '0.1.0', protocol: 1, pid: 1, uptime_ms: 1, decisions: 0, policy: status.policy!, ...(usage ? { usage } : {}),
+  });
+  it('shows what the host measured, against the quota when there is one', () => {
+    const since = Date.UTC(2026, 10, 1);
+    expect(usageText(reply({ interface: 'wwan0', since_ms: since, used_bytes: 1_500_000, quota_bytes: null }), '')).toBe('1.5 MB since 2026-11-01, on wwan0');
+    expect(usageText(reply({ interface: 'wwan0', since_ms: since, used_bytes: 1_500_000, quota_bytes: 3_000_000 }), '')).toBe('1.5 MB of 3 MB (50 %) since 2026-11-01, on wwan0');
+  });
+  it('says why when nothing is measured', () => {
+    expect(usageText(null, 'missing')).toMatch(/not measured yet.*missing/);
+    expect(usageText(reply(), '')).toMatch(/does not report/);
   });
 });

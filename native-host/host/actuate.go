@@ -364,3 +364,41 @@ func clip(s string) string {
 	}
 	return s
 }
+
+// ActuatorHealth is what status reports of the privileged helper: "connected" (with its backend),
+// "unavailable" (configured but not reachable: the message says why) or "not_configured" (MPSURF_ACTUATOR unset,
+// so decisions are advisory: the header is sent, the kernel is not changed).
+type ActuatorHealth struct {
+	State   string `json:"state"`
+	Backend string `json:"backend,omitempty"`
+	Detail  string `json:"detail"`
+}
+
+// actuatorHealth reports the helper's state without waiting on it.
+func actuatorHealth() ActuatorHealth {
+	c := actuatorCli
+	if c == nil {
+		return ActuatorHealth{State: "not_configured", Detail: EnvActuator + " is not set: decisions go into the header but the kernel is not changed"}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil && c.session != "" {
+		return ActuatorHealth{State: "connected", Backend: c.backend, Detail: c.path}
+	}
+	return ActuatorHealth{State: "unavailable", Detail: c.path + ": " + c.lastErr}
+}
+
+// BrowserMPTCP says whether the browser that started this host wraps its sockets as MPTCP. mptcpize works by
+// LD_PRELOAD of libmptcpwrap, which the browser's children inherit, so the host sees it in its own environment.
+type BrowserMPTCP struct {
+	Wrapped bool   `json:"wrapped"`
+	Detail  string `json:"detail"`
+}
+
+func browserMPTCP() BrowserMPTCP {
+	pre := os.Getenv("LD_PRELOAD")
+	if strings.Contains(pre, "mptcpwrap") {
+		return BrowserMPTCP{Wrapped: true, Detail: "the browser runs under mptcpize (LD_PRELOAD=" + clip(pre) + ")"}
+	}
+	return BrowserMPTCP{Wrapped: false, Detail: "the browser was started without mptcpize (no libmptcpwrap in LD_PRELOAD)"}
+}

@@ -16,6 +16,9 @@ type StatusExtra struct {
 	Prefs json.RawMessage `json:"prefs,omitempty"`
 	Store *StoreStatus    `json:"store,omitempty"`
 	Usage *UsageStatus    `json:"usage,omitempty"`
+	// Actuator and BrowserMPTCP are filled by the host itself for every status reply.
+	Actuator     *ActuatorHealth `json:"actuator,omitempty"`
+	BrowserMPTCP *BrowserMPTCP   `json:"browser_mptcp,omitempty"`
 }
 
 // StoreStatus is the decision log's place and size.
@@ -67,5 +70,7 @@ func (s *Server) status(req protocol.Request) protocol.Reply {
 	if f := statusExtra.Load(); f != nil {
 		body.StatusExtra = (*f)()
 	}
+	act, mp := actuatorHealth(), browserMPTCP()
+	body.Actuator, body.BrowserMPTCP = &act, &mp
 	return protocol.OK(req, body)
 }

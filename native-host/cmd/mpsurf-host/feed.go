@@ -164,16 +164,24 @@ func (f *feed) prefs(ctx context.Context) *storePrefs {
 	return &p
 }
 
-// overrideFor returns the user's rule for origin's host, "" for auto or none.
+// overrideFor returns the user's rule for origin's host or a parent domain of it, "" for auto or none.
 func overrideFor(p *storePrefs, origin string) string {
 	u, err := url.Parse(origin)
 	if err != nil {
 		return ""
 	}
+	// A rule covers the site and its subdomains, as the options page says; the most specific rule wins.
+	host, best, rule := u.Hostname(), -1, ""
 	for _, o := range p.Overrides {
-		if o.Host == u.Hostname() && (o.Rule == model.OverrideAlways || o.Rule == model.OverrideNever) {
-			return o.Rule
+		if host != o.Host && !strings.HasSuffix(host, "."+o.Host) {
+			continue
 		}
+		if len(o.Host) > best {
+			best, rule = len(o.Host), o.Rule
+		}
+	}
+	if rule == model.OverrideAlways || rule == model.OverrideNever {
+		return rule
 	}
 	return ""
 }

@@ -42,14 +42,16 @@ func TestCycleStartAndDaysLeft(t *testing.T) {
 func TestOverrideFor(t *testing.T) {
 	var p storePrefs
 	if err := json.Unmarshal([]byte(`{"mode":"balanced","overrides":[
-		{"host":"xn--bcher-kva.example","rule":"never"},{"host":"video.example","rule":"always"},{"host":"a.example","rule":"auto"}]}`), &p); err != nil {
+		{"host":"xn--bcher-kva.example","rule":"never"},{"host":"video.example","rule":"always"},{"host":"a.example","rule":"auto"},{"host":"live.video.example","rule":"never"}]}`), &p); err != nil {
 		t.Fatal(err)
 	}
 	for origin, want := range map[string]string{
 		"https://xn--bcher-kva.example": model.OverrideNever,
 		"https://video.example:8443":    model.OverrideAlways,
 		"https://a.example":             "",
-		"https://sub.video.example":     "",
+		"https://sub.video.example":     model.OverrideAlways, // subdomains follow the site
+		"https://x.live.video.example":  model.OverrideNever,  // the most specific rule wins
+		"https://notvideo.example":      "",
 		"http://[::1]:8080":             "",
 		"https://unrelated.example":     "",
 	} {
