@@ -200,7 +200,8 @@ export class Session {
         'ip',
         ['netns', 'exec', 'mps-server', originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog,
           '--name', Object.keys(s.names).filter((n) => n !== 'third.origin.test').join(',')],
-        { detached: true, stdio: ['ignore', 'pipe', 'inherit'] },
+        // Its error log (mostly browsers dropping speculative connections mid-handshake) goes to a file.
+        { detached: true, stdio: ['ignore', 'pipe', fs.openSync(path.join(outDir, `origin-${profile}.stderr`), 'w')] },
       );
       const start = JSON.parse(await waitForLine(s.origin, (l) => l.startsWith('{'), 'origin server'));
       s.spki = start.spki_list; // both origins' certificates
@@ -228,6 +229,7 @@ export class Session {
       MPSURF_PROBE_TARGET: `${this.serverAddr}:443`,
       MPSURF_CELL: this.cellTech,
       MPSURF_DB: path.join(this.outDir, `host-${this.profile}.db`),
+      MPSURF_LOG: path.join(this.outDir, `host-${this.profile}.log`),
     };
   }
 
