@@ -113,6 +113,7 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 	listenH1 := fs.String("listen-h1", ":8443", "HTTPS address offering http/1.1 only (\"\" = off)")
 	listenHTTP := fs.String("listen-http", "", "plain HTTP address (\"\" = off)")
 	logPath := fs.String("log", "", "JSONL log file, appended to (\"\" = no log)")
+	cc := fs.String("cc", "", "TCP congestion control of every connection, e.g. cubic (\"\" = the namespace's default)")
 	seed := fs.Uint64("seed", 1, "corpus seed")
 	fs.Var(&hosts, "host", "IP address(es) for the certificate (comma-separated, repeatable)")
 	fs.Var(&names, "name", "DNS name(s) for the certificate (comma-separated, repeatable; default origin.test)")
@@ -142,6 +143,7 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cfg := Config{
+		CC:     *cc,
 		Listen: *listen, ListenH1: *listenH1, ListenHTTP: *listenHTTP,
 		Names:      append(append([]string{"localhost", "127.0.0.1", "::1"}, names...), hosts...),
 		ThirdParty: *third, Paths: paths, Seed: *seed, MPTCP: *mptcp, ErrorLog: stderr,

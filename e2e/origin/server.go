@@ -39,6 +39,9 @@ type Config struct {
 	MPTCP      bool      // listen with IPPROTO_MPTCP (falls back to TCP per connection)
 	Log        io.Writer // JSONL; nil discards
 	ErrorLog   io.Writer // net/http's own errors (TLS handshake failures ...); nil = stderr
+	// CC is the TCP congestion control of every connection ("cubic", "bbr", ...; "" = the namespace's default).
+	// Set on the listener, it is inherited by each accepted socket and, with MPTCP, by every subflow.
+	CC string
 }
 
 // Server serves the corpus and logs every response and connection.
@@ -126,6 +129,9 @@ func (s *Server) Start(ctx context.Context) (StartLine, error) {
 		}
 		var lc net.ListenConfig
 		lc.SetMultipathTCP(s.cfg.MPTCP)
+		if s.cfg.CC != "" {
+			lc.Control = congestionControl(s.cfg.CC)
+		}
 		l, err := lc.Listen(ctx, "tcp", sp.addr)
 		if err != nil {
 			s.closeListeners()

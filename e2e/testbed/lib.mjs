@@ -198,7 +198,9 @@ export class Session {
       s.cellTech = profileTech(profile);
       s.origin = spawn(
         'ip',
-        ['netns', 'exec', 'mps-server', originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog,
+        // CUBIC, decoupled per subflow: Linux's default when the seeds measured (seed 000 §4.1.4); this machine's
+        // namespaces would otherwise inherit the host's BBR.
+        ['netns', 'exec', 'mps-server', originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog, '--cc', 'cubic',
           '--name', Object.keys(s.names).filter((n) => n !== 'third.origin.test').join(',')],
         // Its error log (mostly browsers dropping speculative connections mid-handshake) goes to a file.
         { detached: true, stdio: ['ignore', 'pipe', fs.openSync(path.join(outDir, `origin-${profile}.stderr`), 'w')] },
