@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks (figures printed, nothing asserted): native-messaging latency in-process, through a host
-# subprocess and through real Chromium; the link emulator's accuracy when root and MPTCP are here.
+# subprocess and through real Chromium; the model's evaluation time and the host's idle CPU; the model's
+# calibration against a recorded testbed grid; as root with MPTCP, the link emulator's accuracy and the
+# per-connection actuation delay and precision.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,8 +11,21 @@ go run ./native-host/cmd/hostbench -host dist/mpsurf-host
 echo
 echo "== through a real Chromium port"
 node e2e/bench-slice.mjs
+echo
+echo "== cost-benefit model: Evaluate p50/p99 against the baseline policy's decide"
+go run ./native-host/cmd/modelbench
+echo
+echo "== host idle CPU with path sampling on"
+go test ./native-host/paths/ -run '^$' -bench IdleCPU -benchtime 1x | grep -v '^ok\|^PASS\|^goos\|^goarch\|^pkg\|^cpu'
+echo
+echo "== model calibration against the recorded baseline grid (e2e/testdata/grid-baseline-runs.jsonl)"
+mkdir -p out
+go run ./e2e/cmd/calibrate --runs e2e/testdata/grid-baseline-runs.jsonl --out out/
 if [ "$(id -u)" = 0 ] && [ -e /proc/sys/net/mptcp/enabled ] && [ -x dist/testbed ]; then
   echo
   echo "== link emulator accuracy (configured vs measured)"
   dist/testbed accuracy
+  echo
+  echo "== actuation: subflow delay after ESTABLISHED (userspace PM vs in-kernel PM) and per-origin precision"
+  node e2e/bench-actuation.mjs --loads "${MPSURF_BENCH_LOADS:-40}"
 fi
