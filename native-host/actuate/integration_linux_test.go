@@ -148,7 +148,7 @@ func (h *helper) start() {
 	exe, _ := os.Executable()
 	b, _ := json.Marshal(h.cfg)
 	os.Remove(h.sock)
-	h.cmd = exec.Command("ip", "netns", "exec", h.ns.name, exe)
+	h.cmd = exec.Command("ip", "netns", "exec", h.ns.Name, exe)
 	h.cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_HELPER="+string(b))
 	h.cmd.Stderr = os.Stderr
 	if err := h.cmd.Start(); err != nil {
@@ -178,10 +178,10 @@ func (h *helper) conn() *helperConn {
 	return c
 }
 
-func (ns *testNS) read(t *testing.T, key string) string {
+func readMPTCP(ns *testNS, t *testing.T, key string) string {
 	t.Helper()
 	var v string
-	if err := ns.in(func() error {
+	if err := ns.In(func() error {
 		b, err := os.ReadFile(filepath.Join(SysctlDir, key))
 		v = strings.TrimSpace(string(b))
 		return err
@@ -253,7 +253,7 @@ func TestIntegrationBadInputLeavesKernelAlone(t *testing.T) {
 	ns := newNS(t, "bad")
 	h := startHelper(t, ns, t.TempDir(), nil)
 	c := h.conn()
-	before := ns.read(t, "enabled")
+	before := readMPTCP(ns, t, "enabled")
 	hello := c.do(map[string]any{"verb": "hello"})
 	if !hello.OK || len(hello.Session) != sessionLen {
 		t.Fatalf("hello: %+v", hello)
@@ -273,7 +273,7 @@ func TestIntegrationBadInputLeavesKernelAlone(t *testing.T) {
 			t.Errorf("%s: %+v, want %s", b.line, r, b.code)
 		}
 	}
-	if got := ns.read(t, "enabled"); got != before {
+	if got := readMPTCP(ns, t, "enabled"); got != before {
 		t.Fatalf("enabled %s after refused requests, was %s", got, before)
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, "state", UndoFile)); !os.IsNotExist(err) {
@@ -309,7 +309,7 @@ func TestIntegrationSysctlRefusesUnderMptcpize(t *testing.T) {
 	if r2.OK || r2.Code != CodeRefused {
 		t.Fatalf("LD_PRELOAD client: %s", sc.Bytes())
 	}
-	if ns.read(t, "enabled") != "1" {
+	if readMPTCP(ns, t, "enabled") != "1" {
 		t.Fatal("enabled changed")
 	}
 	// Without mptcpize the same request is carried out (the other client's hello took the session over).
@@ -317,7 +317,7 @@ func TestIntegrationSysctlRefusesUnderMptcpize(t *testing.T) {
 	if r := c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 1000, "value": 0}); !r.OK {
 		t.Fatalf("plain client: %+v", r)
 	}
-	if ns.read(t, "enabled") != "0" {
+	if readMPTCP(ns, t, "enabled") != "0" {
 		t.Fatal("enabled not set")
 	}
 }
@@ -344,13 +344,13 @@ func TestIntegrationClientKilledLeaseRestores(t *testing.T) {
 	}
 	// While the client renews, the change holds past its lease.
 	time.Sleep(800 * time.Millisecond)
-	if ns.read(t, "enabled") != "0" {
+	if readMPTCP(ns, t, "enabled") != "0" {
 		cmd.Process.Kill()
 		t.Fatal("change undone while the client was renewing")
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	took := waitFor(t, 1500*time.Millisecond, "enabled back to 1 after kill -9 of the client (lease 500 ms + 1 s)",
-		func() bool { return ns.read(t, "enabled") == "1" })
+		func() bool { return readMPTCP(ns, t, "enabled") == "1" })
 	t.Logf("restored %v after kill -9 of the client (lease 500 ms)", took)
 }
 
@@ -365,11 +365,11 @@ func TestIntegrationHelperKilledRestoresAtRestart(t *testing.T) {
 	}
 	h.cmd.Process.Signal(syscall.SIGKILL)
 	h.cmd.Wait()
-	if ns.read(t, "enabled") != "0" {
+	if readMPTCP(ns, t, "enabled") != "0" {
 		t.Fatal("precondition: a killed helper cannot restore by itself")
 	}
 	h.start()
-	if got := ns.read(t, "enabled"); got != "1" {
+	if got := readMPTCP(ns, t, "enabled"); got != "1" {
 		t.Fatalf("enabled %s after restart, want 1", got)
 	}
 	// The unit's ExecStopPost path: --restore undoes a record a killed helper left.
@@ -380,10 +380,10 @@ func TestIntegrationHelperKilledRestoresAtRestart(t *testing.T) {
 	h.cmd.Wait()
 	var n int
 	var err error
-	if e := ns.in(func() error { n, err = RestoreOnly(filepath.Join(h.dir, "state"), ""); return nil }); e != nil || err != nil || n != 1 {
+	if e := ns.In(func() error { n, err = RestoreOnly(filepath.Join(h.dir, "state"), ""); return nil }); e != nil || err != nil || n != 1 {
 		t.Fatalf("restore: %d entries, %v %v", n, e, err)
 	}
-	if got := ns.read(t, "enabled"); got != "1" {
+	if got := readMPTCP(ns, t, "enabled"); got != "1" {
 		t.Fatalf("enabled %s after --restore", got)
 	}
 }
@@ -392,7 +392,7 @@ func TestIntegrationEndpointBackend(t *testing.T) {
 	needRoot(t)
 	ns := newNS(t, "ep")
 	h := startHelper(t, ns, t.TempDir(), map[string]any{"Backend": BackendEndpoint, "Cell": "10.66.0.1"})
-	pm, err := mptcp.Dial(ns.fd)
+	pm, err := mptcp.Dial(ns.FD)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,16 +421,16 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 	cli, srv := newNS(t, "uc"), newNS(t, "us")
 	vethPair(t, cli, srv, 1)
 	vethPair(t, cli, srv, 2)
-	run(t, "ip", "-n", srv.name, "addr", "add", "10.77.1.3/24", "dev", "vb1")
-	if cli.read(t, "path_manager") != "kernel" {
+	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.3/24", "dev", "vb1")
+	if readMPTCP(cli, t, "path_manager") != "kernel" {
 		t.Fatal("fresh namespace without the in-kernel PM")
 	}
 	h := startHelper(t, cli, t.TempDir(), map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1"})
-	if got := cli.read(t, "path_manager"); got != "userspace" {
+	if got := readMPTCP(cli, t, "path_manager"); got != "userspace" {
 		t.Fatalf("path_manager %s with the helper running", got)
 	}
 	var ln net.Listener
-	if err := srv.in(func() (err error) {
+	if err := srv.In(func() (err error) {
 		lc := net.ListenConfig{}
 		lc.SetMultipathTCP(true)
 		ln, err = lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
@@ -449,7 +449,7 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 		}
 	}()
 	port := ln.Addr().(*net.TCPAddr).Port
-	events, err := mptcp.Subscribe(cli.fd)
+	events, err := mptcp.Subscribe(cli.FD)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +495,7 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 	}
 	dial := func(addr string) (net.Conn, uint32) {
 		var conn net.Conn
-		if err := cli.in(func() (err error) {
+		if err := cli.In(func() (err error) {
 			d := net.Dialer{Timeout: 3 * time.Second}
 			d.SetMultipathTCP(true)
 			conn, err = d.Dial("tcp4", net.JoinHostPort(addr, fmt.Sprint(port)))
@@ -540,7 +540,7 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 	// SIGTERM: the helper puts the in-kernel PM back.
 	h.cmd.Process.Signal(syscall.SIGTERM)
 	h.cmd.Wait()
-	if got := cli.read(t, "path_manager"); got != "kernel" {
+	if got := readMPTCP(cli, t, "path_manager"); got != "kernel" {
 		t.Fatalf("path_manager %s after SIGTERM", got)
 	}
 }

@@ -15,7 +15,7 @@ import (
 func TestIntegrationEndpointsAndLimits(t *testing.T) {
 	needRoot(t)
 	ns := newNS(t, "ep")
-	c, err := Dial(ns.fd)
+	c, err := Dial(ns.FD)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,10 +100,10 @@ func TestIntegrationUserspaceSubflow(t *testing.T) {
 	cli, srv := newNS(t, "c"), newNS(t, "s")
 	vethPair(t, cli, srv, 1)
 	vethPair(t, cli, srv, 2)
-	cli.sysctl(t, "net.mptcp.path_manager", "userspace")
+	cli.Sysctl(t, "net.mptcp.path_manager", "userspace")
 
 	var ln net.Listener
-	if err := srv.in(func() (err error) {
+	if err := srv.In(func() (err error) {
 		lc := net.ListenConfig{}
 		lc.SetMultipathTCP(true)
 		ln, err = lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
@@ -123,14 +123,14 @@ func TestIntegrationUserspaceSubflow(t *testing.T) {
 		}
 	}()
 
-	events, err := Subscribe(cli.fd)
+	events, err := Subscribe(cli.FD)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer events.Close()
 
 	var conn net.Conn
-	if err := cli.in(func() (err error) {
+	if err := cli.In(func() (err error) {
 		d := net.Dialer{Timeout: 3 * time.Second}
 		d.SetMultipathTCP(true)
 		conn, err = d.Dial("tcp4", netip.AddrPortFrom(netip.MustParseAddr("10.77.1.2"), port).String())
@@ -150,7 +150,7 @@ func TestIntegrationUserspaceSubflow(t *testing.T) {
 	conn.Write([]byte("x"))
 	nextEvent(t, events, EventEstablished, created.Token)
 
-	c, err := Dial(cli.fd)
+	c, err := Dial(cli.FD)
 	if err != nil {
 		t.Fatal(err)
 	}

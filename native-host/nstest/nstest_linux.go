@@ -1,0 +1,109 @@
+//go:build linux
+
+package nstest
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// NS is a named network namespace created for one test and deleted by its cleanup.
+type NS struct {
+	Name string
+	FD   int
+}
+
+// NeedRoot skips when the test cannot create namespaces or the kernel lacks MPTCP.
+func NeedRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create network namespaces")
+	}
+	if _, err := os.Stat("/proc/sys/net/mptcp/enabled"); err != nil {
+		t.Skip("kernel without MPTCP (no /proc/sys/net/mptcp)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("iproute2 not installed")
+	}
+}
+
+// Run runs a command and fails the test with its output when it fails.
+func Run(t *testing.T, args ...string) {
+	t.Helper()
+	if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", strings.Join(args, " "), err, out)
+	}
+}
+
+// New creates the namespace prefix-PID-tag with its loopback up.
+func New(t *testing.T, prefix, tag string) *NS {
+	t.Helper()
+	name := fmt.Sprintf("%s-%d-%s", prefix, os.Getpid(), tag)
+	Run(t, "ip", "netns", "add", name)
+	fd, err := unix.Open(filepath.Join("/run/netns", name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		exec.Command("ip", "netns", "del", name).Run()
+		t.Fatal(err)
+	}
+	ns := &NS{Name: name, FD: fd}
+	t.Cleanup(func() {
+		unix.Close(fd)
+		exec.Command("ip", "netns", "del", name).Run()
+	})
+	Run(t, "ip", "-n", name, "link", "set", "lo", "up")
+	return ns
+}
+
+// In runs fn on a thread inside the namespace.
+func (ns *NS) In(fn func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer unix.Close(orig)
+		if err := unix.Setns(ns.FD, unix.CLONE_NEWNET); err != nil {
+			done <- err
+			return
+		}
+		ferr := fn()
+		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
+			done <- errors.Join(ferr, err) // thread stays locked and dies with the goroutine
+			return
+		}
+		runtime.UnlockOSThread()
+		done <- ferr
+	}()
+	return <-done
+}
+
+// Sysctl writes key (dotted) = value inside the namespace.
+func (ns *NS) Sysctl(t *testing.T, key, value string) {
+	t.Helper()
+	path := "/proc/sys/" + strings.ReplaceAll(key, ".", "/")
+	if err := ns.In(func() error { return os.WriteFile(path, []byte(value), 0) }); err != nil {
+		t.Fatalf("sysctl %s=%s in %s: %v", key, value, ns.Name, err)
+	}
+}
+
+// VethPair links a and b with a veth pair named after idx, with 10.77.idx.1/24 in a and .2 in b.
+func VethPair(t *testing.T, a, b *NS, idx int) {
+	t.Helper()
+	ca, cb := fmt.Sprintf("va%d", idx), fmt.Sprintf("vb%d", idx)
+	Run(t, "ip", "-n", a.Name, "link", "add", ca, "type", "veth", "peer", "name", cb, "netns", b.Name)
+	Run(t, "ip", "-n", a.Name, "addr", "add", fmt.Sprintf("10.77.%d.1/24", idx), "dev", ca)
+	Run(t, "ip", "-n", b.Name, "addr", "add", fmt.Sprintf("10.77.%d.2/24", idx), "dev", cb)
+	Run(t, "ip", "-n", a.Name, "link", "set", ca, "up")
+	Run(t, "ip", "-n", b.Name, "link", "set", cb, "up")
+}
