@@ -226,7 +226,7 @@ func DecodeCursor(s string) (Cursor, error) {
 	if !ok || len(rest) > 200 {
 		return Cursor{}, bad
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(rest)
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(rest) // strict: one cursor, one spelling
 	if err != nil {
 		return Cursor{}, bad
 	}
