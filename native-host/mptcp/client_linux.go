@@ -20,20 +20,30 @@ type Client struct {
 	fam genetlink.Family
 }
 
-// Dial opens a client in the network namespace of the file descriptor netns (as from opening
-// /run/netns/NAME or /proc/PID/ns/net), or in the calling thread's namespace when netns is 0.
-func Dial(netns int) (*Client, error) {
+// dialFamily opens a generic netlink socket in the namespace netns (0: the calling thread's) and resolves the
+// mptcp_pm family on it; ErrNoPM when the kernel lacks it.
+func dialFamily(netns int) (*genetlink.Conn, genetlink.Family, error) {
 	c, err := genetlink.Dial(&netlink.Config{NetNS: netns})
 	if err != nil {
-		return nil, fmt.Errorf("mptcp: genetlink socket: %w", err)
+		return nil, genetlink.Family{}, fmt.Errorf("mptcp: genetlink socket: %w", err)
 	}
 	fam, err := c.GetFamily(FamilyName)
 	if err != nil {
 		c.Close()
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, ErrNoPM
+			return nil, genetlink.Family{}, ErrNoPM
 		}
-		return nil, fmt.Errorf("mptcp: resolve family %s: %w", FamilyName, err)
+		return nil, genetlink.Family{}, fmt.Errorf("mptcp: resolve family %s: %w", FamilyName, err)
+	}
+	return c, fam, nil
+}
+
+// Dial opens a client in the network namespace of the file descriptor netns (as from opening
+// /run/netns/NAME or /proc/PID/ns/net), or in the calling thread's namespace when netns is 0.
+func Dial(netns int) (*Client, error) {
+	c, fam, err := dialFamily(netns)
+	if err != nil {
+		return nil, err
 	}
 	return &Client{c: c, fam: fam}, nil
 }
@@ -192,17 +202,9 @@ type Events struct {
 // Subscribe opens a separate socket joined to the events group in the namespace netns (0: the calling
 // thread's). Joining needs CAP_NET_ADMIN.
 func Subscribe(netns int) (*Events, error) {
-	c, err := genetlink.Dial(&netlink.Config{NetNS: netns})
+	c, fam, err := dialFamily(netns)
 	if err != nil {
-		return nil, fmt.Errorf("mptcp: genetlink socket: %w", err)
-	}
-	fam, err := c.GetFamily(FamilyName)
-	if err != nil {
-		c.Close()
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, ErrNoPM
-		}
-		return nil, fmt.Errorf("mptcp: resolve family %s: %w", FamilyName, err)
+		return nil, err
 	}
 	for _, g := range fam.Groups {
 		if g.Name == EventGroup {
