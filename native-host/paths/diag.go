@@ -10,20 +10,36 @@ import (
 const (
 	diagMsgLen   = 72 // struct inet_diag_msg
 	attrInfo     = 2  // INET_DIAG_INFO: struct tcp_info
-	tcpiRTT      = 68 // offsets in struct tcp_info
+	tcpiSndMSS   = 16 // offsets in struct tcp_info
+	tcpiRTT      = 68
+	tcpiSndCwnd  = 80
 	tcpiTotRetr  = 100
+	tcpiBytesAck = 120 // u64 tcpi_bytes_acked
+	tcpiBytesRcv = 128 // u64 tcpi_bytes_received
 	tcpiSegsOut  = 136
 	tcpiMinRTT   = 148
 	tcpiMinRTTTo = tcpiMinRTT + 4
+	tcpiRcvWnd   = 232 // since Linux 6.2
 )
 
 // Sock is what one inet_diag reply says about a TCP socket.
 type Sock struct {
-	Src          netip.Addr
+	Src          netip.Addr     // Local.Addr(), what the path sampler groups by
+	Local        netip.AddrPort // the socket's own address and port
+	Remote       netip.AddrPort
 	RTTUS        uint32 // smoothed RTT, µs
 	MinRTTUS     uint32 // windowed minimum RTT, µs; 0 when the kernel's tcp_info is too short to have it
 	TotalRetrans uint32
 	SegsOut      uint32
+	// Payload bytes acknowledged by the peer and received in order (RFC 4898 tcpEStatsAppHCThruOctetsAcked and
+	// ...Received): what the helper counts against θ1 and θ2 on an MPTCP subflow.
+	BytesAcked    uint64
+	BytesReceived uint64
+	// One window in each direction: what may still be in flight when a subflow is closed. SndCwnd is in
+	// segments of SndMSS bytes; RcvWnd (bytes) is 0 on kernels before 6.2.
+	SndMSS  uint32
+	SndCwnd uint32
+	RcvWnd  uint32
 }
 
 // ParseDiag decodes one inet_diag_msg with its attributes. ok is false for a socket without tcp_info.
@@ -32,14 +48,18 @@ func ParseDiag(b []byte) (s Sock, ok bool, err error) {
 		return s, false, fmt.Errorf("inet_diag_msg: %d bytes, want >= %d", len(b), diagMsgLen)
 	}
 	// idiag_family, then inet_diag_sockid at 4: sport, dport (2 each), src [16], dst [16] in network order.
+	var src, dst netip.Addr
 	switch b[0] {
 	case 2: // AF_INET
-		s.Src = netip.AddrFrom4([4]byte(b[8:12]))
+		src, dst = netip.AddrFrom4([4]byte(b[8:12])), netip.AddrFrom4([4]byte(b[24:28]))
 	case 10: // AF_INET6
-		s.Src = netip.AddrFrom16([16]byte(b[8:24])).Unmap()
+		src, dst = netip.AddrFrom16([16]byte(b[8:24])).Unmap(), netip.AddrFrom16([16]byte(b[24:40])).Unmap()
 	default:
 		return s, false, fmt.Errorf("inet_diag_msg: family %d", b[0])
 	}
+	s.Src = src
+	s.Local = netip.AddrPortFrom(src, binary.BigEndian.Uint16(b[4:]))
+	s.Remote = netip.AddrPortFrom(dst, binary.BigEndian.Uint16(b[6:]))
 	info, err := findAttr(b[diagMsgLen:], attrInfo)
 	if err != nil || info == nil {
 		return s, false, err
@@ -51,6 +71,13 @@ func ParseDiag(b []byte) (s Sock, ok bool, err error) {
 	s.RTTUS = le.Uint32(info[tcpiRTT:])
 	s.TotalRetrans = le.Uint32(info[tcpiTotRetr:])
 	s.SegsOut = le.Uint32(info[tcpiSegsOut:])
+	s.BytesAcked = le.Uint64(info[tcpiBytesAck:])
+	s.BytesReceived = le.Uint64(info[tcpiBytesRcv:])
+	s.SndMSS = le.Uint32(info[tcpiSndMSS:])
+	s.SndCwnd = le.Uint32(info[tcpiSndCwnd:])
+	if len(info) >= tcpiRcvWnd+4 {
+		s.RcvWnd = le.Uint32(info[tcpiRcvWnd:])
+	}
 	if len(info) >= tcpiMinRTTTo {
 		s.MinRTTUS = le.Uint32(info[tcpiMinRTT:])
 	}

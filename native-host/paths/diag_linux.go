@@ -7,19 +7,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sockDiag dumps established TCP sockets through NETLINK_SOCK_DIAG.
-type sockDiag struct{ c *netlink.Conn }
+// Diag dumps established TCP sockets through NETLINK_SOCK_DIAG. It needs no privilege. Not safe for
+// concurrent use.
+type Diag struct{ c *netlink.Conn }
 
-func openDiag() (*sockDiag, error) {
+// OpenDiag opens a sock_diag socket in the caller's network namespace.
+func OpenDiag() (*Diag, error) {
 	c, err := netlink.Dial(unix.NETLINK_SOCK_DIAG, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sock_diag: %w", err)
 	}
-	return &sockDiag{c}, nil
+	return &Diag{c}, nil
 }
 
-// dump returns the TCP sockets of both families, appended to out.
-func (d *sockDiag) dump(out []Sock) ([]Sock, error) {
+// Dump returns the established TCP sockets of both families (MPTCP subflows included: each is a TCP socket),
+// appended to out.
+func (d *Diag) Dump(out []Sock) ([]Sock, error) {
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		msgs, err := d.c.Execute(netlink.Message{
 			Header: netlink.Header{Type: unix.SOCK_DIAG_BY_FAMILY, Flags: netlink.Request | netlink.Dump},
@@ -37,4 +40,5 @@ func (d *sockDiag) dump(out []Sock) ([]Sock, error) {
 	return out, nil
 }
 
-func (d *sockDiag) close() error { return d.c.Close() }
+// Close releases the socket.
+func (d *Diag) Close() error { return d.c.Close() }

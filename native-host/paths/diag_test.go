@@ -6,11 +6,16 @@ import (
 	"testing"
 )
 
-// diagMsg builds an inet_diag_msg for src with a tcp_info of infoLen bytes, plus attrs before it.
+// diagMsg builds an inet_diag_msg for src:40000 -> the same address's :443 (dst[0] bumped) with a tcp_info
+// of infoLen bytes, plus an attribute before it.
 func diagMsg(family byte, src []byte, infoLen int, rtt, minRTT, retr, segs uint32) []byte {
 	b := make([]byte, diagMsgLen)
 	b[0] = family
+	binary.BigEndian.PutUint16(b[4:], 40000)
+	binary.BigEndian.PutUint16(b[6:], 443)
 	copy(b[8:], src)
+	copy(b[24:], src)
+	b[24]++
 	// An unrelated attribute first (INET_DIAG_CONG = 4, "cubic\0", padded).
 	cong := []byte{10, 0, 4, 0, 'c', 'u', 'b', 'i', 'c', 0, 0, 0}
 	b = append(b, cong...)
@@ -24,6 +29,13 @@ func diagMsg(family byte, src []byte, infoLen int, rtt, minRTT, retr, segs uint3
 	put(tcpiTotRetr, retr)
 	put(tcpiSegsOut, segs)
 	put(tcpiMinRTT, minRTT)
+	put(tcpiSndMSS, 1448)
+	put(tcpiSndCwnd, 10)
+	put(tcpiRcvWnd, 65535)
+	if tcpiBytesRcv+8 <= len(info) {
+		binary.NativeEndian.PutUint64(info[tcpiBytesAck:], uint64(segs)*1000)
+		binary.NativeEndian.PutUint64(info[tcpiBytesRcv:], uint64(rtt)*1<<20)
+	}
 	hdr := make([]byte, 4)
 	binary.NativeEndian.PutUint16(hdr, uint16(4+infoLen))
 	binary.NativeEndian.PutUint16(hdr[2:], attrInfo)
@@ -33,6 +45,7 @@ func diagMsg(family byte, src []byte, infoLen int, rtt, minRTT, retr, segs uint3
 func TestParseDiag(t *testing.T) {
 	v4 := []byte{10, 0, 1, 2}
 	v6 := netip.MustParseAddr("fd00::5").AsSlice()
+	ap := netip.MustParseAddrPort
 	cases := []struct {
 		name string
 		msg  []byte
@@ -40,9 +53,9 @@ func TestParseDiag(t *testing.T) {
 		ok   bool
 		err  bool
 	}{
-		{"v4 full", diagMsg(2, v4, 232, 50000, 48000, 3, 1000), Sock{Src: netip.MustParseAddr("10.0.1.2"), RTTUS: 50000, MinRTTUS: 48000, TotalRetrans: 3, SegsOut: 1000}, true, false},
-		{"v6 full", diagMsg(10, v6, 232, 70000, 69000, 0, 10), Sock{Src: netip.MustParseAddr("fd00::5"), RTTUS: 70000, MinRTTUS: 69000, SegsOut: 10}, true, false},
-		{"old kernel without min_rtt", diagMsg(2, v4, 140, 50000, 0, 1, 2), Sock{Src: netip.MustParseAddr("10.0.1.2"), RTTUS: 50000, TotalRetrans: 1, SegsOut: 2}, true, false},
+		{"v4 full", diagMsg(2, v4, 248, 50000, 48000, 3, 1000), Sock{Src: netip.MustParseAddr("10.0.1.2"), Local: ap("10.0.1.2:40000"), Remote: ap("11.0.1.2:443"), RTTUS: 50000, MinRTTUS: 48000, TotalRetrans: 3, SegsOut: 1000, BytesAcked: 1_000_000, BytesReceived: 50000 << 20, SndMSS: 1448, SndCwnd: 10, RcvWnd: 65535}, true, false},
+		{"v6 full", diagMsg(10, v6, 248, 70000, 69000, 0, 10), Sock{Src: netip.MustParseAddr("fd00::5"), Local: ap("[fd00::5]:40000"), Remote: ap("[fe00::5]:443"), RTTUS: 70000, MinRTTUS: 69000, SegsOut: 10, BytesAcked: 10_000, BytesReceived: 70000 << 20, SndMSS: 1448, SndCwnd: 10, RcvWnd: 65535}, true, false},
+		{"old kernel without min_rtt", diagMsg(2, v4, 140, 50000, 0, 1, 2), Sock{Src: netip.MustParseAddr("10.0.1.2"), Local: ap("10.0.1.2:40000"), Remote: ap("11.0.1.2:443"), RTTUS: 50000, TotalRetrans: 1, SegsOut: 2, BytesAcked: 2000, BytesReceived: 50000 << 20, SndMSS: 1448, SndCwnd: 10}, true, false},
 		{"tcp_info too short", diagMsg(2, v4, 100, 1, 1, 1, 1), Sock{}, false, true},
 		{"no tcp_info", make([]byte, diagMsgLen), Sock{}, false, true},
 		{"short message", make([]byte, 10), Sock{}, false, true},
@@ -70,8 +83,8 @@ func FuzzParseDiag(f *testing.F) {
 	f.Add(make([]byte, diagMsgLen+4))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, ok, err := ParseDiag(b)
-		if ok && (err != nil || !s.Src.IsValid()) {
-			t.Fatalf("ok with err %v, src %v", err, s.Src)
+		if ok && (err != nil || !s.Src.IsValid() || s.Local.Addr() != s.Src || !s.Remote.IsValid()) {
+			t.Fatalf("ok with err %v, src %v local %v remote %v", err, s.Src, s.Local, s.Remote)
 		}
 	})
 }

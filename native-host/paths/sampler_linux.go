@@ -19,7 +19,7 @@ import (
 type Sampler struct {
 	cfg  Config
 	ctx  context.Context // carries Root to gopsutil
-	diag *sockDiag
+	diag *Diag
 
 	mu     sync.Mutex
 	paths  map[string]*pathState
@@ -64,7 +64,7 @@ func NewSampler(cfg Config) (*Sampler, error) {
 		root = "/"
 	}
 	cfg.Root = root
-	d, err := openDiag()
+	d, err := OpenDiag()
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +75,7 @@ func NewSampler(cfg Config) (*Sampler, error) {
 
 // Run samples until ctx ends, then closes the sampler.
 func (s *Sampler) Run(ctx context.Context) error {
-	defer s.diag.close()
+	defer s.diag.Close()
 	probes := make(chan probeResult, 8)
 	var lastDiscover, lastDiag time.Time
 	timer := time.NewTimer(0)
@@ -197,7 +197,7 @@ func (s *Sampler) counters(now time.Time) error {
 
 // sockets groups established TCP sockets (MPTCP subflows included) by source address.
 func (s *Sampler) sockets(now time.Time) {
-	socks, err := s.diag.dump(nil)
+	socks, err := s.diag.Dump(nil)
 	if err != nil {
 		return // diagnostics unavailable this round; passive values just age
 	}
