@@ -7,7 +7,9 @@
 // an undo record (undo.go) under its state directory; it restores from that record on exit, on SIGTERM, from
 // `mpsurf-host actuator --restore` (the systemd unit's ExecStopPost), and at the next start after a crash.
 //
-// Backends (backend.go) are the kernel levers: the userspace path manager (per connection), the in-kernel
+// Backends (backend.go) are the kernel levers: the userspace path manager (per connection: the cellular subflow
+// opens once the connection has received θ1 bytes and closes once it has carried θ2, counted from the subflows'
+// tcp_info through sock_diag, polled every 5 ms only while a connection waits for either), the in-kernel
 // endpoint's subflow flag (global), the net.mptcp.enabled sysctl (global; refused under mptcpize, where
 // enabled=0 makes socket() fail with ENOPROTOOPT and Chromium loads nothing), and a dry run that only records.
 package actuate

@@ -9,10 +9,28 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/mptcp"
+	"github.com/mpsurf/mpsurf/native-host/paths"
 )
 
+// pollEvery is how often the byte counters of connections waiting for θ1 and of capped cellular subflows are
+// read while any exist (and never otherwise). Polling adds at most rate × pollEvery to a θ2 overshoot: 6 KiB
+// at the testbed's 10 Mbit/s LTE profile, well under one congestion window.
+const pollEvery = 5 * time.Millisecond
+
+// noCap is a policy's θ2 when the decision sets no cellular byte cap.
+const noCap = -1
+
+// addrPolicy is an origin's decision as it applies to one destination address.
+type addrPolicy struct {
+	multipath bool
+	theta1    int64 // open the cellular subflow once the connection has received this many bytes; 0: at once
+	theta2    int64 // close the cellular subflow once it has carried this many bytes; noCap: never
+}
+
 // userspaceBackend selects the userspace path manager for the helper's network namespace and opens the
-// cellular subflow only for connections to addresses of origins decided multipath.
+// cellular subflow only for connections to addresses of origins decided multipath, once they have received θ1
+// bytes, and closes it again when it has carried θ2 bytes: seed 001's server-side policy, carried out by the
+// client so that it works with any MPTCP server.
 type userspaceBackend struct {
 	j    *Journal
 	cell netip.Addr
@@ -21,10 +39,14 @@ type userspaceBackend struct {
 	events  *mptcp.Events
 	done    chan struct{}
 	closing atomic.Bool
+	diag    *paths.Diag   // subflow byte counters (each subflow is a TCP socket); the poll goroutine's alone
+	wake    chan struct{} // a connection started to need polling
+	stop    chan struct{}
+	pollEnd chan struct{}
 
 	mu     sync.Mutex
 	pm     *mptcp.Client
-	policy map[netip.Addr]bool // destination address -> multipath
+	policy map[netip.Addr]addrPolicy
 	conns  map[uint32]*conn
 	stats  usStats
 	closed []ConnRecord // the most recent closed connections, oldest first
@@ -41,6 +63,18 @@ type ConnRecord struct {
 	DelayUS   int64  `json:"subflow_delay_us"` // ESTABLISHED to the cellular SUB_ESTABLISHED; 0 if none
 	Error     string `json:"error,omitempty"`  // SUBFLOW_CREATE's error
 	Open      bool   `json:"open"`
+	// Run-time thresholds. RxAtRequest: bytes the connection had received when the subflow was asked for
+	// (at least θ1 when θ1 > 0). CellBytes: the cellular subflow's bytes received plus acknowledged, when last
+	// read (read only under a cap). Capped: it reached θ2 and was closed.
+	Theta1      int64  `json:"theta1,omitempty"`
+	Theta2      *int64 `json:"theta2,omitempty"`
+	RxAtRequest uint64 `json:"rx_at_request,omitempty"`
+	CellBytes   uint64 `json:"cell_bytes,omitempty"`
+	Capped      bool   `json:"capped,omitempty"`
+	CappedNS    int64  `json:"capped_ns,omitempty"`
+	// WindowAtCap is what could still be in flight on the subflow when it was closed: the client's
+	// congestion window (upload) plus the receive window it advertised (download), in bytes.
+	WindowAtCap uint64 `json:"window_at_cap,omitempty"`
 }
 
 // closedKept bounds the closed-connection records status returns.
@@ -48,20 +82,32 @@ const closedKept = 2048
 
 type conn struct {
 	dst         netip.AddrPort
+	initial     netip.AddrPort // local side of the initial subflow
 	established bool
 	subflow     netip.AddrPort // local side of the cellular subflow we created; zero if none
 	requested   bool
-	createdAt   time.Time
+	waiting     bool  // multipath, but the connection has not received θ1 bytes yet
+	theta2      int64 // the cap the subflow was opened under; noCap if none
+	capped      bool  // θ2 reached: the subflow was closed and is not reopened
+	rx          uint64
 	estAt       time.Time
 	rec         ConnRecord
 }
 
+// needsPoll reports whether the connection's byte counters must be read. Caller holds u.mu.
+func (c *conn) needsPoll() bool {
+	return c.waiting || (c.subflow.IsValid() && c.theta2 != noCap && !c.capped)
+}
+
 type usStats struct {
-	Connections     int     `json:"connections"`
-	SubflowsCreated int     `json:"subflows_created"`
-	SubflowErrors   int     `json:"subflow_errors"`
-	LastError       string  `json:"last_error,omitempty"`
-	CreateDelaysUS  []int64 `json:"-"`
+	Connections     int    `json:"connections"`
+	SubflowsCreated int    `json:"subflows_created"`
+	SubflowErrors   int    `json:"subflow_errors"`
+	Theta1Waits     int    `json:"theta1_waits"` // connections whose subflow waited for θ1 bytes
+	Capped          int    `json:"capped"`       // cellular subflows closed at θ2
+	Polls           int    `json:"polls"`        // sock_diag reads
+	PollErrors      int    `json:"poll_errors"`
+	LastError       string `json:"last_error,omitempty"`
 }
 
 func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
@@ -73,21 +119,29 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 	} else if err := j.SetSysctl(ScopeSession, "pm_type", "1"); err != nil {
 		return nil, fmt.Errorf("select the userspace path manager: %w", err)
 	}
+	diag, err := paths.OpenDiag()
+	if err != nil {
+		return nil, err
+	}
 	pm, err := mptcp.Dial(0)
 	if err != nil {
+		diag.Close()
 		return nil, err
 	}
 	ev, err := mptcp.Subscribe(0)
 	if err != nil {
 		pm.Close()
+		diag.Close()
 		return nil, err
 	}
 	u := &userspaceBackend{j: j, cell: cfg.CellAddr, log: cfg.Log, events: ev, done: make(chan struct{}), pm: pm,
-		policy: map[netip.Addr]bool{}, conns: map[uint32]*conn{}}
+		diag: diag, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
+		policy: map[netip.Addr]addrPolicy{}, conns: map[uint32]*conn{}}
 	if u.log == nil {
 		u.log = func(string, ...any) {}
 	}
 	go u.loop()
+	go u.pollLoop()
 	return u, nil
 }
 
@@ -119,7 +173,8 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 			return
 		}
 		u.stats.Connections++
-		u.conns[ev.Token] = &conn{dst: ev.Dst(), createdAt: time.Now(), rec: ConnRecord{Token: ev.Token, Dst: ev.Dst().String()}}
+		u.conns[ev.Token] = &conn{dst: ev.Dst(), initial: ev.Src(), theta2: noCap,
+			rec: ConnRecord{Token: ev.Token, Dst: ev.Dst().String()}}
 	case mptcp.EventEstablished:
 		c := u.conns[ev.Token]
 		if c == nil {
@@ -134,10 +189,9 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 			c.rec.Subflow = true
 			if !c.estAt.IsZero() {
 				c.rec.DelayUS = time.Since(c.estAt).Microseconds()
-				u.stats.CreateDelaysUS = append(u.stats.CreateDelaysUS, time.Since(c.estAt).Microseconds())
-				if len(u.stats.CreateDelaysUS) > 4096 {
-					u.stats.CreateDelaysUS = u.stats.CreateDelaysUS[1:]
-				}
+			}
+			if c.needsPoll() {
+				u.kick()
 			}
 		}
 	case mptcp.EventSubClosed:
@@ -155,17 +209,40 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 	}
 }
 
-// maybeCreate opens the cellular subflow if the connection's destination belongs to a multipath origin.
-// Caller holds u.mu.
+// maybeCreate opens the cellular subflow if the connection's destination belongs to a multipath origin and
+// the connection has received θ1 bytes; until then it leaves the connection to the poll loop. Caller holds u.mu.
 func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
-	c.rec.Multipath = u.policy[c.dst.Addr()]
-	if !c.established || c.requested || !c.rec.Multipath {
+	p := u.policy[c.dst.Addr()]
+	c.rec.Multipath = p.multipath
+	if !c.established || c.requested || c.capped || !p.multipath {
+		c.waiting = false
 		return
 	}
 	if c.dst.Addr().Is4() != u.cell.Is4() {
 		return // a cellular subflow of the other family cannot join this connection
 	}
+	c.rec.Theta1 = p.theta1
+	c.theta2, c.rec.Theta2 = p.theta2, nil
+	if p.theta2 != noCap {
+		v := p.theta2
+		c.rec.Theta2 = &v
+	}
+	if p.theta2 == 0 {
+		// A zero cap allows no cellular byte: the subflow is never worth opening.
+		c.capped, c.rec.Capped, c.waiting = true, true, false
+		return
+	}
+	if p.theta1 > 0 && c.rx < uint64(p.theta1) {
+		if !c.waiting {
+			c.waiting = true
+			u.stats.Theta1Waits++
+			u.kick()
+		}
+		return
+	}
+	c.waiting = false
 	c.requested = true
+	c.rec.RxAtRequest = c.rx
 	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
 	if err := u.pm.SubflowCreate(token, mptcp.Endpoint{Addr: u.cell}, c.dst); err != nil {
 		u.stats.SubflowErrors++
@@ -177,19 +254,118 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
 	u.stats.SubflowsCreated++
 }
 
-// ErrThetaNotYet is why a multipath policy with a run-time threshold is refused: enforcing θ1 (add the
-// subflow after θ1 received bytes) and θ2 (cap cellular bytes) needs per-connection byte counts from the
-// MPTCP sock_diag interface, which this helper does not read yet.
-const ErrThetaNotYet = "theta1 > 0 or a theta2 cap needs per-subflow byte counts (MPTCP sock_diag), which this helper does not read yet; send theta1 0 and no theta2, or decide single path"
+// kick wakes the poll goroutine. Caller holds u.mu.
+func (u *userspaceBackend) kick() {
+	select {
+	case u.wake <- struct{}{}:
+	default:
+	}
+}
+
+// pollLoop reads byte counters every pollEvery while a connection needs them, and sleeps otherwise: an idle
+// helper makes no system call.
+func (u *userspaceBackend) pollLoop() {
+	defer close(u.pollEnd)
+	t := time.NewTicker(pollEvery)
+	defer t.Stop()
+	var buf []paths.Sock
+	for {
+		select {
+		case <-u.stop:
+			return
+		case <-u.wake:
+		}
+		for {
+			var more bool
+			buf, more = u.poll(buf[:0])
+			if !more {
+				break
+			}
+			select {
+			case <-u.stop:
+				return
+			case <-t.C:
+			}
+		}
+	}
+}
+
+// flow keys a TCP socket by its two ends.
+type flow struct{ local, remote netip.AddrPort }
+
+// poll reads the counters once and acts on them: opens the subflows whose connection has now received θ1
+// bytes, closes those that have carried θ2. It reports whether a connection still needs polling.
+func (u *userspaceBackend) poll(buf []paths.Sock) ([]paths.Sock, bool) {
+	u.mu.Lock()
+	need := false
+	for _, c := range u.conns {
+		if c.needsPoll() {
+			need = true
+			break
+		}
+	}
+	u.mu.Unlock()
+	if !need {
+		return buf, false
+	}
+	// The dump runs without the lock so that events are never held up by it.
+	buf, err := u.diag.Dump(buf)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.stats.Polls++
+	if err != nil {
+		u.stats.PollErrors++
+		u.stats.LastError = err.Error()
+		return buf, true
+	}
+	socks := make(map[flow]*paths.Sock, len(buf))
+	for i := range buf {
+		socks[flow{buf[i].Local, buf[i].Remote}] = &buf[i]
+	}
+	more := false
+	for tok, c := range u.conns {
+		if c.waiting {
+			if s := socks[flow{c.initial, c.dst}]; s != nil {
+				c.rx = s.BytesReceived
+				u.maybeCreate(tok, c)
+			}
+		}
+		if c.subflow.IsValid() && c.theta2 != noCap && !c.capped {
+			if s := socks[flow{c.subflow, c.dst}]; s != nil {
+				c.rec.CellBytes = s.BytesReceived + s.BytesAcked
+				if c.rec.CellBytes >= uint64(c.theta2) {
+					c.rec.WindowAtCap = uint64(s.SndCwnd)*uint64(s.SndMSS) + uint64(s.RcvWnd)
+					u.capSubflow(tok, c)
+				}
+			}
+		}
+		more = more || c.needsPoll()
+	}
+	return buf, more
+}
+
+// capSubflow closes a cellular subflow that reached θ2. The kernel moves its unacknowledged data back to the
+// WiFi subflow (MPTCP reinjection), so the page loses nothing. Caller holds u.mu.
+func (u *userspaceBackend) capSubflow(token uint32, c *conn) {
+	c.capped, c.rec.Capped, c.rec.CappedNS = true, true, time.Now().UnixNano()
+	u.stats.Capped++
+	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
+	if err := u.pm.SubflowDestroy(token, c.subflow, c.dst); err != nil {
+		u.stats.LastError = err.Error()
+		c.rec.Error = err.Error()
+		u.log("subflow destroy at theta2", "token", token, "err", err)
+	}
+}
 
 func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
-	if p.Multipath && (p.Theta1 > 0 || (p.Theta2 != nil && *p.Theta2 > 0)) {
-		return errorf(CodeNotYet, "%s", ErrThetaNotYet)
+	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap}
+	if p.Theta2 != nil {
+		ap.theta2 = *p.Theta2
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, a := range p.Addrs {
-		u.policy[a] = p.Multipath
+		u.policy[a] = ap
 	}
 	// Connections that opened before the decision arrived follow it too.
 	for tok, c := range u.conns {
@@ -209,7 +385,7 @@ func (u *userspaceBackend) SetEnabled(int, bool) error {
 func (u *userspaceBackend) Release() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.policy = map[netip.Addr]bool{}
+	u.policy = map[netip.Addr]addrPolicy{}
 	var errs []error
 	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
 	for tok, c := range u.conns {
@@ -218,7 +394,7 @@ func (u *userspaceBackend) Release() error {
 				errs = append(errs, err)
 			}
 		}
-		c.requested = false
+		c.requested, c.waiting = false, false
 	}
 	return errors.Join(errs...)
 }
@@ -227,8 +403,8 @@ func (u *userspaceBackend) Status() any {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	multi := 0
-	for _, m := range u.policy {
-		if m {
+	for _, p := range u.policy {
+		if p.multipath {
 			multi++
 		}
 	}
@@ -242,22 +418,14 @@ func (u *userspaceBackend) Status() any {
 		"open_connections": len(u.conns), "stats": u.stats, "connections": recs}
 }
 
-// Delays returns the measured delays from ESTABLISHED to the cellular SUB_ESTABLISHED.
-func (u *userspaceBackend) Delays() []time.Duration {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	out := make([]time.Duration, len(u.stats.CreateDelaysUS))
-	for i, d := range u.stats.CreateDelaysUS {
-		out[i] = time.Duration(d) * time.Microsecond
-	}
-	return out
-}
-
 func (u *userspaceBackend) Close() error {
 	err := u.Release()
 	u.closing.Store(true)
+	close(u.stop)
+	<-u.pollEnd
 	u.events.Close()
 	<-u.done
 	u.pm.Close()
+	u.diag.Close()
 	return err
 }
