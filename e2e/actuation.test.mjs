@@ -132,3 +132,96 @@ test('actuation: cellular subflows only for multipath-decided origins; kill -9 o
   actuator = null;
   assert.deepEqual(mptcpSysctls(), pristine);
 });
+
+// linkBytes is a client-namespace device's rx+tx bytes (IP packets on the TUN links) from /proc/net/dev.
+function linkBytes(dev) {
+  const out = execFileSync('ip', ['netns', 'exec', CLIENT_NS, 'cat', '/proc/net/dev'], { encoding: 'utf8' });
+  const line = out.split('\n').find((l) => l.trim().startsWith(`${dev}:`));
+  if (!line) throw new Error(`${dev} not in /proc/net/dev of ${CLIENT_NS}`);
+  const f = line.split(':')[1].trim().split(/\s+/).map(Number);
+  return f[0] + f[8];
+}
+
+// The LTE link of the baseline profile (e2e/profiles/baseline.json): what can be in flight on it at most is its
+// bandwidth-delay product plus its queue.
+const LTE = { downMbit: 9.185, rttMs: 70, queueBytes: 75000 };
+const LTE_INFLIGHT = Math.round((LTE.downMbit * 1e6 * LTE.rttMs) / 8 / 1000) + LTE.queueBytes;
+
+test('actuation: θ1 holds the cellular subflow back until θ1 bytes arrived; θ2 closes it at the cap; a hung host lets its lease lapse', { skip, timeout: 10 * 60 * 1000 }, async (t) => {
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-act-theta-'));
+  t.after(() => fs.rmSync(outDir, { recursive: true, force: true }));
+  const session = await Session.open({ outDir, log: (m) => t.diagnostic(m) });
+  let actuator;
+  t.after(async () => {
+    await actuator?.stop();
+    await session.close();
+  });
+  execFileSync(testbedBin, ['mode', 'sp-wifi']);
+  actuator = await Actuator.start({ log: (m) => t.diagnostic(m) });
+  const THETA1 = 512000;
+  const THETA2 = 262144;
+
+  // One fresh browser per load, so that no connection is reused from a load under another policy.
+  const run = async (load, opts = {}) => {
+    const t0ns = Date.now() * 1e6;
+    const cell0 = linkBytes('wwan0');
+    const mix = await adaptiveMix(session, actuator, [load], opts);
+    await new Promise((r) => setTimeout(r, 500));
+    const cell = linkBytes('wwan0') - cell0;
+    const recs = ((await actuator.status()).result.backend.connections ?? []).filter((r) => r.established_ns >= t0ns && r.dst.startsWith(`${session.serverAddr}:`));
+    const conns = session.readOrigin('conn', t0ns - 1e9).filter((c) => c.open_ns >= t0ns);
+    for (const d of mix.decisions) assert.equal(d.actuation, 'ok', `${d.origin}: actuation ${d.actuation}`);
+    t.diagnostic(`${load.page} θ1=${load.theta1 ?? 0} θ2=${load.theta2 ?? 'none'}: wwan0 ${cell} B; conns ${JSON.stringify(recs.map((r) => ({ subflow: r.subflow, rx_at_request: r.rx_at_request, cell_bytes: r.cell_bytes, capped: r.capped, window_at_cap: r.window_at_cap })))}; server bytes ${JSON.stringify(conns.map((c) => c.subflows?.map((s) => [s.path, s.bytes_acked]) ?? []))}`);
+    assert.ok(recs.length >= 1, 'the actuator saw no connection to the origin');
+    assert.ok(recs.every((r) => r.multipath), 'a connection was not under the multipath decision');
+    return { recs, cell, conns };
+  };
+
+  // θ1 above the page's size (60 KB): multipath was decided, but the connection never receives θ1 bytes.
+  const small = await run({ host: 'origin.test', page: 'search', multipath: true, theta1: THETA1 });
+  assert.ok(small.recs.every((r) => !r.subflow && r.theta1 === THETA1), 'a subflow opened below θ1');
+  assert.ok(small.cell < 5000, `wwan0 carried ${small.cell} bytes for a page under θ1`);
+
+  // θ1 below the page's size (1.46 MB): the subflow opens once the connection has received θ1 bytes.
+  const large = await run({ host: 'origin.test', page: 'ad', multipath: true, theta1: THETA1 });
+  const opened = large.recs.filter((r) => r.subflow);
+  assert.ok(opened.length >= 1, 'no subflow on a page above θ1');
+  for (const r of opened) assert.ok(r.rx_at_request >= THETA1, `subflow asked for after ${r.rx_at_request} bytes, θ1 ${THETA1}`);
+
+  // θ2: a 2 MB page; every cellular subflow is closed once it has carried θ2 bytes, and the LTE link's own
+  // counter stays within one window (the link's bandwidth-delay product plus its queue) of the caps.
+  const capped = await run({ host: 'origin.test', page: 'travel', multipath: true, theta2: THETA2 });
+  const withCell = capped.recs.filter((r) => r.subflow);
+  assert.ok(withCell.length >= 1, 'no cellular subflow under θ2');
+  assert.ok(withCell.some((r) => r.capped), 'no subflow reached θ2 on a 2 MB page: the cap was not exercised');
+  // Per connection, from the server: what it sent over the LTE subflow and the client acknowledged.
+  const perConn = capped.conns.map((c) => (c.subflows ?? []).filter((sf) => sf.path === 'wwan0').reduce((a, sf) => a + sf.bytes_acked, 0));
+  const over = perConn.filter((b) => b >= THETA2).map((b) => b - THETA2);
+  t.diagnostic(`θ2 ${THETA2} B: server's LTE bytes per connection ${JSON.stringify(perConn)}; over the cap by ${JSON.stringify(over)} B; one window (LTE BDP + queue) ${LTE_INFLIGHT} B; wwan0 carried ${capped.cell} B in all (IP, both ways)`);
+  assert.ok(over.length >= 1, 'no connection reached θ2 at the server: the cap was not exercised');
+  for (const b of perConn) assert.ok(b <= THETA2 + LTE_INFLIGHT, `a connection carried ${b} bytes over LTE; cap ${THETA2} + one window ${LTE_INFLIGHT}`);
+  const limit = withCell.length * (THETA2 + LTE_INFLIGHT) * 1.1;
+  assert.ok(capped.cell <= limit, `wwan0 carried ${capped.cell} bytes, more than ${withCell.length} × (cap + one window) + 10 % headers = ${limit}`);
+
+  // A hung host (SIGSTOP: its socket stays open, its renewals stop): the lease lapses and everything it asked
+  // for is undone within lease + 1 s.
+  let hung = null;
+  await adaptiveMix(session, actuator, [{ host: 'origin.test', page: 'e3-100k', multipath: true }], {
+    onHost: async ({ hostPid }) => {
+      const before = (await actuator.status()).result.backend.multipath_addresses;
+      const stoppedAt = new Date().toISOString();
+      process.kill(hostPid, 'SIGSTOP');
+      try {
+        const undoneMs = await until(async () => (await actuator.status()).result.backend.multipath_addresses === 0 && cellSubflows() === 0, LEASE_MS + 3000);
+        const audit = fs.readFileSync(path.join(actuator.stateDir, 'audit.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+        hung = { before, undoneMs, verbs: audit.filter((a) => a.time > stoppedAt && a.verb !== 'status').map((a) => a.verb) };
+      } finally {
+        process.kill(hostPid, 'SIGKILL');
+      }
+    },
+  });
+  t.diagnostic(`hung host: ${JSON.stringify(hung)}`);
+  assert.ok(hung.before >= 1, 'nothing held before the host hung');
+  assert.ok(hung.verbs.includes('lease-expired'), `not undone by the lease: ${hung.verbs}`);
+  assert.ok(hung.undoneMs !== null && hung.undoneMs <= LEASE_MS + 1000, `undone after ${hung.undoneMs} ms`);
+});

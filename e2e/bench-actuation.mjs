@@ -130,6 +130,8 @@ async function main() {
       `  connections to undecided addresses: ${srv.undecided.n}`,
       `per origin, kernel events (actuator): multipath ${kMP.filter((r) => r.subflow).length}/${kMP.length} with a subflow; single path ${kSP.filter((r) => !r.subflow).length}/${kSP.length} without; subflow errors ${st.stats.subflow_errors}`,
     ];
+    const missed = recs.filter((r) => r.multipath && !r.subflow);
+    if (missed.length) lines.push(`multipath-decided connections without a subflow: ${JSON.stringify(missed)}`);
     console.log(lines.join('\n'));
   } finally {
     mon.stop();

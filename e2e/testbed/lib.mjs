@@ -394,29 +394,31 @@ function diffCounters(a, b) {
 
 // Policy files for adaptiveMix: the seed's baseline with only the decision changed. A test override, not a
 // model: multipath from the first byte (θ1 = 0, since the actuator does not enforce θ1 at run time yet) or off.
-export function writePolicy(file, multipath) {
+export function writePolicy(file, multipath, { theta1 = 0, theta2 = null } = {}) {
   const base = JSON.parse(fs.readFileSync(path.join(root, 'policy-models', 'baseline.json'), 'utf8'));
   delete base.$schema;
+  const terms = multipath ? `-t1-${theta1}-t2-${theta2 ?? 'none'}` : '';
   Object.assign(base, {
-    id: multipath ? 'testbed-mp-first-byte' : 'testbed-single-path',
+    id: (multipath ? 'testbed-mp' : 'testbed-single-path') + terms,
     version: multipath ? 2 : 3,
-    description: 'testbed override for the actuation check: ' + (multipath ? 'multipath from the first byte' : 'single path'),
+    description: 'testbed override for the actuation check: ' + (multipath ? `multipath, theta1 ${theta1}, theta2 ${theta2 ?? 'none'}` : 'single path'),
     multipath,
-    theta1_bytes: multipath ? 0 : base.theta1_bytes,
-    theta2_bytes: null,
+    theta1_bytes: multipath ? theta1 : base.theta1_bytes,
+    theta2_bytes: multipath ? theta2 : null,
   });
   fs.writeFileSync(file + '.tmp', JSON.stringify(base, null, 2));
   fs.renameSync(file + '.tmp', file);
+  return base.id;
 }
 
 // adaptiveMix runs one real Chromium (mptcpize, client namespace) whose native host talks to a running actuator,
-// and loads each of `loads` ({ host, page, multipath }) in turn. Before each load the host's policy file is
+// and loads each of `loads` ({ host, page, multipath, theta1?, theta2? }) in turn. Before each load the host's policy file is
 // switched to the wanted decision and the host re-reads it (SIGHUP), so one host decides both ways while the
 // actuator keeps every origin's decision. Returns the decisions the extension recorded and the host's pid.
 export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHost, log = () => {} } = {}) {
   const profile = makeProfile({ prefix: 'mpsurf-act-' });
   const policyFile = path.join(profile.dir, 'policy.json');
-  writePolicy(policyFile, loads[0]?.multipath ?? true);
+  writePolicy(policyFile, loads[0]?.multipath ?? true, loads[0]);
   let browser;
   const out = { decisions: [], hostPid: null, startNs: Date.now() * 1e6 };
   try {
@@ -429,9 +431,9 @@ export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHo
     out.hostPid = hostPids(profile.host)[0];
     let i = 0;
     for (const l of loads) {
-      writePolicy(policyFile, l.multipath);
+      const id = writePolicy(policyFile, l.multipath, l);
       process.kill(out.hostPid, 'SIGHUP');
-      await untilStatus(browser.worker, (s) => s.policy?.multipath === l.multipath, 10000);
+      await untilStatus(browser.worker, (s) => s.policy?.multipath === l.multipath && s.policy?.model?.id === id, 10000);
       const url = `https://${l.host}${session.page(l.page).path}`;
       const tab = await browser.context.newPage();
       await tab.goto(url, { waitUntil: 'load', timeout: 120000 });
