@@ -3,6 +3,7 @@ package actuate
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"strings"
@@ -39,6 +40,7 @@ const (
 type BackendConfig struct {
 	Name     string
 	CellAddr netip.Addr // the cellular interface's local address: subflow source, endpoint address
+	CellIf   string     // or the cellular interface, whose address is looked up when needed (it changes)
 	Log      func(msg string, args ...any)
 }
 
@@ -67,17 +69,60 @@ func newBackend(cfg BackendConfig, j *Journal) (Backend, error) {
 	case BackendSysctl:
 		return &sysctlBackend{j: j}, nil
 	case BackendEndpoint:
-		if !cfg.CellAddr.IsValid() {
-			return nil, errors.New("the endpoint backend needs --cell-addr (the cellular interface's address)")
+		// The endpoint is one global setting: its address is looked up once.
+		a, err := cellSource{cfg.CellAddr, cfg.CellIf}.lookup(true)
+		if err != nil {
+			if a, err = (cellSource{cfg.CellAddr, cfg.CellIf}).lookup(false); err != nil {
+				return nil, fmt.Errorf("the endpoint backend needs the cellular address: %w", err)
+			}
 		}
-		return &endpointBackend{j: j, cell: cfg.CellAddr}, nil
+		return &endpointBackend{j: j, cell: a}, nil
 	case BackendUserspace:
-		if !cfg.CellAddr.IsValid() {
-			return nil, errors.New("the userspace backend needs --cell-addr (the cellular subflow's source address)")
+		if !cfg.CellAddr.IsValid() && cfg.CellIf == "" {
+			return nil, errors.New("the userspace backend needs --cell-if (the cellular interface) or --cell-addr (its address)")
 		}
 		return startUserspace(cfg, j)
 	}
 	return nil, fmt.Errorf("unknown backend %q (auto|userspace|endpoint|sysctl|dryrun)", cfg.Name)
+}
+
+// cellSource is where the cellular subflow's source address comes from: a fixed address, or the current address
+// of an interface (a modem's address changes with every attach).
+type cellSource struct {
+	addr   netip.Addr
+	ifname string
+}
+
+// lookup returns the cellular address of the wanted family.
+func (c cellSource) lookup(want4 bool) (netip.Addr, error) {
+	if c.addr.IsValid() {
+		if c.addr.Is4() != want4 {
+			return netip.Addr{}, fmt.Errorf("--cell-addr %s is not of the connection's family", c.addr)
+		}
+		return c.addr, nil
+	}
+	ifi, err := net.InterfaceByName(c.ifname)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("cellular interface: %w", err)
+	}
+	addrs, err := ifi.Addrs()
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("cellular interface %s: %w", c.ifname, err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if ip, ok := netip.AddrFromSlice(n.IP); ok {
+				if ip = ip.Unmap(); ip.Is4() == want4 && ip.IsGlobalUnicast() {
+					return ip, nil
+				}
+			}
+		}
+	}
+	fam := "IPv6"
+	if want4 {
+		fam = "IPv4"
+	}
+	return netip.Addr{}, fmt.Errorf("cellular interface %s has no %s address", c.ifname, fam)
 }
 
 func unsupported(b Backend, verb, instead string) error {

@@ -640,7 +640,8 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	run(t, "ip", "-n", cli.Name, "rule", "add", "from", "10.77.2.1", "table", "102")
 	run(t, "ip", "-n", cli.Name, "route", "add", "10.77.1.0/24", "via", "10.77.2.2", "dev", "va2", "table", "102")
 	run(t, "ip", "-n", srv.Name, "route", "add", "10.77.2.1/32", "dev", "vb2")
-	h := startHelper(t, cli, t.TempDir(), map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1"})
+	// The cellular source named by interface (--cell-if), as the systemd unit does.
+	h := startHelper(t, cli, t.TempDir(), map[string]any{"Backend": BackendUserspace, "CellIf": "va2"})
 	port := thetaServer(t, srv)
 	c := h.conn()
 	hello := c.do(map[string]any{"verb": "hello"})

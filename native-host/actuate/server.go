@@ -30,6 +30,7 @@ type Config struct {
 	StateDir  string // undo record
 	AuditFile string // JSON lines; "" means StateDir/audit.jsonl
 	CellAddr  netip.Addr
+	CellIf    string
 	SysctlDir string // default SysctlDir; tests point it elsewhere only for the dry run
 	Log       *slog.Logger
 	// Rate limit per peer: Burst requests at once, then Rate per second.
@@ -115,7 +116,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	name, why := chooseBackend(cfg.Backend, j)
-	b, err := newBackend(BackendConfig{Name: name, CellAddr: cfg.CellAddr, Log: func(m string, a ...any) { cfg.Log.Warn(m, a...) }}, j)
+	b, err := newBackend(BackendConfig{Name: name, CellAddr: cfg.CellAddr, CellIf: cfg.CellIf, Log: func(m string, a ...any) { cfg.Log.Warn(m, a...) }}, j)
 	if err != nil {
 		j.Restore("")
 		return nil, fmt.Errorf("backend %s: %w", name, err)

@@ -33,7 +33,7 @@ type addrPolicy struct {
 // client so that it works with any MPTCP server.
 type userspaceBackend struct {
 	j    *Journal
-	cell netip.Addr
+	cell cellSource
 	log  func(string, ...any)
 
 	events  *mptcp.Events
@@ -85,6 +85,7 @@ type conn struct {
 	initial     netip.AddrPort // local side of the initial subflow
 	established bool
 	subflow     netip.AddrPort // local side of the cellular subflow we created; zero if none
+	cellSrc     netip.Addr     // the cellular address the subflow was asked from
 	requested   bool
 	waiting     bool  // multipath, but the connection has not received θ1 bytes yet
 	theta2      int64 // the cap the subflow was opened under; noCap if none
@@ -134,7 +135,7 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 		diag.Close()
 		return nil, err
 	}
-	u := &userspaceBackend{j: j, cell: cfg.CellAddr, log: cfg.Log, events: ev, done: make(chan struct{}), pm: pm,
+	u := &userspaceBackend{j: j, cell: cellSource{cfg.CellAddr, cfg.CellIf}, log: cfg.Log, events: ev, done: make(chan struct{}), pm: pm,
 		diag: diag, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
 		policy: map[netip.Addr]addrPolicy{}, conns: map[uint32]*conn{}}
 	if u.log == nil {
@@ -184,7 +185,7 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 		c.rec.EstNS = c.estAt.UnixNano()
 		u.maybeCreate(ev.Token, c)
 	case mptcp.EventSubEstablished:
-		if c := u.conns[ev.Token]; c != nil && ev.Saddr == u.cell {
+		if c := u.conns[ev.Token]; c != nil && c.cellSrc.IsValid() && ev.Saddr == c.cellSrc {
 			c.subflow = ev.Src()
 			c.rec.Subflow = true
 			if !c.estAt.IsZero() {
@@ -218,9 +219,6 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
 		c.waiting = false
 		return
 	}
-	if c.dst.Addr().Is4() != u.cell.Is4() {
-		return // a cellular subflow of the other family cannot join this connection
-	}
 	c.rec.Theta1 = p.theta1
 	c.theta2, c.rec.Theta2 = p.theta2, nil
 	if p.theta2 != noCap {
@@ -243,8 +241,17 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
 	c.waiting = false
 	c.requested = true
 	c.rec.RxAtRequest = c.rx
+	// A subflow joins with an address of the connection's own family.
+	src, err := u.cell.lookup(c.dst.Addr().Is4())
+	if err != nil {
+		u.stats.SubflowErrors++
+		u.stats.LastError = err.Error()
+		c.rec.Error = err.Error()
+		return
+	}
+	c.cellSrc = src
 	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
-	if err := u.pm.SubflowCreate(token, mptcp.Endpoint{Addr: u.cell}, c.dst); err != nil {
+	if err := u.pm.SubflowCreate(token, mptcp.Endpoint{Addr: src}, c.dst); err != nil {
 		u.stats.SubflowErrors++
 		u.stats.LastError = err.Error()
 		c.rec.Error = err.Error()
@@ -414,7 +421,11 @@ func (u *userspaceBackend) Status() any {
 		r.Open = true
 		recs = append(recs, r)
 	}
-	return map[string]any{"cell_addr": u.cell.String(), "addresses": len(u.policy), "multipath_addresses": multi,
+	cell := u.cell.ifname
+	if u.cell.addr.IsValid() {
+		cell = u.cell.addr.String()
+	}
+	return map[string]any{"cell": cell, "addresses": len(u.policy), "multipath_addresses": multi,
 		"open_connections": len(u.conns), "stats": u.stats, "connections": recs}
 }
 

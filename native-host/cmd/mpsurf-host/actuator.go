@@ -14,7 +14,7 @@ import (
 
 const actuatorUsage = `usage:
   mpsurf-host actuator [--socket PATH] [--state-dir DIR] --allow-uid N[,M] [--allow-gid G]
-        [--backend auto|userspace|endpoint|sysctl|dryrun] [--cell-addr IP] [--audit FILE]
+        [--backend auto|userspace|endpoint|sysctl|dryrun] [--cell-if IFACE | --cell-addr IP] [--audit FILE]
         run the privileged helper (needs CAP_NET_ADMIN; see packaging/systemd/mpsurf-actuator.service)
   mpsurf-host actuator --restore [--state-dir DIR]
         undo what the undo record in DIR holds (the unit's ExecStopPost) and exit
@@ -28,6 +28,7 @@ func actuatorCmd(args []string, stderr io.Writer) int {
 	gids := fs.String("allow-gid", "", "")
 	backend := fs.String("backend", actuate.BackendAuto, "")
 	cell := fs.String("cell-addr", "", "")
+	cellIf := fs.String("cell-if", "", "")
 	audit := fs.String("audit", "", "")
 	restore := fs.Bool("restore", false, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
@@ -44,7 +45,7 @@ func actuatorCmd(args []string, stderr io.Writer) int {
 		log.Info("restore", "entries", n)
 		return exitOK
 	}
-	cfg := actuate.Config{Socket: *socket, StateDir: *stateDir, Backend: *backend, AuditFile: *audit, Log: log}
+	cfg := actuate.Config{Socket: *socket, StateDir: *stateDir, Backend: *backend, AuditFile: *audit, Log: log, CellIf: *cellIf}
 	var err error
 	if cfg.AllowUIDs, err = actuate.ParseIDs(*uids); err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: actuator: --allow-uid: %v\n", err)
