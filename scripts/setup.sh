@@ -38,3 +38,27 @@ for cmd in testbed origin report; do
   fi
 done
 log "ready: $(ls dist | tr '\n' ' ')"
+
+# The privileged helper's systemd unit (packaging/systemd): installed as root, with the binary it runs. It is
+# started only when systemd runs and MPSURF_ENABLE_ACTUATOR=1, because it selects the userspace MPTCP path
+# manager for the whole machine while it runs (restored when it stops).
+if [ "$(id -u)" = 0 ]; then
+  unit=/etc/systemd/system/mpsurf-actuator.service
+  uid=${MPSURF_ALLOWED_UID:-${SUDO_UID:-$(id -u)}}
+  cell_if=${MPSURF_CELL_IF:-$(ls /sys/class/net | grep -m1 -E '^(wwan|rmnet|ccmni|usb)' || echo wwan0)}
+  install -D -m 0755 dist/mpsurf-host /usr/local/bin/mpsurf-host
+  sed -e "s/ALLOWED_UID/$uid/" -e "s/CELL_IF/$cell_if/" packaging/systemd/mpsurf-actuator.service >"$unit.tmp"
+  mv "$unit.tmp" "$unit"
+  log "installed $unit (allowed uid $uid, cellular interface $cell_if) and /usr/local/bin/mpsurf-host"
+  if [ -d /run/systemd/system ]; then
+    systemctl daemon-reload
+    if [ "${MPSURF_ENABLE_ACTUATOR:-0}" = 1 ]; then
+      systemctl enable --now mpsurf-actuator.service
+      log "mpsurf-actuator started; the native host finds it at /run/mpsurf/actuator.sock"
+    else
+      log "mpsurf-actuator installed, not started (MPSURF_ENABLE_ACTUATOR=1 npm start, or systemctl enable --now mpsurf-actuator)"
+    fi
+  else
+    log "systemd is not running here: mpsurf-actuator installed, not started"
+  fi
+fi
