@@ -225,3 +225,34 @@ test('actuation: θ1 holds the cellular subflow back until θ1 bytes arrived; θ
   assert.ok(hung.verbs.includes('lease-expired'), `not undone by the lease: ${hung.verbs}`);
   assert.ok(hung.undoneMs !== null && hung.undoneMs <= LEASE_MS + 1000, `undone after ${hung.undoneMs} ms`);
 });
+
+test('actuation: a page’s third-party connections (another address, never decided by the host) follow the page’s decision', { skip, timeout: 10 * 60 * 1000 }, async (t) => {
+  const THIRD_ADDR = '10.200.3.4';
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-act-3p-'));
+  t.after(() => fs.rmSync(outDir, { recursive: true, force: true }));
+  const session = await Session.open({ outDir, names: { 'third.origin.test': THIRD_ADDR }, log: (m) => t.diagnostic(m) });
+  let actuator;
+  t.after(async () => {
+    await actuator?.stop();
+    await session.close();
+  });
+  execFileSync(testbedBin, ['mode', 'sp-wifi']);
+  actuator = await Actuator.start({ log: (m) => t.diagnostic(m) });
+  for (const multipath of [true, false]) {
+    const t0ns = Date.now() * 1e6;
+    let peers;
+    await adaptiveMix(session, actuator, [{ host: 'origin.test', page: 'ad', multipath }], {
+      onHost: async ({ browser }) => {
+        peers = await browser.worker.evaluate(() => self.mpsurf.peers());
+      },
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    const conns = session.readOrigin('conn', t0ns - 1e9).filter((c) => c.open_ns >= t0ns);
+    const third = conns.filter((c) => c.local.startsWith(`${THIRD_ADDR}:`));
+    const withCell = third.filter((c) => (c.subflows || []).some((sf) => sf.path === 'wwan0'));
+    t.diagnostic(`page decided ${multipath ? 'multipath' : 'single path'}: extension peers ${JSON.stringify(peers)}; third-party conns with a wwan0 subflow ${pct(withCell.length, third.length)}`);
+    assert.ok(peers.sent >= 1 && /ok$/.test(peers.last), `peers not carried out: ${JSON.stringify(peers)}`);
+    assert.ok(third.length >= 1, 'the page opened no third-party connection');
+    assert.equal(withCell.length, multipath ? third.length : 0);
+  }
+});

@@ -5,7 +5,8 @@
 import * as b from './browser';
 import { HostLink } from './host';
 import { Pages, badgeFor } from './pages';
-import { HOST_NAME, parseReportReply, reportRequest, type StatusReply } from './protocol';
+import { HOST_NAME, parsePeersReply, parseReportReply, peersRequest, reportRequest, type StatusReply } from './protocol';
+import { Peers } from './peers';
 import { RuleBook } from './rules';
 import { isPageRequest, type PageReply, type PageRequest, type PopupState, type SettingsState } from './messages';
 import { OPT_IN_HEADER, parseOptIn } from './prefs';
@@ -67,8 +68,36 @@ b.onMainFrameNavigation((d) => {
 });
 b.onMainFrameCompleted((d) => pages.completed(d.tabId, d.url));
 b.onTabRemoved((tabId) => {
+  peers.forget(tabId);
   void pages.closed(tabId);
 });
+
+// Each page's hosts and addresses, so that its third-party connections follow its decision in the kernel.
+let peersSupported = true;
+let peersSent = 0;
+let peersLast = '';
+const peers = new Peers({
+  pageOf: (tab) => {
+    const r = pages.record(tab);
+    return r && { origin: r.origin, nav: r.nav, decided: r.source === 'host' && !r.stale };
+  },
+  send: (origin, tab, list) => {
+    if (!peersSupported || !host.connected) return;
+    host
+      .request((id) => peersRequest(id, origin, tab, list), parsePeersReply)
+      .then((r) => {
+        peersSent++;
+        peersLast = `${origin}: ${r.addrs} addresses, ${r.actuation}`;
+      })
+      .catch((e: unknown) => {
+        // An older host without `peers`: stop asking. Anything else is logged; the page goes on either way.
+        if (isUnsupported(e)) peersSupported = false;
+        else log(`peers of ${origin}: ${(e as Error).message}`);
+      });
+  },
+  setTimer: (fn, ms) => setTimeout(fn, ms),
+});
+b.onResponseAddress((tabId, url, ip) => peers.saw(tabId, url, ip));
 
 b.onOptInHeader(OPT_IN_HEADER, (origin, value) => {
   const v = parseOptIn(value);
@@ -172,6 +201,7 @@ const api = {
   settings: () => settings.view(),
   loads: () => loads.map((l) => ({ ...l })),
   reports: () => ({ ...reportSupport }),
+  peers: () => ({ supported: peersSupported, sent: peersSent, last: peersLast }),
   /** n sequential decide round trips, in ms; no rules are touched. */
   benchDecide: async (n: number) => {
     const out: number[] = [];

@@ -120,6 +120,14 @@ export function onOptInHeader(header: string, listener: (origin: string, value: 
   );
 }
 
+/**
+ * Every response that started in a tab, with the address it came from (`ip` is absent for cached responses).
+ * Non-blocking and read-only, like onOptInHeader.
+ */
+export function onResponseAddress(listener: (tabId: number, url: string, ip: string | undefined) => void): void {
+  browser.webRequest.onResponseStarted.addListener((d) => listener(d.tabId, d.url, d.ip), { urls: ['http://*/*', 'https://*/*'] });
+}
+
 export interface Sender {
   id?: string;
   url?: string;

@@ -194,7 +194,16 @@ export interface LogChunk {
   cursor: string | null;
 }
 
-export type RequestType = 'hello' | 'decide' | 'status' | 'report' | 'prefs' | 'log_export' | 'log_delete';
+export type RequestType = 'hello' | 'decide' | 'status' | 'report' | 'prefs' | 'log_export' | 'log_delete' | 'peers';
+
+/** A host a page's requests reached and the address the browser used for it (PROTOCOL.md §4 Peers). */
+export interface Peer {
+  host: string;
+  ip: string;
+}
+
+/** At most this many peers per `peers` request (PROTOCOL.md §4). */
+export const MAX_PEERS = 64;
 
 export interface Request {
   v: 1;
@@ -278,6 +287,17 @@ export function logExportRequest(id: number, format: 'csv' | 'jsonl', cursor: st
   if (sinceMs !== undefined) body.since_ms = sinceMs;
   if (cursor !== null) body.cursor = cursor;
   return { v: 1, id, type: 'log_export', body };
+}
+
+export function peersRequest(id: number, origin: string, tab: number, peers: Peer[]): Request {
+  checkId(id);
+  decideRequest(id, { origin, tab, nav: 'peers' });
+  if (!Array.isArray(peers) || peers.length < 1 || peers.length > MAX_PEERS) throw new RangeError(`peers: must list 1 … ${MAX_PEERS}`);
+  for (const p of peers) {
+    if (typeof p.host !== 'string' || p.host.length === 0 || utf8Length(p.host) > 255) throw new RangeError('peers: host must be 1 … 255 bytes');
+    if (typeof p.ip !== 'string' || !/^\[?[0-9A-Fa-f:.]{2,45}\]?$/.test(p.ip)) throw new RangeError(`peers: ${p.ip} is not an IP address`);
+  }
+  return { v: 1, id, type: 'peers', body: { origin, tab, peers: peers.map(({ host, ip }) => ({ host, ip })) } };
 }
 
 export function logDeleteRequest(id: number): Request {
@@ -468,6 +488,11 @@ export function parsePrefsReply(body: unknown): Record<string, unknown> {
 export function parseReportReply(body: unknown): { stored: boolean; samples: number } {
   const b = object(body, 'report');
   return { stored: bool(b.stored, 'report.stored'), samples: int(b.samples, 'report.samples', 0, Number.MAX_SAFE_INTEGER) };
+}
+
+export function parsePeersReply(body: unknown): { addrs: number; actuation: string } {
+  const b = object(body, 'peers');
+  return { addrs: int(b.addrs, 'peers.addrs', 0, MAX_PEERS), actuation: string(b.actuation, 'peers.actuation', 256) };
 }
 
 function parseTerms(v: unknown): Term[] {

@@ -13,9 +13,12 @@ import {
   parseHelloReply,
   parseIncoming,
   parsePolicy,
+  parsePeersReply,
   parseStatusReply,
+  peersRequest,
   statusRequest,
   type DecideArgs,
+  type Peer,
   type Request,
 } from '../src/protocol';
 import { vectors } from './vectors';
@@ -43,6 +46,8 @@ function build(req: Json): Request | null {
       return decideRequest(id, body as unknown as DecideArgs);
     case 'status':
       return statusRequest(id);
+    case 'peers':
+      return peersRequest(id, body.origin as string, body.tab as number, body.peers as Peer[]);
     default:
       return null;
   }
@@ -126,6 +131,9 @@ describe('exchanges.json', () => {
         break;
       case 'decide':
         expect(parseDecision(msg.body, x.request.body as unknown as DecideArgs)).toMatchObject(body);
+        break;
+      case 'peers':
+        expect(parsePeersReply(msg.body)).toMatchObject(body);
         break;
       default:
         throw new Error(`no validator for ${String(x.request.type)}`);

@@ -21,9 +21,11 @@ import (
 
 // Environment knobs of the actuation client.
 const (
-	// EnvActuator is the privileged helper's socket (mpsurf-host actuator --socket). Unset: no actuation, and
-	// decisions say so in inputs.actuation.
+	// EnvActuator is the privileged helper's socket (mpsurf-host actuator --socket). Unset: DefaultActuator when
+	// the installed unit made it, else no actuation; "off": no actuation. Decisions say which in inputs.actuation.
 	EnvActuator = "MPSURF_ACTUATOR"
+	// DefaultActuator is the socket of the installed systemd unit (packaging/systemd/mpsurf-actuator.service).
+	DefaultActuator = "/run/mpsurf/actuator.sock"
 	// EnvHosts maps host names to addresses, "name=IP[|IP...],name=IP", ahead of the system resolver. It is a
 	// testbed and override knob: in the testbed Chromium resolves origin.test through --host-resolver-rules,
 	// which the system resolver the host uses knows nothing about.
@@ -71,6 +73,11 @@ func startActuator(log *slog.Logger) *actuatorClient {
 	actuatorOnce.Do(func() {
 		path := os.Getenv(EnvActuator)
 		if path == "" {
+			if fi, err := os.Stat(DefaultActuator); err == nil && fi.Mode()&os.ModeSocket != 0 {
+				path = DefaultActuator
+			}
+		}
+		if path == "" || path == "off" {
 			return
 		}
 		hosts, err := ParseHosts(os.Getenv(EnvHosts))
@@ -285,9 +292,7 @@ func (c *actuatorClient) resolve(ctx context.Context, origin string) ([]netip.Ad
 	}
 	out := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
-		a = a.Unmap()
-		// The helper refuses what cannot be a web origin's address; loopback traffic never uses a cellular path.
-		if a.IsValid() && !a.IsLoopback() && !a.IsUnspecified() && !a.IsMulticast() && a.Zone() == "" {
+		if a = a.Unmap(); usableAddr(a) {
 			out = append(out, a)
 		}
 	}
@@ -331,10 +336,30 @@ func (s *Server) actuate(d protocol.Decision) protocol.Decision {
 		req.Theta1, req.Theta2 = runtimeTheta1(d), d.Theta2
 	}
 	res := c.setOrigin(ctx, req, d.Origin)
+	if res == "ok" {
+		c.refreshPeers(ctx, d.Origin, req)
+	}
 	in["actuation"] = clip(res)
 	s.log.Info("actuation", "origin", d.Origin, "multipath", mp, "addrs", strs, "result", res)
 	return d
 }
+
+// refreshPeers puts the addresses the origin's pages reported (peers) under its new decision, if it changed.
+func (c *actuatorClient) refreshPeers(ctx context.Context, origin string, page actuate.Request) {
+	c.mu.Lock()
+	prev, ok := c.replay[peersKey(origin)]
+	c.mu.Unlock()
+	if !ok || (*prev.Multipath == *page.Multipath && prev.Theta1 == page.Theta1 && equalCap(prev.Theta2, page.Theta2)) {
+		return
+	}
+	req := page
+	req.Addrs = prev.Addrs
+	if res := c.setOrigin(ctx, req, peersKey(origin)); res != "ok" {
+		c.log.Warn("actuation of peers", "origin", origin, "result", res)
+	}
+}
+
+func equalCap(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // runtimeTheta1 is the θ1 the helper must still enforce at run time. When the model predicted the page's size
 // and found it at or above θ1, the threshold is already met: the subflow may open at once.
@@ -378,7 +403,7 @@ type ActuatorHealth struct {
 func actuatorHealth() ActuatorHealth {
 	c := actuatorCli
 	if c == nil {
-		return ActuatorHealth{State: "not_configured", Detail: EnvActuator + " is not set: decisions go into the header but the kernel is not changed"}
+		return ActuatorHealth{State: "not_configured", Detail: "no privileged helper (" + DefaultActuator + " absent, " + EnvActuator + " unset or off): decisions go into the header but the kernel is not changed"}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -54,9 +54,11 @@ func (s *Server) Handle(payload []byte) protocol.Reply {
 			return s.logExport(req)
 		case TypeLogDelete:
 			return s.logDelete(req)
+		case TypePeers:
+			return s.peers(req)
 		}
-		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s",
-			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete)
+		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s, %s",
+			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete, TypePeers)
 	}
 	s.log.Warn("bad request", "id", req.ID, "type", req.Type, "err", perr)
 	return protocol.Fail(req, perr)

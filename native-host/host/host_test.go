@@ -134,6 +134,10 @@ func TestRepliesValidate(t *testing.T) {
 			if b.PID != os.Getpid() || b.Version != Version {
 				t.Errorf("%s: %+v", ex.Name, b)
 			}
+		case PeersReply:
+			if b.Addrs < 1 || b.Actuation == "" {
+				t.Errorf("%s: %+v", ex.Name, b)
+			}
 		default:
 			t.Errorf("%s: body %T", ex.Name, r.Body)
 		}
