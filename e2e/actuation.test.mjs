@@ -248,9 +248,13 @@ test('actuation: a page’s third-party connections (another address, never deci
     });
     await new Promise((r) => setTimeout(r, 500));
     const conns = session.readOrigin('conn', t0ns - 1e9).filter((c) => c.open_ns >= t0ns);
-    const third = conns.filter((c) => c.local.startsWith(`${THIRD_ADDR}:`));
+    // Chromium opens spare connections that never carry a byte; MPTCP is not fully established on them (that needs
+    // data), so no path manager, in-kernel or ours, adds a subflow, and there is nothing to split. Counted apart.
+    const toThird = conns.filter((c) => c.local.startsWith(`${THIRD_ADDR}:`));
+    const carried = (c) => (c.subflows || []).reduce((a, sf) => a + sf.bytes_acked, 0) > 0;
+    const third = toThird.filter(carried);
     const withCell = third.filter((c) => (c.subflows || []).some((sf) => sf.path === 'wwan0'));
-    t.diagnostic(`page decided ${multipath ? 'multipath' : 'single path'}: extension peers ${JSON.stringify(peers)}; third-party conns with a wwan0 subflow ${pct(withCell.length, third.length)}`);
+    t.diagnostic(`page decided ${multipath ? 'multipath' : 'single path'}: extension peers ${JSON.stringify(peers)}; third-party conns that carried data with a wwan0 subflow ${pct(withCell.length, third.length)}; idle ones ${toThird.length - third.length}`);
     assert.ok(peers.sent >= 1 && /ok$/.test(peers.last), `peers not carried out: ${JSON.stringify(peers)}`);
     assert.ok(third.length >= 1, 'the page opened no third-party connection');
     assert.equal(withCell.length, multipath ? third.length : 0);

@@ -737,3 +737,27 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 		t.Fatalf("cellular link carried only %d bytes: the scheduler never used the subflow, so the cap was not tested", cell)
 	}
 }
+
+// TestIntegrationDisabledMPTCPFailsSockets is the evidence behind the sysctl backend's refusal under mptcpize:
+// with net.mptcp.enabled=0, socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP), which mptcpize substitutes for every
+// TCP socket, fails with ENOPROTOOPT instead of falling back to TCP, so the wrapped browser loads nothing.
+func TestIntegrationDisabledMPTCPFailsSockets(t *testing.T) {
+	needRoot(t)
+	ns := newNS(t, "off")
+	open := func() error {
+		return ns.In(func() error {
+			fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262) // IPPROTO_MPTCP
+			if err == nil {
+				syscall.Close(fd)
+			}
+			return err
+		})
+	}
+	if err := open(); err != nil {
+		t.Fatalf("enabled=1: %v", err)
+	}
+	ns.Sysctl(t, "net.mptcp.enabled", "0")
+	if err := open(); err != syscall.ENOPROTOOPT {
+		t.Fatalf("enabled=0: socket() = %v, want ENOPROTOOPT", err)
+	}
+}

@@ -57,11 +57,13 @@ type userspaceBackend struct {
 type ConnRecord struct {
 	Token     uint32 `json:"token"`
 	Dst       string `json:"dst"`
-	Multipath bool   `json:"multipath"`        // the destination's decision when last looked at
-	Subflow   bool   `json:"subflow"`          // a cellular subflow was established
-	EstNS     int64  `json:"established_ns"`   // unix ns of ESTABLISHED; 0 if never
-	DelayUS   int64  `json:"subflow_delay_us"` // ESTABLISHED to the cellular SUB_ESTABLISHED; 0 if none
-	Error     string `json:"error,omitempty"`  // SUBFLOW_CREATE's error
+	Multipath bool   `json:"multipath"`           // the destination's decision when last looked at
+	Subflow   bool   `json:"subflow"`             // a cellular subflow was established
+	EstNS     int64  `json:"established_ns"`      // unix ns of ESTABLISHED; 0 if never
+	ClosedNS  int64  `json:"closed_ns,omitempty"` // unix ns of CLOSED; 0 while open
+	AskedNS   int64  `json:"asked_ns,omitempty"`  // unix ns of the SUBFLOW_CREATE; 0 if never asked
+	DelayUS   int64  `json:"subflow_delay_us"`    // ESTABLISHED to the cellular SUB_ESTABLISHED; 0 if none
+	Error     string `json:"error,omitempty"`     // SUBFLOW_CREATE's error
 	Open      bool   `json:"open"`
 	// Run-time thresholds. RxAtRequest: bytes the connection had received when the subflow was asked for
 	// (at least θ1 when θ1 > 0). CellBytes: the cellular subflow's bytes received plus acknowledged, when last
@@ -196,11 +198,19 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 			}
 		}
 	case mptcp.EventSubClosed:
-		if c := u.conns[ev.Token]; c != nil && c.subflow == ev.Src() {
+		c := u.conns[ev.Token]
+		if c == nil {
+			return
+		}
+		if c.subflow == ev.Src() {
 			c.subflow = netip.AddrPort{}
+		} else if c.cellSrc.IsValid() && ev.Saddr == c.cellSrc && !c.rec.Subflow && c.rec.Error == "" {
+			// The join the helper asked for failed (refused by the server, or the connection went first).
+			c.rec.Error = fmt.Sprintf("cellular subflow closed before it was established (error %d)", ev.Error)
 		}
 	case mptcp.EventClosed:
 		if c := u.conns[ev.Token]; c != nil {
+			c.rec.ClosedNS = time.Now().UnixNano()
 			if len(u.closed) >= closedKept {
 				u.closed = u.closed[1:]
 			}
@@ -250,6 +260,7 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
 		return
 	}
 	c.cellSrc = src
+	c.rec.AskedNS = time.Now().UnixNano()
 	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
 	if err := u.pm.SubflowCreate(token, mptcp.Endpoint{Addr: src}, c.dst); err != nil {
 		u.stats.SubflowErrors++
