@@ -134,6 +134,9 @@ async function main() {
     // cellular subflow whatever the path manager: such misses are listed with how long the connection lived.
     const missed = recs.filter((r) => r.multipath && !r.subflow);
     const lived = (r) => (r.closed_ns && r.established_ns ? ((r.closed_ns - r.established_ns) / 1e6).toFixed(1) : 'open');
+    const LTE_RTT_MS = 70; // e2e/profiles/baseline.json
+    const longMP = kMP.filter((r) => !r.closed_ns || (r.closed_ns - r.established_ns) / 1e6 >= LTE_RTT_MS);
+    lines.push(`  multipath-decided connections that lived at least one LTE RTT (${LTE_RTT_MS} ms) after ESTABLISHED: ${longMP.filter((r) => r.subflow).length}/${longMP.length} with a subflow`);
     if (missed.length) {
       lines.push(`multipath-decided connections without a subflow: ${missed.length}`);
       for (const r of missed) lines.push(`  token ${r.token}: asked ${r.asked_ns ? 'yes' : 'no'}, lived ${lived(r)} ms after ESTABLISHED${r.error ? `, ${r.error}` : ''}`);
