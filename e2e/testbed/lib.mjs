@@ -65,8 +65,15 @@ export class Actuator {
     return actuatorCall(this.socket, { id: 1, verb: 'status' });
   }
 
-  stop() {
-    return stopChild(this.child);
+  // stop ends the actuator; its state directory (audit log) goes too unless an undo record is left to restore.
+  async stop() {
+    await stopChild(this.child);
+    if (!fs.existsSync(path.join(this.stateDir, 'undo.json'))) fs.rmSync(this.stateDir, { recursive: true, force: true });
+    try {
+      fs.rmdirSync(path.dirname(this.socket)); // only when empty: an installed unit's socket keeps it
+    } catch {
+      // not empty, or gone already
+    }
   }
 }
 
