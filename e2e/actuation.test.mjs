@@ -14,6 +14,10 @@ import { hostBinary } from './lib/paths.mjs';
 
 const SP_ADDR = '10.200.3.3'; // a second server address, so that the actuator can tell sp.origin.test apart
 const LEASE_MS = 2000; // native-host/host/actuate.go actuatorLease
+const LTE_RTT_MS = 70; // e2e/profiles/baseline.json
+// Server-side lifetime (accept to close) below which a connection could not have been joined: the client's
+// ESTABLISHED comes about half a WiFi RTT (25 ms) after the accept, and the join takes one LTE RTT.
+const MIN_LIFE_MS = 25 + LTE_RTT_MS;
 
 function whyNot() {
   const why = canRun();
@@ -103,11 +107,15 @@ test('actuation: cellular subflows only for multipath-decided origins; kill -9 o
 
   // The server's view: connections by the address they reached, with or without a wwan0 subflow; the kernel's
   // view, from the actuator's records of MPTCP events.
-  const srv = classifyConns(conns, decided);
-  const kMP = recs.filter((r) => r.multipath);
+  // A connection that ends within a join's round trip cannot get a subflow from any path manager (RESULTS.md,
+  // Actuation: 4 of 200 in the benchmark, the browser closing); those are reported, not counted.
+  const srv = classifyConns(conns, decided, { minLifeMs: MIN_LIFE_MS });
+  const lived = (r) => !r.closed_ns || (r.closed_ns - r.established_ns) / 1e6 >= LTE_RTT_MS;
+  const short = recs.filter((r) => r.multipath && !lived(r)).length;
+  const kMP = recs.filter((r) => r.multipath && lived(r));
   const kSP = recs.filter((r) => !r.multipath);
-  t.diagnostic(`server log: multipath-decided conns with a wwan0 subflow ${pct(srv.mp.cell, srv.mp.n)}; single-path-decided with one ${pct(srv.sp.cell, srv.sp.n)}; by address ${JSON.stringify(srv.byAddr)}`);
-  t.diagnostic(`kernel (actuator events): multipath-decided with a cellular subflow ${pct(kMP.filter((r) => r.subflow).length, kMP.length)}; single-path with one ${pct(kSP.filter((r) => r.subflow).length, kSP.length)}`);
+  t.diagnostic(`server log: multipath-decided conns with a wwan0 subflow ${pct(srv.mp.cell, srv.mp.n)} (+${srv.mpShort.n} shorter than ${MIN_LIFE_MS} ms, ${srv.mpShort.cell} with one); single-path-decided with one ${pct(srv.sp.cell, srv.sp.n)}; by address ${JSON.stringify(srv.byAddr)}`);
+  t.diagnostic(`kernel (actuator events): multipath-decided with a cellular subflow ${pct(kMP.filter((r) => r.subflow).length, kMP.length)} (+${short} that ended within one LTE RTT); single-path with one ${pct(kSP.filter((r) => r.subflow).length, kSP.length)}`);
   assert.ok(srv.mp.n >= 1 && srv.sp.n >= 1, `too few connections: ${JSON.stringify(srv)}`);
   assert.equal(srv.undecided.n, 0, 'a connection reached an address no decision covered');
   assert.equal(srv.mp.cell, srv.mp.n, 'a multipath-decided connection had no wwan0 subflow');

@@ -461,12 +461,16 @@ export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHo
 
 // classify joins the origin server's conn lines (per-subflow bytes, written at close) with the decision of the
 // address each connection reached: { byAddr: {addr: {conns, withCell}}, mp: {n, cell}, sp: {n, cell} }.
-export function classifyConns(conns, decidedMultipath) {
-  const r = { mp: { n: 0, cell: 0 }, sp: { n: 0, cell: 0 }, undecided: { n: 0, cell: 0 }, byAddr: {} };
+// Multipath-decided connections the server held for less than minLifeMs are counted apart (mpShort): a join
+// takes one LTE round trip after the connection is established, so one that ends sooner cannot get a subflow from
+// any path manager.
+export function classifyConns(conns, decidedMultipath, { minLifeMs = 0 } = {}) {
+  const r = { mp: { n: 0, cell: 0 }, mpShort: { n: 0, cell: 0 }, sp: { n: 0, cell: 0 }, undecided: { n: 0, cell: 0 }, byAddr: {} };
   for (const c of conns) {
     const addr = c.local.replace(/:\d+$/, '');
     const cell = (c.subflows || []).some((sf) => sf.path === 'wwan0');
-    const cls = decidedMultipath[addr] === true ? 'mp' : decidedMultipath[addr] === false ? 'sp' : 'undecided';
+    let cls = decidedMultipath[addr] === true ? 'mp' : decidedMultipath[addr] === false ? 'sp' : 'undecided';
+    if (cls === 'mp' && (c.time_ns - c.open_ns) / 1e6 < minLifeMs) cls = 'mpShort';
     r[cls].n++;
     if (cell) r[cls].cell++;
     const b = (r.byAddr[addr] ??= { conns: 0, withCell: 0 });
