@@ -441,16 +441,7 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 	if got := readMPTCP(cli, t, "path_manager"); got != "userspace" {
 		t.Fatalf("path_manager %s with the helper running", got)
 	}
-	var ln net.Listener
-	if err := srv.In(func() (err error) {
-		lc := net.ListenConfig{}
-		lc.SetMultipathTCP(true)
-		ln, err = lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := srv.ListenMPTCP(t)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -502,15 +493,7 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 		return ev, false
 	}
 	dial := func(addr string) (net.Conn, uint32) {
-		var conn net.Conn
-		if err := cli.In(func() (err error) {
-			d := net.Dialer{Timeout: 3 * time.Second}
-			d.SetMultipathTCP(true)
-			conn, err = d.Dial("tcp4", net.JoinHostPort(addr, fmt.Sprint(port)))
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
+		conn := cli.DialMPTCP(t, net.JoinHostPort(addr, fmt.Sprint(port)))
 		conn.Write([]byte("x"))
 		var created mptcp.Event
 		waitFor(t, 3*time.Second, "CREATED of "+addr, func() bool {
@@ -557,16 +540,7 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 // bytes.
 func thetaServer(t *testing.T, ns *testNS) int {
 	t.Helper()
-	var ln net.Listener
-	if err := ns.In(func() (err error) {
-		lc := net.ListenConfig{}
-		lc.SetMultipathTCP(true)
-		ln, err = lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln := ns.ListenMPTCP(t)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -656,16 +630,7 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 		}
 	}
 	dial := func(addr string) net.Conn {
-		var conn net.Conn
-		if err := cli.In(func() (err error) {
-			d := net.Dialer{Timeout: 3 * time.Second}
-			d.SetMultipathTCP(true)
-			conn, err = d.Dial("tcp4", net.JoinHostPort(addr, fmt.Sprint(port)))
-			return err
-		}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
+		conn := cli.DialMPTCP(t, net.JoinHostPort(addr, fmt.Sprint(port)))
 		conn.SetDeadline(time.Now().Add(60 * time.Second))
 		return conn
 	}

@@ -3,7 +3,6 @@
 package mptcp
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/netip"
@@ -102,16 +101,7 @@ func TestIntegrationUserspaceSubflow(t *testing.T) {
 	vethPair(t, cli, srv, 2)
 	cli.Sysctl(t, "net.mptcp.path_manager", "userspace")
 
-	var ln net.Listener
-	if err := srv.In(func() (err error) {
-		lc := net.ListenConfig{}
-		lc.SetMultipathTCP(true)
-		ln, err = lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
+	ln := srv.ListenMPTCP(t)
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
 	go func() {
 		for {
@@ -129,16 +119,7 @@ func TestIntegrationUserspaceSubflow(t *testing.T) {
 	}
 	defer events.Close()
 
-	var conn net.Conn
-	if err := cli.In(func() (err error) {
-		d := net.Dialer{Timeout: 3 * time.Second}
-		d.SetMultipathTCP(true)
-		conn, err = d.Dial("tcp4", netip.AddrPortFrom(netip.MustParseAddr("10.77.1.2"), port).String())
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := cli.DialMPTCP(t, netip.AddrPortFrom(netip.MustParseAddr("10.77.1.2"), port).String())
 	laddr := conn.LocalAddr().(*net.TCPAddr).AddrPort()
 
 	created := nextEvent(t, events, EventCreated, 0)

@@ -3,14 +3,17 @@
 package nstest
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -106,4 +109,37 @@ func VethPair(t *testing.T, a, b *NS, idx int) {
 	Run(t, "ip", "-n", b.Name, "addr", "add", fmt.Sprintf("10.77.%d.2/24", idx), "dev", cb)
 	Run(t, "ip", "-n", a.Name, "link", "set", ca, "up")
 	Run(t, "ip", "-n", b.Name, "link", "set", cb, "up")
+}
+
+// ListenMPTCP opens an IPv4 MPTCP listener on an ephemeral port inside the namespace, closed at cleanup.
+func (ns *NS) ListenMPTCP(t *testing.T) net.Listener {
+	t.Helper()
+	var ln net.Listener
+	if err := ns.In(func() (err error) {
+		lc := net.ListenConfig{}
+		lc.SetMultipathTCP(true)
+		ln, err = lc.Listen(context.Background(), "tcp4", "0.0.0.0:0")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+// DialMPTCP connects with MPTCP from inside the namespace to addr ("ip:port"); the connection is closed at
+// cleanup.
+func (ns *NS) DialMPTCP(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	var conn net.Conn
+	if err := ns.In(func() (err error) {
+		d := net.Dialer{Timeout: 3 * time.Second}
+		d.SetMultipathTCP(true)
+		conn, err = d.Dial("tcp4", addr)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
