@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, Actuator, adaptiveMix, classifyConns, mptcpSysctls, canRun, testbedBin, CLIENT_NS, CELL_ADDR } from './testbed/lib.mjs';
+import { Session, Actuator, adaptiveMix, classifyConns, mptcpSysctls, canRun, testbedBin, CLIENT_NS, CELL_ADDR, PREFIX } from './testbed/lib.mjs';
 import { hostBinary } from './lib/paths.mjs';
 
 const SP_ADDR = '10.200.3.3'; // a second server address, so that the actuator can tell sp.origin.test apart
@@ -24,8 +24,8 @@ function whyNot() {
   if (why) return why;
   if (!fs.existsSync('/proc/sys/net/mptcp/path_manager') && !fs.existsSync('/proc/sys/net/mptcp/pm_type'))
     return 'the kernel has no userspace MPTCP path manager';
-  const busy = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((l) => l.startsWith('mps-'));
-  return busy ? 'another testbed with prefix mps is running' : null;
+  const busy = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((l) => l.startsWith(`${PREFIX}-`));
+  return busy ? `another testbed with prefix ${PREFIX} is running` : null;
 }
 const skip = whyNot() ?? false;
 

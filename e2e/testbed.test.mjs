@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { canRun } from './testbed/lib.mjs';
+import { canRun, PREFIX } from './testbed/lib.mjs';
 import { GRIDS, runGrid } from './testbed/grid.mjs';
 import { root } from './lib/paths.mjs';
 
@@ -79,7 +79,7 @@ test('smoke grid on the baseline profile', { skip, timeout: 15 * 60 * 1000 }, as
   }
 
   // Teardown leaves no namespace, link or process behind.
-  assert.deepEqual(netnsNames().filter((n) => n.startsWith('mps-')), []);
+  assert.deepEqual(netnsNames().filter((n) => n.startsWith(`${PREFIX}-`)), []);
   assert.deepEqual(rootLinks(), linksBefore);
   for (const bin of ['testbed', 'origin']) assert.deepEqual(processesRunning(path.join(root, 'dist', bin)), [], `${bin} still running`);
 });

@@ -17,10 +17,12 @@ export const MODES = ['sp-wifi', 'sp-cell', 'mp-always', 'mp-adaptive'];
 // no subflow endpoint) and the actuator's userspace path manager opens the cellular subflow per connection.
 const KERNEL_MODE = { 'sp-wifi': 'sp-wifi', 'sp-cell': 'sp-cell', 'mp-always': 'mp', 'mp-adaptive': 'sp-wifi' };
 
+// The namespaces' name prefix: MPS_PREFIX, as dist/testbed reads it, so that two testbeds can run side by side.
+export const PREFIX = process.env.MPS_PREFIX || 'mps';
+export const CLIENT_NS = `${PREFIX}-client`;
+export const SERVER_NS = `${PREFIX}-server`;
 // Fixed addresses of the testbed (e2e/topo/names.go).
-export const CLIENT_NS = 'mps-client';
 export const CELL_ADDR = '10.200.2.2';
-const PREFIX = 'mps';
 export const ACTUATOR_SOCKET = `/run/mpsurf/actuator-${PREFIX}.sock`;
 export const ACTUATOR_STATE = `/run/mpsurf/actuator-${PREFIX}`;
 
@@ -200,14 +202,14 @@ export class Session {
       s.serverAddr = s.info.server.addr;
       s.names = { 'origin.test': s.serverAddr, 'third.origin.test': s.serverAddr, ...names };
       for (const addr of new Set(Object.values(names))) {
-        execFileSync('ip', ['-n', 'mps-server', 'addr', 'add', `${addr}/24`, 'dev', s.info.server.if], { stdio: 'pipe' });
+        execFileSync('ip', ['-n', SERVER_NS, 'addr', 'add', `${addr}/24`, 'dev', s.info.server.if], { stdio: 'pipe' });
       }
       s.cellTech = profileTech(profile);
       s.origin = spawn(
         'ip',
         // CUBIC, decoupled per subflow: Linux's default when the seeds measured (seed 000 §4.1.4); this machine's
         // namespaces would otherwise inherit the host's BBR.
-        ['netns', 'exec', 'mps-server', originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog, '--cc', 'cubic',
+        ['netns', 'exec', SERVER_NS, originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog, '--cc', 'cubic',
           '--name', Object.keys(s.names).filter((n) => n !== 'third.origin.test').join(',')],
         // Its error log (mostly browsers dropping speculative connections mid-handshake) goes to a file.
         { detached: true, stdio: ['ignore', 'pipe', fs.openSync(path.join(outDir, `origin-${profile}.stderr`), 'w')] },
