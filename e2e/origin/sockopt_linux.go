@@ -2,50 +2,17 @@ package origin
 
 import (
 	"fmt"
-	"runtime"
 	"syscall"
-	"unsafe"
 
+	"github.com/mpsurf/mpsurf/native-host/mptcp"
 	"golang.org/x/sys/unix"
 )
 
-// maxSubflows is the subflow array size asked of the kernel; the in-kernel path
-// manager allows at most 8 subflows per connection.
-const maxSubflows = 8
-
-// getFullInfo calls getsockopt(SOL_MPTCP, MPTCP_FULL_INFO) on an MPTCP socket. It fails
-// (EOPNOTSUPP or ENOPROTOOPT) when the connection fell back to TCP, since the kernel then
-// hands every socket option to the one TCP subflow.
-func getFullInfo(fd int) (FullInfo, error) {
-	hdr, sf, ti, err := getFullInfoRaw(fd)
-	if err != nil {
-		return FullInfo{}, err
-	}
-	return DecodeFullInfo(hdr, sf, ti)
-}
+// getFullInfo reads MPTCP_FULL_INFO (native-host/mptcp) of an MPTCP socket.
+func getFullInfo(fd int) (FullInfo, error) { return mptcp.GetFullInfo(fd) }
 
 // getFullInfoRaw returns the kernel's bytes undecoded (tests keep them as fixtures).
-func getFullInfoRaw(fd int) (hdr, sf, ti []byte, err error) {
-	hdr = make([]byte, fullInfoLen)
-	sf = make([]byte, maxSubflows*subflowInfoLen)
-	ti = make([]byte, maxSubflows*tcpInfoLen)
-	// The kernel writes through the two array addresses stored inside hdr: pin them so
-	// they stay put and alive during the call.
-	var pin runtime.Pinner
-	pin.Pin(&sf[0])
-	pin.Pin(&ti[0])
-	defer pin.Unpin()
-	ne.PutUint32(hdr[fullInfoOffTCPInfoUser:], tcpInfoLen)
-	ne.PutUint32(hdr[fullInfoOffSFInfoUser:], subflowInfoLen)
-	ne.PutUint32(hdr[fullInfoOffArraysUser:], maxSubflows)
-	ne.PutUint64(hdr[fullInfoOffSubflowPtr:], uint64(uintptr(unsafe.Pointer(&sf[0]))))
-	ne.PutUint64(hdr[fullInfoOffTCPInfoPtr:], uint64(uintptr(unsafe.Pointer(&ti[0]))))
-	n, err := getsockopt(fd, solMPTCP, mptcpFullInfo, hdr)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	return hdr[:n], sf, ti, nil
-}
+func getFullInfoRaw(fd int) (hdr, sf, ti []byte, err error) { return mptcp.GetFullInfoRaw(fd) }
 
 func getTCPInfo(fd int) (TCPInfo, error) {
 	b := make([]byte, tcpInfoLen)
@@ -57,13 +24,7 @@ func getTCPInfo(fd int) (TCPInfo, error) {
 }
 
 func getsockopt(fd, level, name int, b []byte) (int, error) {
-	l := uint32(len(b))
-	_, _, e := unix.Syscall6(unix.SYS_GETSOCKOPT, uintptr(fd), uintptr(level), uintptr(name),
-		uintptr(unsafe.Pointer(&b[0])), uintptr(unsafe.Pointer(&l)), 0)
-	if e != 0 {
-		return 0, e
-	}
-	return int(min(l, uint32(len(b)))), nil
+	return mptcp.Getsockopt(fd, level, name, b)
 }
 
 func socketProtocol(fd int) (int, error) {

@@ -1,4 +1,4 @@
-package origin
+package mptcp
 
 import (
 	"testing"
@@ -22,14 +22,14 @@ func TestTCPInfoOffsetsMatchHeaders(t *testing.T) {
 		{"bytes_received", tiBytesReceived, unsafe.Offsetof(ti.Bytes_received)},
 		{"bytes_sent", tiBytesSent, unsafe.Offsetof(ti.Bytes_sent)},
 		{"bytes_retrans", tiBytesRetrans, unsafe.Offsetof(ti.Bytes_retrans)},
-		{"length asked (through snd_wnd)", tcpInfoLen, unsafe.Offsetof(ti.Rcv_wnd)},
+		{"length asked (through snd_wnd)", TCPInfoLen, unsafe.Offsetof(ti.Rcv_wnd)},
 	}
 	for _, c := range cases {
 		if c.mine != c.sys {
 			t.Errorf("%s at %d, kernel header says %d", c.name, c.mine, c.sys)
 		}
 	}
-	if ipprotoMPTCP != unix.IPPROTO_MPTCP || solMPTCP != unix.SOL_MPTCP {
+	if IPProtoMPTCP != unix.IPPROTO_MPTCP || SolMPTCP != unix.SOL_MPTCP {
 		t.Error("MPTCP protocol or socket level numbers differ from x/sys/unix")
 	}
 }
