@@ -7,6 +7,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { launch, makeProfile, untilStatus, untilRules, hostPids } from '../lib/browser.mjs';
 import { dist, root, hostBinary } from '../lib/paths.mjs';
+import { SquidProxy } from './proxy.mjs';
 
 export const testbedBin = path.join(dist, 'testbed');
 export const originBin = path.join(dist, 'origin');
@@ -177,7 +178,9 @@ function stopChild(child, timeoutMs = 15000) {
 export class Session {
   // names: extra host names, each on its own server address ({ 'sp.origin.test': '10.200.3.3' }), so that the
   // actuator (which maps destination addresses to origins) can tell their connections apart.
-  static async open({ profile = 'baseline', outDir, log = () => {}, names = {} }) {
+  // proxy: the proxy host with Squid (e2e/testbed/proxy.mjs) between the router and the origin; originMptcp false:
+  // the origin listens with plain TCP, as nearly every website does.
+  static async open({ profile = 'baseline', outDir, log = () => {}, names = {}, proxy = false, originMptcp = true }) {
     fs.mkdirSync(outDir, { recursive: true });
     const s = new Session();
     s.outDir = outDir;
@@ -193,7 +196,7 @@ export class Session {
     process.once('SIGTERM', s.onSignal);
     try {
       log(`testbed up: profile ${profile}`);
-      s.testbed = spawn(testbedBin, ['up', '--profile', profile, '--timeline', s.timelineDir], {
+      s.testbed = spawn(testbedBin, ['up', '--profile', profile, '--timeline', s.timelineDir, ...(proxy ? ['--proxy'] : [])], {
         detached: true,
         stdio: ['ignore', 'pipe', 'inherit'],
       });
@@ -210,13 +213,15 @@ export class Session {
         // CUBIC, decoupled per subflow: Linux's default when the seeds measured (seed 000 §4.1.4); this machine's
         // namespaces would otherwise inherit the host's BBR.
         ['netns', 'exec', SERVER_NS, originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog, '--cc', 'cubic',
-          '--name', Object.keys(s.names).filter((n) => n !== 'third.origin.test').join(',')],
+          '--name', Object.keys(s.names).filter((n) => n !== 'third.origin.test').join(','), ...(originMptcp ? [] : ['--mptcp=false'])],
         // Its error log (mostly browsers dropping speculative connections mid-handshake) goes to a file.
         { detached: true, stdio: ['ignore', 'pipe', fs.openSync(path.join(outDir, `origin-${profile}.stderr`), 'w')] },
       );
       const start = JSON.parse(await waitForLine(s.origin, (l) => l.startsWith('{'), 'origin server'));
       s.spki = start.spki_list; // both origins' certificates
       s.pages = JSON.parse(execFileSync(originBin, ['corpus', '--list', '--json'], { encoding: 'utf8' }));
+      s.originMptcp = originMptcp;
+      if (proxy) s.proxy = await SquidProxy.start({ ns: `${PREFIX}-proxy`, dir: path.join(outDir, `squid-${profile}`), names: s.names, log });
       return s;
     } catch (err) {
       await s.close();
@@ -263,6 +268,7 @@ export class Session {
   async close() {
     process.removeListener('SIGINT', this.onSignal);
     process.removeListener('SIGTERM', this.onSignal);
+    await this.proxy?.stop();
     await stopChild(this.origin);
     await stopChild(this.testbed);
     this.origin = this.testbed = null;

@@ -7,6 +7,11 @@
 //	wlan0 10.200.1.2 =[linkem]= r-wlan0 10.200.1.1
 //	wwan0 10.200.2.2 =[linkem]= r-wwan0 10.200.2.1
 //	                            r-eth0 10.200.3.1 ---veth--- eth0 10.200.3.2
+//	                            r-eth1 10.200.4.1 ---veth--- eth0 10.200.4.2  mps-proxy (Options.Proxy)
+//
+// With Options.Proxy a fourth namespace stands for an MPTCP proxy on the
+// Internet (seed 001 §5.3): the client reaches it over both emulated links,
+// and it reaches the origins over the router, as it would reach websites.
 //
 // The client routes by source address (one table per interface), so an
 // MPTCP subflow bound to 10.200.2.2 leaves on wwan0 whatever the default

@@ -20,6 +20,13 @@ type Info struct {
 		Gateway  string `json:"gateway"`
 		RouterIf string `json:"router_if"`
 	} `json:"server"`
+	// Proxy is where the proxy host sits when the testbed has one (up --proxy).
+	Proxy struct {
+		If       string `json:"if"`
+		Addr     string `json:"addr"`
+		Gateway  string `json:"gateway"`
+		RouterIf string `json:"router_if"`
+	} `json:"proxy"`
 	PrimaryIf string `json:"primary_if"` // carries the default route in sp-wifi and mp
 	Modes     []Mode `json:"modes"`
 	MPTCP     struct {
@@ -37,6 +44,7 @@ func Describe(prefix string) Info {
 		CellIf: {Addr: CellAddr, PrefixLen: PrefixLen, Gateway: CellGateway, RouterIf: RouterCellIf, Table: CellTable, Tech: "cellular"},
 	}
 	in.Server.If, in.Server.Addr, in.Server.Gateway, in.Server.RouterIf = ServerIf, ServerAddr, ServerGateway, RouterServerIf
+	in.Proxy.If, in.Proxy.Addr, in.Proxy.Gateway, in.Proxy.RouterIf = ProxyIf, ProxyAddr, ProxyGateway, RouterProxyIf
 	in.PrimaryIf = WiFiIf
 	in.Modes = Modes
 	in.MPTCP.Subflows, in.MPTCP.AddAddrAccepted = MPTCPSubflows, MPTCPAddAddrOK

@@ -21,6 +21,8 @@ const (
 	RouterWiFiIf   = "r-wlan0"
 	RouterCellIf   = "r-wwan0"
 	RouterServerIf = "r-eth0"
+	ProxyIf        = "eth0" // in the proxy namespace (Options.Proxy)
+	RouterProxyIf  = "r-eth1"
 )
 
 // Addresses (all /24).
@@ -31,6 +33,8 @@ const (
 	CellGateway    = "10.200.2.1"
 	ServerAddr     = "10.200.3.2" // the origin server listens here
 	ServerGateway  = "10.200.3.1"
+	ProxyAddr      = "10.200.4.2" // the MPTCP proxy (Squid) listens here when the testbed has one
+	ProxyGateway   = "10.200.4.1"
 	PrefixLen      = 24
 	WiFiTable      = 101 // client routing table for traffic from WiFiAddr
 	CellTable      = 102 // client routing table for traffic from CellAddr
@@ -46,11 +50,14 @@ type Names struct {
 	Client string `json:"client_ns"`
 	Router string `json:"router_ns"`
 	Server string `json:"server_ns"`
+	// Proxy is the proxy host's namespace, between the router and the origins; it exists only when the testbed
+	// was brought up with Options.Proxy.
+	Proxy string `json:"proxy_ns"`
 }
 
 // NamesFor returns the namespace names for prefix.
 func NamesFor(prefix string) Names {
-	return Names{Prefix: prefix, Client: prefix + "-client", Router: prefix + "-router", Server: prefix + "-server"}
+	return Names{Prefix: prefix, Client: prefix + "-client", Router: prefix + "-router", Server: prefix + "-server", Proxy: prefix + "-proxy"}
 }
 
 func (n Names) all() []string { return []string{n.Client, n.Router, n.Server} }

@@ -36,6 +36,9 @@ type Options struct {
 	// net.ipv4.tcp_allowed_congestion_control; any other needs a per-socket
 	// TCP_CONGESTION setsockopt by a process with CAP_NET_ADMIN.
 	CongestionControl string
+	// Proxy adds the proxy host's namespace (Names.Proxy, ProxyAddr) beside the server, with MPTCP enabled and
+	// the same limits and congestion control as the server.
+	Proxy bool
 }
 
 // Testbed is a running topology with its link emulators.
@@ -104,6 +107,11 @@ func Up(opts Options) (tb *Testbed, err error) {
 	if err := build(tb.names, opts.CongestionControl); err != nil {
 		return tb, err
 	}
+	if opts.Proxy {
+		if err := buildProxy(tb.names, opts.CongestionControl); err != nil {
+			return tb, err
+		}
+	}
 	if opts.TimelineDir != "" {
 		if err := os.MkdirAll(opts.TimelineDir, 0o755); err != nil {
 			return tb, err
@@ -134,40 +142,85 @@ func CheckSupport() error {
 	return nil
 }
 
-func build(n Names, cc string) error {
-	for _, ns := range n.all() {
-		if _, err := ip("netns", "add", ns); err != nil {
+// addNamespace creates a namespace with loopback up and no IPv6: router
+// solicitations and MLD reports would otherwise show up as radio traffic in
+// the counters and timelines.
+func addNamespace(ns string) error {
+	if _, err := ip("netns", "add", ns); err != nil {
+		return err
+	}
+	for _, kv := range [][2]string{
+		{"net.ipv6.conf.all.disable_ipv6", "1"},
+		{"net.ipv6.conf.default.disable_ipv6", "1"},
+	} {
+		if err := writeSysctl(ns, kv[0], kv[1]); err != nil {
 			return err
 		}
-		// No IPv6: router solicitations and MLD reports would otherwise
-		// show up as radio traffic in the counters and timelines.
-		for _, kv := range [][2]string{
-			{"net.ipv6.conf.all.disable_ipv6", "1"},
-			{"net.ipv6.conf.default.disable_ipv6", "1"},
-		} {
-			if err := writeSysctl(ns, kv[0], kv[1]); err != nil {
-				return err
-			}
+	}
+	_, err := ipNS(ns, "link", "set", "lo", "up")
+	return err
+}
+
+// setupMPTCP enables MPTCP in an end host's namespace with the testbed's
+// limits and, if cc is set, its default congestion control.
+func setupMPTCP(ns, cc string) error {
+	if err := writeSysctl(ns, "net.mptcp.enabled", "1"); err != nil {
+		return err
+	}
+	if _, err := ipNS(ns, "mptcp", "limits", "set", "subflows", strconv.Itoa(MPTCPSubflows),
+		"add_addr_accepted", strconv.Itoa(MPTCPAddAddrOK)); err != nil {
+		return err
+	}
+	if cc == "" {
+		return nil
+	}
+	if err := writeSysctl(ns, "net.ipv4.tcp_congestion_control", cc); err != nil {
+		if errors.Is(err, os.ErrPermission) {
+			return fmt.Errorf("%w (a namespace may only default to one of net.ipv4.tcp_allowed_congestion_control)", err)
 		}
-		if _, err := ipNS(ns, "link", "set", "lo", "up"); err != nil {
+		return err
+	}
+	return nil
+}
+
+// buildProxy adds the proxy host: a namespace behind the router on a veth
+// pair of its own, like the server.
+func buildProxy(n Names, cc string) error {
+	if err := addNamespace(n.Proxy); err != nil {
+		return err
+	}
+	if err := setupMPTCP(n.Proxy, cc); err != nil {
+		return err
+	}
+	cidr := func(a string) string { return a + "/" + strconv.Itoa(PrefixLen) }
+	return ipSteps([][]string{
+		{n.Router, "link", "add", RouterProxyIf, "type", "veth", "peer", "name", ProxyIf, "netns", n.Proxy},
+		{n.Router, "addr", "add", cidr(ProxyGateway), "dev", RouterProxyIf},
+		{n.Router, "link", "set", RouterProxyIf, "up"},
+		{n.Proxy, "addr", "add", cidr(ProxyAddr), "dev", ProxyIf},
+		{n.Proxy, "link", "set", ProxyIf, "up"},
+		{n.Proxy, "route", "add", "default", "via", ProxyGateway, "dev", ProxyIf},
+	})
+}
+
+// ipSteps runs `ip -n NS ARGS...` for each step, stopping at the first error.
+func ipSteps(steps [][]string) error {
+	for _, s := range steps {
+		if _, err := ipNS(s[0], s[1:]...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func build(n Names, cc string) error {
+	for _, ns := range n.all() {
+		if err := addNamespace(ns); err != nil {
 			return err
 		}
 	}
 	for _, ns := range []string{n.Client, n.Server} {
-		if err := writeSysctl(ns, "net.mptcp.enabled", "1"); err != nil {
-			return err
-		}
-		if _, err := ipNS(ns, "mptcp", "limits", "set", "subflows", strconv.Itoa(MPTCPSubflows),
-			"add_addr_accepted", strconv.Itoa(MPTCPAddAddrOK)); err != nil {
-			return err
-		}
-		if cc == "" {
-			continue
-		}
-		if err := writeSysctl(ns, "net.ipv4.tcp_congestion_control", cc); err != nil {
-			if errors.Is(err, os.ErrPermission) {
-				return fmt.Errorf("%w (a namespace may only default to one of net.ipv4.tcp_allowed_congestion_control)", err)
-			}
+		if err := setupMPTCP(ns, cc); err != nil {
 			return err
 		}
 	}
@@ -175,20 +228,14 @@ func build(n Names, cc string) error {
 		return err
 	}
 	cidr := func(a string) string { return a + "/" + strconv.Itoa(PrefixLen) }
-	steps := [][]string{
+	return ipSteps([][]string{
 		{n.Router, "link", "add", RouterServerIf, "type", "veth", "peer", "name", ServerIf, "netns", n.Server},
 		{n.Router, "addr", "add", cidr(ServerGateway), "dev", RouterServerIf},
 		{n.Router, "link", "set", RouterServerIf, "up"},
 		{n.Server, "addr", "add", cidr(ServerAddr), "dev", ServerIf},
 		{n.Server, "link", "set", ServerIf, "up"},
 		{n.Server, "route", "add", "default", "via", ServerGateway, "dev", ServerIf},
-	}
-	for _, s := range steps {
-		if _, err := ipNS(s[0], s[1:]...); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 // startLink creates the TUN pair of one emulated link, configures it and

@@ -382,3 +382,37 @@ func TestIntegrationLock(t *testing.T) {
 	}
 	release(f)
 }
+
+func TestIntegrationProxyHost(t *testing.T) {
+	needRoot(t)
+	prefix := testPrefix("px")
+	p, _ := profiles.Load("baseline")
+	tb, err := Up(Options{Prefix: prefix, Profile: p, Proxy: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := tb.Names()
+	if v, err := readSysctl(n.Proxy, "net.mptcp.enabled"); err != nil || v != "1" {
+		t.Errorf("proxy net.mptcp.enabled = %q, %v", v, err)
+	}
+	if out := mustIP(t, "-n", n.Proxy, "mptcp", "limits", "show"); !strings.Contains(out, "subflows 2") {
+		t.Errorf("proxy mptcp limits: %s", out)
+	}
+	// The client reaches the proxy over either link, and the proxy reaches the origin server. Nothing listens on
+	// port 9, so "connection refused" proves each round trip.
+	for _, src := range []string{WiFiAddr, CellAddr} {
+		d := net.Dialer{Timeout: 3 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}
+		if _, err := Dial(n.Client, d, "tcp4", ProxyAddr+":9"); err == nil || !strings.Contains(err.Error(), "connection refused") {
+			t.Errorf("connect from %s to the proxy: %v, want connection refused", src, err)
+		}
+	}
+	if _, err := Dial(n.Proxy, net.Dialer{Timeout: 3 * time.Second}, "tcp4", ServerAddr+":9"); err == nil || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("connect from the proxy to the server: %v, want connection refused", err)
+	}
+	if err := tb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := listNetns(prefix); len(left) != 0 {
+		t.Errorf("namespaces left: %v", left)
+	}
+}

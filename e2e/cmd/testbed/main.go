@@ -21,7 +21,9 @@ import (
 const usage = `usage: testbed COMMAND [flags]
 
 commands:
-  up --profile P [--timeline DIR] [--mode M]   bring the testbed up; "ready" on stdout; runs until SIGINT/SIGTERM
+  up --profile P [--timeline DIR] [--mode M] [--proxy]
+                                               bring the testbed up; "ready" on stdout; runs until SIGINT/SIGTERM;
+                                               --proxy adds the proxy host (PREFIX-proxy, 10.200.4.2)
   run --profile P [...] -- CMD ARGS...         up, run CMD with MPS_* variables, down; exits with CMD's status
   down                                         stop a running testbed and remove its namespaces (idempotent)
   mode sp-wifi|sp-cell|mp                      switch paths between page loads

@@ -24,6 +24,7 @@ type upFlags struct {
 	seed                            *uint64
 	cc                              *string
 	withParent                      *bool
+	proxy                           *bool
 }
 
 func newUpFlags(name string) (*flag.FlagSet, upFlags) {
@@ -35,6 +36,7 @@ func newUpFlags(name string) (*flag.FlagSet, upFlags) {
 		mode:     fs.String("mode", string(topo.SPWiFi), "initial mode: sp-wifi, sp-cell or mp"),
 		seed:     fs.Uint64("seed", 1, "random-loss seed"),
 		cc:       fs.String("cc", "", "default TCP congestion control in the client and server namespaces (default: inherit the host's)"),
+		proxy:    fs.Bool("proxy", false, "add the proxy host's namespace (PREFIX-proxy, 10.200.4.2) behind the router"),
 		withParent: fs.Bool("exit-with-parent", false, "tear down when the parent process dies (PR_SET_PDEATHSIG; "+
 			"only for parents that start us from their main thread, e.g. Node)"),
 	}
@@ -71,7 +73,7 @@ func bringUp(f upFlags) (*topo.Testbed, *controlServer, error) {
 			return nil, nil, err
 		}
 	}
-	tb, err := topo.Up(topo.Options{Prefix: *f.prefix, Profile: p, TimelineDir: timeline, Seed: *f.seed, Mode: m, CongestionControl: *f.cc})
+	tb, err := topo.Up(topo.Options{Prefix: *f.prefix, Profile: p, TimelineDir: timeline, Seed: *f.seed, Mode: m, CongestionControl: *f.cc, Proxy: *f.proxy})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,148 @@
+// The server side of the MPTCP proxy deployment (README "Use it on the real web"): packaging/proxy/mpsurf-proxy-setup
+// run for real with --root (nothing outside a temporary directory changes), then Debian's Squid started as its
+// systemd drop-in would start it (the drop-in's LD_PRELOAD) inside a network namespace of its own, and checked the
+// way a client meets it: MPTCP listener, TLS only, authentication required, CONNECT only to 443, a plain port that
+// asks for no credentials, and a second run that keeps the certificate and users. Needs root and Debian's squid,
+// apache2-utils and openssl (scripts/setup.sh installs them); skips with the reason otherwise.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { dropInEnv, squidMissing } from './testbed/proxy.mjs';
+import { originBin } from './testbed/lib.mjs';
+import { root } from './lib/paths.mjs';
+
+const script = path.join(root, 'packaging', 'proxy', 'mpsurf-proxy-setup');
+const NS = `${process.env.MPS_PREFIX || 'mps'}-squidsetup`;
+const PORT = 8443;
+
+function whyNot() {
+  if (process.getuid?.() !== 0) return 'needs root (network namespace, files for Squid’s user)';
+  if (!fs.existsSync('/proc/sys/net/mptcp/enabled')) return 'the kernel has no MPTCP';
+  if (!fs.existsSync(originBin)) return 'dist/origin is not built';
+  return squidMissing();
+}
+const skip = whyNot() ?? false;
+
+const sh = (args, opts = {}) => execFileSync(args[0], args.slice(1), { encoding: 'utf8', ...opts });
+const inNS = (...args) => sh(['ip', 'netns', 'exec', NS, ...args]);
+
+// curl's status lines and headers for one proxied request, from inside the namespace with MPTCP sockets (mptcpize,
+// as the host's relay dials); -k: the origin's test certificate.
+function curl(args) {
+  const r = spawnSync('ip', ['netns', 'exec', NS, 'mptcpize', 'run', 'curl', '-sS', '-k', '-o', '/dev/null', '-D', '-', '-w', 'codes %{http_connect} %{http_code}\n', '--max-time', '10', ...args], { encoding: 'utf8' });
+  return r.stdout + r.stderr;
+}
+// [the proxy's answer to CONNECT (0 for plain HTTP), the final status (0 when there was none)].
+const statusOf = (out) => (/^codes (\d{3}) (\d{3})$/m.exec(out) ?? [0, -1, -1]).slice(1).map(Number);
+
+test('proxy setup script: --help, bad flags', { skip }, () => {
+  assert.match(sh([script, '--help']), /usage: mpsurf-proxy-setup/);
+  const bad = spawnSync(script, ['--bogus'], { encoding: 'utf8' });
+  assert.equal(bad.status, 2);
+  assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
+  assert.equal(spawnSync(script, ['--port', '70000'], { encoding: 'utf8' }).status, 2);
+});
+
+test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 443 only, idempotent', { skip, timeout: 120000 }, async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-squid-'));
+  fs.chmodSync(dir, 0o755);
+  spawnSync('ip', ['netns', 'del', NS]);
+  sh(['ip', 'netns', 'add', NS]);
+  sh(['ip', '-n', NS, 'link', 'set', 'lo', 'up']);
+  const children = [];
+  t.after(async () => {
+    for (const c of children) {
+      try {
+        process.kill(-c.pid, 'SIGKILL');
+      } catch {}
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    spawnSync('ip', ['netns', 'del', NS]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const out = sh([script, '--root', dir, '--no-install', '--name', '127.0.0.1', '--port', String(PORT), '--user', 'alice']);
+  const field = (k, text = out) => new RegExp(`^\\s*${k}\\s+(\\S+)`, 'm').exec(text)?.[1];
+  const password = field('password');
+  const pin = field('pin');
+  assert.ok(password && password.length >= 20, `a generated password is printed once: ${out}`);
+  // The pin is the SHA-256 of the certificate's public key.
+  const cert = path.join(dir, 'etc', 'squid', 'mpsurf', 'cert.pem');
+  const spki = execFileSync('sh', ['-c', `openssl x509 -in ${cert} -noout -pubkey | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`], { encoding: 'utf8' }).trim();
+  assert.equal(pin, spki);
+  const key = fs.statSync(path.join(dir, 'etc', 'squid', 'mpsurf', 'key.pem'));
+  assert.equal(key.mode & 0o077, 0o040, 'the key is readable by Squid’s group only');
+  const pw = fs.readFileSync(path.join(dir, 'etc', 'squid', 'mpsurf', 'passwd'), 'utf8');
+  assert.match(pw, /^alice:\$2y\$/m, 'bcrypt hash');
+  assert.ok(!pw.includes(password), 'the password is not stored in clear');
+  const dropIn = path.join(dir, 'etc', 'systemd', 'system', 'squid.service.d', 'mpsurf-mptcp.conf');
+  const env = dropInEnv(dropIn);
+  assert.match(env.LD_PRELOAD ?? '', /libmptcpwrap\.so/, 'the drop-in preloads mptcpize’s wrapper');
+  assert.match(fs.readFileSync(dropIn, 'utf8'), /^\[Service\]$/m);
+
+  // A TLS origin on 443 and another port inside the namespace, plain TCP as nearly every website.
+  const origin = spawn('ip', ['netns', 'exec', NS, originBin, 'serve', '--listen', '127.0.0.1:443', '--listen-h1', '127.0.0.1:9443', '--mptcp=false'], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  children.push(origin);
+  await new Promise((resolve, reject) => {
+    origin.stdout.once('data', resolve);
+    origin.once('exit', (c) => reject(new Error(`origin exited ${c}`)));
+  });
+
+  const conf = path.join(dir, 'etc', 'squid', 'squid.conf');
+  fs.appendFileSync(conf, 'shutdown_lifetime 1 seconds\ndns_nameservers 127.0.0.1\n');
+  const squid = spawn('ip', ['netns', 'exec', NS, 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'squid', '-N', '-f', conf], {
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(squid);
+  let stderr = '';
+  squid.stderr.on('data', (b) => (stderr += b));
+  const t0 = Date.now();
+  while (!/LISTEN/.test(inNS('ss', '-Mltn', `sport = :${PORT}`))) {
+    assert.equal(squid.exitCode, null, `squid exited: ${stderr}`);
+    assert.ok(Date.now() - t0 < 20000, `no MPTCP listener on ${PORT}: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  // Both ports are MPTCP listeners (the wrapper), and only the TLS one serves.
+  assert.match(inNS('ss', '-Mltn', 'sport = :3128'), /LISTEN/);
+
+  const proxy = `https://127.0.0.1:${PORT}`;
+  const noAuth = curl(['--proxy', proxy, '--proxy-insecure', 'https://127.0.0.1/']);
+  assert.deepEqual(statusOf(noAuth), [407, 0], noAuth);
+  assert.match(noAuth, /^Proxy-Authenticate: Basic realm="MPSurf proxy"/m);
+  assert.match(noAuth, /^Server: squid\/\d/m, 'the proxy reports itself in its refusals');
+
+  const good = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', `alice:${password}`, 'https://127.0.0.1/healthz']);
+  assert.deepEqual(statusOf(good), [200, 200], good);
+  const wrong = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', 'alice:not-the-password', 'https://127.0.0.1/healthz']);
+  assert.deepEqual(statusOf(wrong), [407, 0], wrong);
+  const otherPort = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', `alice:${password}`, 'https://127.0.0.1:9443/healthz']);
+  assert.deepEqual(statusOf(otherPort), [403, 0], `CONNECT to a port other than 443 is refused: ${otherPort}`);
+  const plainHTTP = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', `alice:${password}`, 'http://127.0.0.1:9443/healthz']);
+  assert.deepEqual(statusOf(plainHTTP), [0, 403], `plain HTTP is not proxied: ${plainHTTP}`);
+  // Debian's plain port refuses without asking for credentials, so a misconfigured client never sends them in clear.
+  const clear = curl(['--proxy', 'http://127.0.0.1:3128', 'https://127.0.0.1/healthz']);
+  assert.deepEqual(statusOf(clear), [403, 0], clear);
+  assert.doesNotMatch(clear, /Proxy-Authenticate/);
+  // The proxied connection from client to Squid was MPTCP: Squid's listener accepted it as such (the origin leg
+  // falls back to TCP: the origin does not speak MPTCP).
+  const mib = inNS('nstat', '-az', 'MPTcpExtMPCapableSYNRX', 'MPTcpExtMPCapableFallbackSYNACK');
+  assert.doesNotMatch(mib, /MPTcpExtMPCapableSYNRX\s+0\s/, `no MP_CAPABLE SYN reached Squid: ${mib}`);
+
+  // Again, with a password from stdin for a second user: the pin and alice stay.
+  const again = execFileSync(script, ['--root', dir, '--no-install', '--name', '127.0.0.1', '--port', String(PORT), '--user', 'bob', '--password-stdin'], {
+    encoding: 'utf8',
+    input: 'bob-secret-passphrase\n',
+  });
+  assert.equal(field('pin', again), pin);
+  assert.match(field('password', again) ?? '', /^\(the/, 'a typed password is not printed back');
+  const users = fs.readFileSync(path.join(dir, 'etc', 'squid', 'mpsurf', 'passwd'), 'utf8');
+  assert.match(users, /^alice:/m);
+  assert.match(users, /^bob:/m);
+});
