@@ -18,6 +18,8 @@ import (
 type Backend interface {
 	Name() string
 	SetOrigin(p OriginPolicy) error
+	// SetConn gives one connection its own decision, ahead of its destination address's.
+	SetConn(p ConnPolicy) error
 	SetEndpointSubflow(enabled bool) error
 	SetEnabled(value int, mptcpize bool) error
 	// Release drops every lease-scoped change (the Journal restores the kernel state; the backend forgets
@@ -152,6 +154,9 @@ func (d *dryRun) SetOrigin(p OriginPolicy) error {
 	}
 	return d.note(fmt.Sprintf("map %v to multipath=%v theta1=%d theta2=%s", p.Addrs, p.Multipath, p.Theta1, theta2))
 }
+func (d *dryRun) SetConn(p ConnPolicy) error {
+	return d.note(fmt.Sprintf("give connection %s -> %s multipath=%v theta1=%d", p.Local, p.Remote, p.Multipath, p.Theta1))
+}
 func (d *dryRun) SetEndpointSubflow(on bool) error {
 	return d.note(fmt.Sprintf("set endpoint subflow=%v", on))
 }
@@ -173,6 +178,9 @@ type sysctlBackend struct{ j *Journal }
 func (s *sysctlBackend) Name() string { return BackendSysctl }
 func (s *sysctlBackend) SetOrigin(OriginPolicy) error {
 	return unsupported(s, VerbOrigin, "it acts globally: send set-mptcp-enabled before the origin's connections open")
+}
+func (s *sysctlBackend) SetConn(ConnPolicy) error {
+	return unsupported(s, VerbConn, "it acts globally")
 }
 func (s *sysctlBackend) SetEndpointSubflow(bool) error {
 	return unsupported(s, VerbEndpoint, "use --backend endpoint")
@@ -210,6 +218,9 @@ type endpointBackend struct {
 func (e *endpointBackend) Name() string { return BackendEndpoint }
 func (e *endpointBackend) SetOrigin(OriginPolicy) error {
 	return unsupported(e, VerbOrigin, "the in-kernel endpoint is global: send set-endpoint-subflow")
+}
+func (e *endpointBackend) SetConn(ConnPolicy) error {
+	return unsupported(e, VerbConn, "the in-kernel endpoint is global: send set-endpoint-subflow")
 }
 func (e *endpointBackend) SetEnabled(int, bool) error {
 	return unsupported(e, VerbEnabled, "use --backend sysctl")

@@ -50,6 +50,20 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if addr := os.Getenv("MPSURF_ACTUATE_DIALER"); addr != "" {
+		// An MPTCP connection of this process's uid: prints its local address, holds it until stdin closes.
+		d := net.Dialer{Timeout: 3 * time.Second}
+		d.SetMultipathTCP(true)
+		c, err := d.Dial("tcp4", addr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		c.Write([]byte("x"))
+		fmt.Println(c.LocalAddr())
+		io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}
 	if sock := os.Getenv("MPSURF_ACTUATE_CLIENT"); sock != "" {
 		os.Exit(clientMain(sock, os.Getenv("MPSURF_ACTUATE_VERB")))
 	}
@@ -724,5 +738,124 @@ func TestIntegrationDisabledMPTCPFailsSockets(t *testing.T) {
 	ns.Sysctl(t, "net.mptcp.enabled", "0")
 	if err := open(); err != syscall.ENOPROTOOPT {
 		t.Fatalf("enabled=0: socket() = %v, want ENOPROTOOPT", err)
+	}
+}
+
+// TestIntegrationConnPolicy: connections to one address (as all of the relay's go to the proxy) get their own
+// decisions with set-conn-policy, ahead of the address's; another uid's connection is refused and keeps what it
+// had.
+func TestIntegrationConnPolicy(t *testing.T) {
+	needRoot(t)
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv (util-linux) not installed")
+	}
+	cli, srv := newNS(t, "pc"), newNS(t, "ps")
+	vethPair(t, cli, srv, 1)
+	vethPair(t, cli, srv, 2)
+	dir := t.TempDir()
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chmod(dir, 0o755)
+	h := startHelper(t, cli, dir, map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1"})
+	port := thetaServer(t, srv)
+	proxy := net.JoinHostPort("10.77.1.2", fmt.Sprint(port))
+	c := h.conn()
+	hello := c.do(map[string]any{"verb": "hello"})
+	// The address itself is single path: only a connection's own policy can give it a subflow.
+	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 10000,
+		"addrs": []string{"10.77.1.2"}, "multipath": false}); !r.OK {
+		t.Fatalf("%+v", r)
+	}
+	records := func() map[string]ConnRecord {
+		st := c.do(map[string]any{"verb": "status"})
+		b, _ := json.Marshal(st.Result)
+		var res struct {
+			Backend struct {
+				Connections []ConnRecord `json:"connections"`
+			} `json:"backend"`
+		}
+		json.Unmarshal(b, &res)
+		m := map[string]ConnRecord{}
+		for _, r := range res.Backend.Connections {
+			if r.Open {
+				m[r.Dst+" "+fmt.Sprint(r.Token)] = r
+			}
+		}
+		return m
+	}
+	subflowOf := func(conn net.Conn) (ConnRecord, bool) {
+		// The helper's records name the destination; the local port tells two connections to one proxy apart.
+		for _, r := range records() {
+			if r.Dst == proxy && r.PerConn && r.Subflow {
+				return r, true
+			}
+		}
+		return ConnRecord{}, false
+	}
+	setConn := func(conn net.Conn, multipath bool) Response {
+		return c.do(map[string]any{"verb": VerbConn, "session": hello.Session, "lease_ms": 10000,
+			"local": conn.LocalAddr().String(), "remote": conn.RemoteAddr().String(), "multipath": multipath})
+	}
+	a := cli.DialMPTCP(t, proxy)
+	b := cli.DialMPTCP(t, proxy)
+	for _, conn := range []net.Conn{a, b} {
+		conn.Write([]byte{0, 0, 0, 0, 0, 0, 0, 1}) // a one-byte request: MPTCP's ESTABLISHED needs data
+		io.ReadFull(conn, make([]byte, 1))
+	}
+	if r := setConn(a, true); !r.OK {
+		t.Fatalf("own connection refused: %+v", r)
+	}
+	if r := setConn(b, false); !r.OK {
+		t.Fatalf("own connection refused: %+v", r)
+	}
+	if !waitUntil(3*time.Second, func() bool { _, ok := subflowOf(a); return ok }) {
+		t.Fatalf("no cellular subflow for the connection decided multipath: %+v", records())
+	}
+	time.Sleep(300 * time.Millisecond)
+	n := 0
+	for _, r := range records() {
+		if r.Dst == proxy && r.Subflow {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d connections to %s have a cellular subflow, want only the one decided multipath: %+v", n, proxy, records())
+	}
+
+	// Another uid's connection: refused, and it stays single path.
+	exe, _ := os.Executable()
+	bin, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dialer := filepath.Join(dir, "dialer")
+	if err := os.WriteFile(dialer, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("ip", "netns", "exec", cli.Name, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", dialer)
+	cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_DIALER="+proxy)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("foreign dialer: %v", err)
+	}
+	r := c.do(map[string]any{"verb": VerbConn, "session": hello.Session, "lease_ms": 10000,
+		"local": strings.TrimSpace(line), "remote": proxy, "multipath": true})
+	if r.OK || r.Code != CodeRefused || !strings.Contains(r.Error, "uid 65534") {
+		t.Fatalf("another uid's connection: %+v", r)
+	}
+	// A connection that does not exist is refused too.
+	if r := c.do(map[string]any{"verb": VerbConn, "session": hello.Session, "lease_ms": 10000,
+		"local": "10.77.1.1:1", "remote": proxy, "multipath": true}); r.OK || r.Code != CodeBadArgument {
+		t.Fatalf("no such connection: %+v", r)
+	}
+	audit, _ := os.ReadFile(filepath.Join(dir, "state", "audit.jsonl"))
+	if !strings.Contains(string(audit), `"verb":"set-conn-policy"`) || !strings.Contains(string(audit), "belongs to uid 65534") {
+		t.Fatalf("audit log lacks the set-conn-policy requests: %s", audit)
 	}
 }

@@ -13,6 +13,7 @@ const (
 	VerbHello      = "hello"                // start a session: {} -> {session, backend}
 	VerbLeaseRenew = "lease-renew"          // {session, lease_ms}
 	VerbOrigin     = "set-origin-policy"    // {session, lease_ms, addrs, multipath, theta1, theta2}
+	VerbConn       = "set-conn-policy"      // {session, lease_ms, local, remote, multipath, theta1, theta2}: one connection of the caller's
 	VerbEndpoint   = "set-endpoint-subflow" // {session, lease_ms, enabled}
 	VerbEnabled    = "set-mptcp-enabled"    // {session, lease_ms, value: 0|1, mptcpize}
 	VerbRelease    = "release"              // {session}: undo everything now
@@ -39,6 +40,9 @@ const (
 	MaxLeaseMS = 60_000
 	MaxAddrs   = 64 // addresses per origin: a page's hosts resolve to a handful each
 	MaxLine    = 16 << 10
+	// MaxConnPolicies bounds the per-connection policies held at once: the host's relay keeps one per tunnel to
+	// the proxy, and Chromium opens at most 32 connections to one HTTP proxy.
+	MaxConnPolicies = 256
 )
 
 // Request is one line from the client.
@@ -48,6 +52,8 @@ type Request struct {
 	Session   string   `json:"session,omitempty"`
 	LeaseMS   int64    `json:"lease_ms,omitempty"`
 	Addrs     []string `json:"addrs,omitempty"`
+	Local     string   `json:"local,omitempty"`  // set-conn-policy: the connection's local address:port
+	Remote    string   `json:"remote,omitempty"` // and its remote one
 	Multipath *bool    `json:"multipath,omitempty"`
 	Theta1    int64    `json:"theta1,omitempty"`
 	Theta2    *int64   `json:"theta2,omitempty"`
@@ -87,6 +93,16 @@ type OriginPolicy struct {
 	Theta2    *int64
 }
 
+// ConnPolicy is a validated set-conn-policy: one MPTCP connection, named by the two ends of its initial subflow,
+// gets its own decision. All of the relay's connections go to the one proxy address, so the per-address
+// policy of set-origin-policy cannot tell their origins apart.
+type ConnPolicy struct {
+	Local, Remote netip.AddrPort
+	Multipath     bool
+	Theta1        int64
+	Theta2        *int64
+}
+
 // parseRequest decodes and validates one line. Unknown fields are refused so that a typo never silently
 // means "default".
 func parseRequest(line []byte) (Request, error) {
@@ -102,7 +118,7 @@ func parseRequest(line []byte) (Request, error) {
 	switch r.Verb {
 	case VerbHello, VerbStatus:
 		return r, nil
-	case VerbLeaseRenew, VerbOrigin, VerbEndpoint, VerbEnabled, VerbRelease:
+	case VerbLeaseRenew, VerbOrigin, VerbConn, VerbEndpoint, VerbEnabled, VerbRelease:
 	default:
 		return r, errorf(CodeUnknownVerb, "unknown verb %.40q", r.Verb)
 	}
@@ -118,6 +134,10 @@ func parseRequest(line []byte) (Request, error) {
 	switch r.Verb {
 	case VerbOrigin:
 		if _, err := r.originPolicy(); err != nil {
+			return r, err
+		}
+	case VerbConn:
+		if _, err := r.connPolicy(); err != nil {
 			return r, err
 		}
 	case VerbEndpoint:
@@ -143,6 +163,41 @@ func checkSession(s string) error {
 		return errorf(CodeBadSession, "session is not hex")
 	}
 	return nil
+}
+
+func (r Request) connPolicy() (ConnPolicy, error) {
+	p := ConnPolicy{Theta1: r.Theta1, Theta2: r.Theta2}
+	if r.Multipath == nil {
+		return p, errorf(CodeBadArgument, "multipath (true|false) is required")
+	}
+	if len(r.Addrs) > 0 {
+		return p, errorf(CodeBadArgument, "set-conn-policy takes local and remote, not addrs")
+	}
+	p.Multipath = *r.Multipath
+	for _, e := range []struct {
+		name, s string
+		ap      *netip.AddrPort
+	}{{"local", r.Local, &p.Local}, {"remote", r.Remote, &p.Remote}} {
+		ap, err := netip.ParseAddrPort(e.s)
+		if err != nil || ap.Addr().Zone() != "" {
+			return p, errorf(CodeBadArgument, "%s %.60q is not an address:port", e.name, e.s)
+		}
+		a := ap.Addr().Unmap()
+		if a.IsUnspecified() || a.IsMulticast() || ap.Port() == 0 {
+			return p, errorf(CodeBadArgument, "%s %s cannot be a connection's end", e.name, ap)
+		}
+		*e.ap = netip.AddrPortFrom(a, ap.Port())
+	}
+	if p.Local.Addr().Is4() != p.Remote.Addr().Is4() {
+		return p, errorf(CodeBadArgument, "local %s and remote %s are of different families", p.Local, p.Remote)
+	}
+	if r.Theta1 < 0 {
+		return p, errorf(CodeBadArgument, "theta1 %d is negative", r.Theta1)
+	}
+	if r.Theta2 != nil && *r.Theta2 < 0 {
+		return p, errorf(CodeBadArgument, "theta2 %d is negative", *r.Theta2)
+	}
+	return p, nil
 }
 
 func (r Request) originPolicy() (OriginPolicy, error) {

@@ -1,6 +1,8 @@
 package actuate
 
 import (
+	"errors"
+	"net/netip"
 	"strings"
 	"testing"
 )
@@ -40,6 +42,17 @@ func TestParseRequest(t *testing.T) {
 		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"]}`, CodeBadArgument},
 		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"theta1":-1}`, CodeBadArgument},
 		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"theta2":-5}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true,"theta1":262144,"theta2":1048576}`, ""},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"[2001:db8::2]:40000","remote":"[2001:db8::1]:443","multipath":false}`, ""},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443"}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2","remote":"192.0.2.1:8443","multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:0","remote":"192.0.2.1:8443","multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"0.0.0.0:40000","remote":"192.0.2.1:8443","multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"[2001:db8::1]:443","multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"[fe80::1%eth0]:40000","remote":"[fe80::2]:443","multipath":true}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true,"theta1":-1}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true,"addrs":["192.0.2.1"]}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true}`, CodeBadSession},
 	}
 	for _, tt := range tests {
 		_, err := parseRequest([]byte(tt.line))
@@ -138,4 +151,35 @@ func FuzzParseRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestConnPolicyOwnership(t *testing.T) {
+	local, remote := netip.MustParseAddrPort("10.0.0.2:40000"), netip.MustParseAddrPort("192.0.2.1:8443")
+	for _, tt := range []struct {
+		name  string
+		uid   uint32
+		found bool
+		err   error
+		code  string // "" = allowed
+	}{
+		{"own connection", 1000, true, nil, ""},
+		{"another user's", 1001, true, nil, CodeRefused},
+		{"no such connection", 1000, false, nil, CodeBadArgument},
+		{"sock_diag failed", 1000, false, errors.New("netlink: permission denied"), CodeKernel},
+	} {
+		s := &Server{findSock: func(l, r netip.AddrPort) (uint32, bool, error) {
+			if l != local || r != remote {
+				t.Fatalf("looked up %s -> %s", l, r)
+			}
+			return tt.uid, tt.found, tt.err
+		}}
+		err := s.owns(Peer{Uid: 1000}, local, remote)
+		var e *Error
+		switch {
+		case tt.code == "" && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.code != "" && (!errors.As(err, &e) || e.Code != tt.code):
+			t.Errorf("%s: err %v, want code %s", tt.name, err, tt.code)
+		}
+	}
 }

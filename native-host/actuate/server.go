@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/paths"
 )
 
 // Config is the helper's configuration (the actuator subcommand's flags).
@@ -89,6 +91,8 @@ type Server struct {
 	owner   Peer
 	expiry  time.Time // zero: no lease held
 	buckets map[Peer]*bucket
+	// findSock looks a connection up: its owner's uid, whether it exists. nil: sock_diag (findSock).
+	findSock func(local, remote netip.AddrPort) (uint32, bool, error)
 }
 
 // Start restores what a crashed run left, picks the backend, and listens. Serve runs it.
@@ -273,7 +277,7 @@ func (s *Server) handle(peer Peer, line []byte) Response {
 		result, err = s.do(peer, req, &resp)
 	}
 	rec := auditRecord{Peer: peer, Verb: req.Verb, ID: req.ID, OK: err == nil, Error: errString(err)}
-	if req.Verb == VerbOrigin || req.Verb == VerbEndpoint || req.Verb == VerbEnabled {
+	if req.Verb == VerbOrigin || req.Verb == VerbConn || req.Verb == VerbEndpoint || req.Verb == VerbEnabled {
 		rec.Args = argsOf(req)
 	}
 	s.audit.write(rec)
@@ -340,6 +344,13 @@ func (s *Server) do(peer Peer, req Request, resp *Response) (any, error) {
 	case VerbOrigin:
 		p, _ := req.originPolicy()
 		return nil, s.backend.SetOrigin(p)
+	case VerbConn:
+		p, _ := req.connPolicy()
+		// Only the caller's own connections: another user's must not get (or lose) a cellular subflow.
+		if err := s.owns(peer, p.Local, p.Remote); err != nil {
+			return nil, err
+		}
+		return nil, s.backend.SetConn(p)
 	case VerbEndpoint:
 		return nil, s.backend.SetEndpointSubflow(*req.Enabled)
 	case VerbEnabled:
@@ -347,6 +358,43 @@ func (s *Server) do(peer Peer, req Request, resp *Response) (any, error) {
 		return nil, s.backend.SetEnabled(*req.Value, under)
 	}
 	return nil, errorf(CodeUnknownVerb, "unknown verb %.40q", req.Verb)
+}
+
+// owns checks that the established TCP socket local -> remote (a connection's initial subflow) belongs to the
+// peer's uid, from sock_diag in the helper's network namespace.
+func (s *Server) owns(peer Peer, local, remote netip.AddrPort) error {
+	find := s.findSock
+	if find == nil {
+		find = findSock
+	}
+	uid, ok, err := find(local, remote)
+	switch {
+	case err != nil:
+		return errorf(CodeKernel, "sock_diag: %v", err)
+	case !ok:
+		return errorf(CodeBadArgument, "no established connection %s -> %s", local, remote)
+	case uid != peer.Uid:
+		return errorf(CodeRefused, "connection %s -> %s belongs to uid %d, not %d", local, remote, uid, peer.Uid)
+	}
+	return nil
+}
+
+func findSock(local, remote netip.AddrPort) (uint32, bool, error) {
+	d, err := paths.OpenDiag()
+	if err != nil {
+		return 0, false, err
+	}
+	defer d.Close()
+	socks, err := d.Dump(nil)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, k := range socks {
+		if k.Local == local && k.Remote == remote {
+			return k.UID, true, nil
+		}
+	}
+	return 0, false, nil
 }
 
 // underMptcpize reports whether the peer or its parent (the browser that started the host) runs with
@@ -422,6 +470,9 @@ func argsOf(r Request) map[string]any {
 	m := map[string]any{"lease_ms": r.LeaseMS}
 	if r.Addrs != nil {
 		m["addrs"] = r.Addrs
+	}
+	if r.Local != "" {
+		m["local"], m["remote"] = r.Local, r.Remote
 	}
 	if r.Multipath != nil {
 		m["multipath"] = *r.Multipath

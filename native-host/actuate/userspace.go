@@ -47,9 +47,12 @@ type userspaceBackend struct {
 	mu     sync.Mutex
 	pm     *mptcp.Client
 	policy map[netip.Addr]addrPolicy
-	conns  map[uint32]*conn
-	stats  usStats
-	closed []ConnRecord // the most recent closed connections, oldest first
+	// connPol holds per-connection decisions (set-conn-policy), keyed by the initial subflow's two ends; they
+	// take precedence over the destination address's.
+	connPol map[flow]addrPolicy
+	conns   map[uint32]*conn
+	stats   usStats
+	closed  []ConnRecord // the most recent closed connections, oldest first
 }
 
 // ConnRecord is one client connection as the helper saw it: what the benchmark and the testbed's
@@ -58,6 +61,7 @@ type ConnRecord struct {
 	Token     uint32 `json:"token"`
 	Dst       string `json:"dst"`
 	Multipath bool   `json:"multipath"`           // the destination's decision when last looked at
+	PerConn   bool   `json:"per_conn,omitempty"`  // the decision was the connection's own (set-conn-policy)
 	Subflow   bool   `json:"subflow"`             // a cellular subflow was established
 	EstNS     int64  `json:"established_ns"`      // unix ns of ESTABLISHED; 0 if never
 	ClosedNS  int64  `json:"closed_ns,omitempty"` // unix ns of CLOSED; 0 while open
@@ -139,7 +143,7 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 	}
 	u := &userspaceBackend{j: j, cell: cellSource{cfg.CellAddr, cfg.CellIf}, log: cfg.Log, events: ev, done: make(chan struct{}), pm: pm,
 		diag: diag, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
-		policy: map[netip.Addr]addrPolicy{}, conns: map[uint32]*conn{}}
+		policy: map[netip.Addr]addrPolicy{}, connPol: map[flow]addrPolicy{}, conns: map[uint32]*conn{}}
 	if u.log == nil {
 		u.log = func(string, ...any) {}
 	}
@@ -210,6 +214,7 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 		}
 	case mptcp.EventClosed:
 		if c := u.conns[ev.Token]; c != nil {
+			delete(u.connPol, flow{c.initial, c.dst})
 			c.rec.ClosedNS = time.Now().UnixNano()
 			if len(u.closed) >= closedKept {
 				u.closed = u.closed[1:]
@@ -223,8 +228,11 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 // maybeCreate opens the cellular subflow if the connection's destination belongs to a multipath origin and
 // the connection has received θ1 bytes; until then it leaves the connection to the poll loop. Caller holds u.mu.
 func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
-	p := u.policy[c.dst.Addr()]
-	c.rec.Multipath = p.multipath
+	p, own := u.connPol[flow{c.initial, c.dst}]
+	if !own {
+		p = u.policy[c.dst.Addr()]
+	}
+	c.rec.Multipath, c.rec.PerConn = p.multipath, own
 	if !c.established || c.requested || c.capped || !p.multipath {
 		c.waiting = false
 		return
@@ -392,6 +400,40 @@ func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
 	return nil
 }
 
+// SetConn gives one connection its own decision. The connection may already be known (the usual order: the
+// caller learns its local port once connected) or not yet (its CREATED event is still on the way).
+func (u *userspaceBackend) SetConn(p ConnPolicy) error {
+	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap}
+	if p.Theta2 != nil {
+		ap.theta2 = *p.Theta2
+	}
+	key := flow{p.Local, p.Remote}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if _, ok := u.connPol[key]; !ok && len(u.connPol) >= MaxConnPolicies {
+		// Entries of connections that never showed up go first.
+		open := map[flow]bool{}
+		for _, c := range u.conns {
+			open[flow{c.initial, c.dst}] = true
+		}
+		for k := range u.connPol {
+			if !open[k] {
+				delete(u.connPol, k)
+			}
+		}
+		if len(u.connPol) >= MaxConnPolicies {
+			return errorf(CodeBadArgument, "more than %d connections with their own policy", MaxConnPolicies)
+		}
+	}
+	u.connPol[key] = ap
+	for tok, c := range u.conns {
+		if c.initial == p.Local && c.dst == p.Remote {
+			u.maybeCreate(tok, c)
+		}
+	}
+	return nil
+}
+
 func (u *userspaceBackend) SetEndpointSubflow(bool) error {
 	return unsupported(u, VerbEndpoint, "the userspace path manager opens subflows per connection")
 }
@@ -404,6 +446,7 @@ func (u *userspaceBackend) Release() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.policy = map[netip.Addr]addrPolicy{}
+	u.connPol = map[flow]addrPolicy{}
 	var errs []error
 	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
 	for tok, c := range u.conns {
@@ -436,7 +479,7 @@ func (u *userspaceBackend) Status() any {
 	if u.cell.addr.IsValid() {
 		cell = u.cell.addr.String()
 	}
-	return map[string]any{"cell": cell, "addresses": len(u.policy), "multipath_addresses": multi,
+	return map[string]any{"cell": cell, "addresses": len(u.policy), "multipath_addresses": multi, "conn_policies": len(u.connPol),
 		"open_connections": len(u.conns), "stats": u.stats, "connections": recs}
 }
 

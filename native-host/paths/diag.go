@@ -9,6 +9,7 @@ import (
 // inet_diag layout (linux/inet_diag.h, linux/tcp.h).
 const (
 	diagMsgLen   = 72 // struct inet_diag_msg
+	diagOffUID   = 64 // idiag_uid, after family..retrans (4), the socket id (48), expires, rqueue, wqueue (12)
 	attrInfo     = 2  // INET_DIAG_INFO: struct tcp_info
 	tcpiSndMSS   = 16 // offsets in struct tcp_info
 	tcpiRTT      = 68
@@ -24,9 +25,12 @@ const (
 
 // Sock is what one inet_diag reply says about a TCP socket.
 type Sock struct {
-	Src          netip.Addr     // Local.Addr(), what the path sampler groups by
-	Local        netip.AddrPort // the socket's own address and port
-	Remote       netip.AddrPort
+	Src    netip.Addr     // Local.Addr(), what the path sampler groups by
+	Local  netip.AddrPort // the socket's own address and port
+	Remote netip.AddrPort
+	// UID owns the socket (idiag_uid); the kernel gives an MPTCP connection's subflows the uid of the process
+	// that made the connection, so the helper can tell whose connection a subflow belongs to.
+	UID          uint32
 	RTTUS        uint32 // smoothed RTT, µs
 	MinRTTUS     uint32 // windowed minimum RTT, µs; 0 when the kernel's tcp_info is too short to have it
 	TotalRetrans uint32
@@ -60,6 +64,7 @@ func ParseDiag(b []byte) (s Sock, ok bool, err error) {
 	s.Src = src
 	s.Local = netip.AddrPortFrom(src, binary.BigEndian.Uint16(b[4:]))
 	s.Remote = netip.AddrPortFrom(dst, binary.BigEndian.Uint16(b[6:]))
+	s.UID = binary.NativeEndian.Uint32(b[diagOffUID:])
 	info, err := findAttr(b[diagMsgLen:], attrInfo)
 	if err != nil || info == nil {
 		return s, false, err

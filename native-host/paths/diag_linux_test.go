@@ -30,3 +30,4 @@ func TestTCPInfoOffsets(t *testing.T) {
 		}
 	}
 }
+
