@@ -65,7 +65,9 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 		body = Apply(body, model.Evaluate(in), params)
 		body.ModelInput = &in
 	}
-	body.Decision = s.actuate(body.Decision) // actuate.go: carried to the kernel, outcome in inputs
+	body.Decision = s.gate(body.Decision)               // pause.go: single path while the user (or a cap) paused multipath
+	body.Decision = s.actuate(body.Decision)            // actuate.go: carried to the kernel, outcome in inputs
+	s.proxy.route(d.Origin, relayPolicy(body.Decision)) // proxy.go: the relay applies it to the origin's tunnels
 	s.decisions.Add(1)
 	return s.logged(req, body.Decision, body) // the reply goes out once the decision is committed
 }

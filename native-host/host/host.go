@@ -27,12 +27,16 @@ type Server struct {
 	start     time.Time
 	pid       int
 	decisions atomic.Int64
-	rec       record // the decision log; see SetStore
+	rec       record     // the decision log; see SetStore
+	proxy     *proxyHub  // the relay to the user's MPTCP proxy (proxy.go)
+	paused    pauseState // pause.go
 }
 
 // NewServer returns a Server deciding with the policy in store.
 func NewServer(store *policy.Store, log *slog.Logger) *Server {
-	return &Server{store: store, log: log, start: time.Now(), pid: os.Getpid()}
+	s := &Server{store: store, log: log, start: time.Now(), pid: os.Getpid()}
+	s.proxy = newProxyHub(s)
+	return s
 }
 
 // Handle answers one request payload. It never fails: a bad request gets an error reply.
@@ -56,9 +60,18 @@ func (s *Server) Handle(payload []byte) protocol.Reply {
 			return s.logDelete(req)
 		case TypePeers:
 			return s.peers(req)
+		case TypeProxyStatus:
+			return s.proxyStatus(req)
+		case TypeProxyConfig:
+			return s.proxyConfig(req)
+		case TypeProxyTest:
+			return s.proxyTest(req)
+		case TypePause:
+			return s.pause(req)
 		}
-		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s, %s",
-			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete, TypePeers)
+		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s",
+			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete, TypePeers,
+			TypeProxyStatus, TypeProxyConfig, TypeProxyTest, TypePause)
 	}
 	s.log.Warn("bad request", "id", req.ID, "type", req.Type, "err", perr)
 	return protocol.Fail(req, perr)
@@ -117,6 +130,20 @@ func (s *Server) Serve(ctx context.Context, cfg Config) error {
 		})
 	}()
 	go func() { fail(s.readLoop(wire.NewReader(cfg.In, wire.MaxIn), w)) }()
+	watching.Add(1)
+	go func() {
+		defer watching.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case p := <-s.proxy.pushes:
+				if err := s.send(w, p); err != nil {
+					fail(err)
+				}
+			}
+		}
+	}()
 
 	var err error
 	select {

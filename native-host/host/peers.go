@@ -51,6 +51,11 @@ func (s *Server) peers(req protocol.Request) protocol.Reply {
 		defer cancel()
 		res = c.setPeers(ctx, origin, addrs)
 	}
+	hosts := make([]string, len(peers))
+	for i, p := range peers {
+		hosts[i] = p.Host
+	}
+	s.proxy.follow(origin, hosts) // proxy.go: the page's third parties take its decision on the proxy leg too
 	s.log.Info("peers", "origin", origin, "addrs", addrs, "result", res)
 	return protocol.OK(req, PeersReply{Addrs: len(addrs), Actuation: clip(res)})
 }

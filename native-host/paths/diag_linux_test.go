@@ -30,4 +30,3 @@ func TestTCPInfoOffsets(t *testing.T) {
 		}
 	}
 }
-

@@ -63,6 +63,11 @@ const usage = `usage:
         evaluate every logged decision again under the model in DIR and report what would change
   mpsurf-host actuator --socket PATH --allow-uid UID ... [--backend auto|userspace|endpoint|sysctl|dryrun]
         the privileged helper that carries decisions into the kernel (see packaging/systemd/)
+  mpsurf-host proxy set --server HOST:PORT --user NAME --password-stdin [--pin BASE64]
+  mpsurf-host proxy test [--target HOST:443] [--wait DURATION] [--json]
+  mpsurf-host proxy show [--json]
+        the MPTCP proxy the relay uses (README "Use it on the real web"); settings in
+        $XDG_CONFIG_HOME/mpsurf/proxy.json (mode 600) or MPSURF_PROXY_CONFIG
   mpsurf-host version
 
 A serving host measures its paths (MPSURF_NAMES=wlan0=wifi,wwan0=cellular overrides interface kinds,
@@ -103,6 +108,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return unframeCmd(rest, stdin, stdout, stderr)
 	case "actuator":
 		return actuatorCmd(rest, stderr)
+	case "proxy":
+		return proxyCmd(rest, stdin, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "%s %s (protocol %d)\n", protocol.HostName, host.Version, protocol.Version)
 		return exitOK
@@ -186,7 +193,9 @@ func serve(origin string, args []string, stderr io.Writer) int {
 	}
 
 	srv, db := withStore(host.NewServer(store, log), log)
+	defer srv.Close()
 	fd := startFeed(ctx, db, log)
+	srv.UseCellular(fd.isCellular)
 	err = srv.Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
 	fd.close()
 	switch {

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/host"
+	"github.com/mpsurf/mpsurf/native-host/paths"
+	"github.com/mpsurf/mpsurf/native-host/relay"
+)
+
+// isCellular tells the relay which local addresses are the cellular interface's, from the paths the feed measures.
+func (f *feed) isCellular(a netip.Addr) bool {
+	if f.sampler == nil {
+		return false
+	}
+	for _, p := range f.sampler.Snapshot().Paths {
+		if p.Kind != paths.Cellular {
+			continue
+		}
+		for _, s := range p.Addrs {
+			if pa, err := netip.ParsePrefix(s); err == nil && pa.Addr() == a {
+				return true
+			}
+			if pa, err := netip.ParseAddr(s); err == nil && pa == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// proxyCmd: mpsurf-host proxy set|test|show. The same settings file and checks as the options page's.
+func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return badUsage(stderr, "proxy: want set, test or show")
+	}
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+	}
+	fs := newFlags("proxy " + args[0])
+	asJSON := fs.Bool("json", false, "")
+	switch args[0] {
+	case "show":
+		if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
+			return badUsage(stderr, "proxy show: bad arguments %q", args[1:])
+		}
+		file := host.ProxyConfigPath()
+		up, err := host.ReadProxyConfig(file)
+		if err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: proxy: %v\n", err)
+			return exitFailed
+		}
+		out := map[string]string{"file": file, "server": up.Addr, "user": up.User, "pin": up.Pin}
+		if *asJSON {
+			json.NewEncoder(stdout).Encode(out)
+		} else {
+			fmt.Fprintf(stdout, "proxy %s, user %s, pin %q (settings in %s)\n", up.Addr, up.User, up.Pin, file)
+		}
+		return exitOK
+	case "set":
+		var up relay.Upstream
+		fs.StringVar(&up.Addr, "server", "", "")
+		fs.StringVar(&up.User, "user", "", "")
+		fs.StringVar(&up.Pin, "pin", "", "")
+		pwStdin := fs.Bool("password-stdin", false, "")
+		if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || !*pwStdin {
+			return badUsage(stderr, "proxy set: want --server HOST:PORT --user NAME --password-stdin [--pin BASE64]")
+		}
+		b, _ := io.ReadAll(io.LimitReader(stdin, 4096))
+		up.Password = strings.TrimRight(string(b), "\r\n")
+		if err := up.Check(); err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: proxy set: %v\n", err)
+			return exitUsage
+		}
+		file := host.ProxyConfigPath()
+		if err := host.WriteProxyConfig(file, up); err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: proxy set: %v\n", err)
+			return exitFailed
+		}
+		fmt.Fprintf(stdout, "saved %s (mode 600); the next host the browser starts uses it\n", file)
+		return exitOK
+	case "test":
+		target := fs.String("target", "", "")
+		wait := fs.Duration("wait", 2*time.Second, "")
+		if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
+			return badUsage(stderr, "proxy test: bad arguments %q", args[1:])
+		}
+		if *target != "" {
+			h, ok := relay.Target(*target)
+			if !ok {
+				return badUsage(stderr, "proxy test: --target %q: want HOST:443", *target)
+			}
+			*target = h + ":443"
+		}
+		up, err := host.ReadProxyConfig(host.ProxyConfigPath())
+		if err != nil {
+			fmt.Fprintf(stderr, "mpsurf-host: proxy test: %v\n", err)
+			return exitFailed
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res := relay.Probe(ctx, relay.Config{Upstream: up, Cellular: cellularFromSysfs()}, *target, *wait)
+		if *asJSON {
+			json.NewEncoder(stdout).Encode(res)
+		} else {
+			fmt.Fprintf(stdout, "%s: %s\n  stage %s, MPTCP %v, subflows %d (cellular %v), software %q, status %d, %d ms\n",
+				map[bool]string{true: "ok", false: "FAILED"}[res.OK], res.Detail, res.Stage, res.MPTCP, res.Subflows, res.CellSubflow,
+				res.Software, res.Status, res.ElapsedMS)
+		}
+		if !res.OK {
+			return exitFailed
+		}
+		return exitOK
+	}
+	return badUsage(stderr, "proxy: unknown subcommand %q (set, test, show)", args[0])
+}
+
+// cellularFromSysfs classifies interfaces once (MPSURF_NAMES and sysfs, as the serving host does).
+func cellularFromSysfs() func(netip.Addr) bool {
+	f := &feed{}
+	if s, err := f.newSampler(); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		s.Run(ctx)
+		cancel()
+		f.sampler = s
+	}
+	return f.isCellular
+}

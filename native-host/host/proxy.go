@@ -1,0 +1,415 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/relay"
+)
+
+// Request and push types of the MPTCP proxy deployment (PROTOCOL.md §4 Proxy).
+const (
+	TypeProxyStatus = "proxy_status"
+	TypeProxyConfig = "proxy_config"
+	TypeProxyTest   = "proxy_test"
+	TypeProxyPush   = "proxy"
+)
+
+// EnvProxyConfig names the proxy settings file instead of $XDG_CONFIG_HOME/mpsurf/proxy.json.
+const EnvProxyConfig = "MPSURF_PROXY_CONFIG"
+
+// Limits of what the proxy status carries.
+const (
+	maxRoutes     = 1000 // hosts decided multipath, for the extension's PAC
+	maxUsageShown = 50   // origins in the per-origin usage list
+	testWait      = 2 * time.Second
+)
+
+// ProxyStatus is the body of proxy_status and proxy_config replies and of the proxy push.
+type ProxyStatus struct {
+	Configured bool          `json:"configured"`
+	Server     string        `json:"server,omitempty"`
+	User       string        `json:"user,omitempty"`
+	Pin        string        `json:"pin,omitempty"`
+	File       string        `json:"file"`
+	State      string        `json:"state"` // unconfigured, unknown, up, down, error
+	Detail     string        `json:"detail"`
+	SinceMS    int64         `json:"since_ms"`
+	Software   string        `json:"software,omitempty"`
+	Relay      *RelayAccess  `json:"relay"`
+	Stats      relay.Stats   `json:"stats"`
+	Usage      []relay.Usage `json:"usage"`
+	Routes     []string      `json:"routes"`
+}
+
+// RelayAccess is where the browser reaches the relay and the credentials it answers the relay's 407 with.
+type RelayAccess struct {
+	Host     string `json:"host"`
+	Port     int    `json:"port"`
+	User     string `json:"user"`
+	Password string `json:"password"`
+}
+
+// proxyHub owns the relay, its settings file and the table of per-host decisions the relay applies.
+type proxyHub struct {
+	s    *Server
+	file string
+
+	mu       sync.Mutex
+	relay    *relay.Relay
+	err      string // why there is no relay although settings exist
+	errSince int64
+	routes   map[string]relay.Policy // host -> its origin's (or its page's) decision
+	order    []string                // routes, oldest first
+	cellular func(netip.Addr) bool
+	pushes   chan any
+}
+
+func newProxyHub(s *Server) *proxyHub {
+	h := &proxyHub{s: s, file: ProxyConfigPath(), routes: map[string]relay.Policy{}, pushes: make(chan any, 4)}
+	if up, err := ReadProxyConfig(h.file); err == nil {
+		h.start(up)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		h.err, h.errSince = err.Error(), time.Now().UnixMilli()
+		s.log.Warn("proxy settings unreadable", "file", h.file, "err", err)
+	}
+	return h
+}
+
+// ProxyConfigPath is where the proxy settings (with the password) live: the user's config directory, 0600.
+func ProxyConfigPath() string {
+	if p := os.Getenv(EnvProxyConfig); p != "" {
+		return p
+	}
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "."
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "mpsurf", "proxy.json")
+}
+
+func ReadProxyConfig(file string) (relay.Upstream, error) {
+	var up relay.Upstream
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return up, err
+	}
+	if fi, err := os.Stat(file); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		return up, fmt.Errorf("%s is readable by others (mode %o): chmod 600 it", file, fi.Mode().Perm())
+	}
+	if err := json.Unmarshal(b, &up); err != nil {
+		return up, fmt.Errorf("%s: %w", file, err)
+	}
+	return up, up.Check()
+}
+
+// WriteProxyConfig replaces the settings file atomically, readable by the user only.
+func WriteProxyConfig(file string, up relay.Upstream) error {
+	if err := os.MkdirAll(filepath.Dir(file), 0o700); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(up, "", "  ")
+	tmp := file + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil { // WriteFile keeps an existing file's mode
+		return err
+	}
+	return os.Rename(tmp, file)
+}
+
+// start replaces the relay with one for up. Caller must not hold h.mu.
+func (h *proxyHub) start(up relay.Upstream) {
+	h.mu.Lock()
+	old := h.relay
+	h.relay, h.err = nil, ""
+	h.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	r, err := relay.Start(relay.Config{
+		Upstream: up,
+		Policy:   h.policy,
+		Conn:     h.conn,
+		Cellular: h.isCellular,
+		OnState:  func(relay.State) { h.push() },
+		Log:      h.s.log,
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.err, h.errSince = err.Error(), time.Now().UnixMilli()
+		h.s.log.Warn("relay not started", "err", err)
+		return
+	}
+	h.relay = r
+	h.s.log.Info("relay started", "listen", r.Addr(), "proxy", up.Addr)
+}
+
+func (h *proxyHub) isCellular(a netip.Addr) bool {
+	h.mu.Lock()
+	f := h.cellular
+	h.mu.Unlock()
+	return f != nil && f(a)
+}
+
+// policy is the relay's decision lookup: the host's own entry.
+func (h *proxyHub) policy(host string) (relay.Policy, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p, ok := h.routes[host]
+	return p, ok
+}
+
+// conn carries a tunnel's decision to the helper for its own connection.
+func (h *proxyHub) conn(ctx context.Context, local, remote netip.AddrPort, p relay.Policy) string {
+	c := startActuator(h.s.log)
+	if c == nil {
+		return "not_configured"
+	}
+	mp := p.Multipath
+	req := actuate.Request{Verb: actuate.VerbConn, LeaseMS: actuatorLease.Milliseconds(), Local: local.String(),
+		Remote: remote.String(), Multipath: &mp}
+	if mp {
+		req.Theta1, req.Theta2 = p.Theta1, p.Theta2
+	}
+	return c.call(ctx, req)
+}
+
+// route records an origin's decision for its host, so that the relay applies it to the origin's tunnels.
+func (h *proxyHub) route(origin string, p relay.Policy) {
+	u, err := url.Parse(origin)
+	if err != nil || u.Hostname() == "" {
+		return
+	}
+	h.setRoute(strings.ToLower(u.Hostname()), p)
+}
+
+func (h *proxyHub) setRoute(host string, p relay.Policy) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.routes[host]; !ok {
+		h.order = append(h.order, host)
+		if len(h.order) > maxRoutes {
+			delete(h.routes, h.order[0])
+			h.order = h.order[1:]
+		}
+	}
+	h.routes[host] = p
+}
+
+// follow gives a page's other hosts the page origin's decision, as the kernel's per-address policies do
+// (PROTOCOL.md Peers): a host two pages share follows the page reported last.
+func (h *proxyHub) follow(origin string, hosts []string) {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return
+	}
+	page, ok := h.policy(strings.ToLower(u.Hostname()))
+	if !ok {
+		return
+	}
+	for _, host := range hosts {
+		if _, ok := relay.Target(host + ":443"); ok {
+			h.setRoute(host, page)
+		}
+	}
+}
+
+// status is what proxy_status answers.
+func (h *proxyHub) status() ProxyStatus {
+	h.mu.Lock()
+	r, errText, errSince := h.relay, h.err, h.errSince
+	routes := make([]string, 0, len(h.routes))
+	for _, host := range h.order {
+		if h.routes[host].Multipath {
+			routes = append(routes, host)
+		}
+	}
+	h.mu.Unlock()
+	st := ProxyStatus{File: h.file, Routes: routes, Usage: []relay.Usage{}}
+	switch {
+	case r != nil:
+		up := r.Upstream()
+		rs := r.State()
+		user, pass := r.Credentials()
+		addr := r.Addr()
+		st.Configured, st.Server, st.User, st.Pin = true, up.Addr, up.User, up.Pin
+		st.State, st.Detail, st.SinceMS, st.Software = rs.State, rs.Detail, rs.SinceMS, rs.Software
+		st.Relay = &RelayAccess{Host: addr.Addr().String(), Port: int(addr.Port()), User: user, Password: pass}
+		st.Stats, st.Usage = r.Stats(), r.Usage(maxUsageShown)
+	case errText != "":
+		st.Configured, st.State, st.Detail, st.SinceMS = true, "error", errText, errSince
+	default:
+		st.State, st.Detail = "unconfigured", "no proxy set: multipath reaches only the few sites that speak MPTCP themselves"
+	}
+	return st
+}
+
+// push queues a proxy push (the state changed); a full queue drops it, the next one carries the newer state.
+func (h *proxyHub) push() {
+	p := protocol.Push{V: protocol.Version, Type: TypeProxyPush, Push: true, Body: h.status()}
+	select {
+	case h.pushes <- p:
+	default:
+	}
+}
+
+func (h *proxyHub) close() {
+	h.mu.Lock()
+	r := h.relay
+	h.relay = nil
+	h.mu.Unlock()
+	if r != nil {
+		r.Close()
+	}
+}
+
+// UseCellular tells the relay which local addresses are the cellular interface's (for per-origin accounting).
+func (s *Server) UseCellular(f func(netip.Addr) bool) {
+	s.proxy.mu.Lock()
+	s.proxy.cellular = f
+	s.proxy.mu.Unlock()
+}
+
+// Close stops the relay.
+func (s *Server) Close() { s.proxy.close() }
+
+func (s *Server) proxyStatus(req protocol.Request) protocol.Reply {
+	return protocol.OK(req, s.proxy.status())
+}
+
+func (s *Server) proxyConfig(req protocol.Request) protocol.Reply {
+	obj, perr := fields(req.Body)
+	if perr != nil {
+		return protocol.Fail(req, perr)
+	}
+	if raw, ok := obj["clear"]; ok {
+		if string(raw) != "true" || len(obj) != 1 {
+			return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "clear: must be true, alone"))
+		}
+		s.proxy.close()
+		if err := os.Remove(s.proxy.file); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return protocol.Fail(req, protocol.Errorf(protocol.CodeInternal, "%v", err))
+		}
+		s.proxy.mu.Lock()
+		s.proxy.err = ""
+		s.proxy.mu.Unlock()
+		s.log.Info("proxy settings removed", "file", s.proxy.file)
+		return protocol.OK(req, s.proxy.status())
+	}
+	var up relay.Upstream
+	for _, f := range []struct {
+		name string
+		dst  *string
+		opt  bool
+	}{{"server", &up.Addr, false}, {"user", &up.User, false}, {"password", &up.Password, false}, {"pin", &up.Pin, true}} {
+		if _, ok := obj[f.name]; !ok && f.opt {
+			continue
+		}
+		v, perr := getString(obj, f.name)
+		if perr != nil {
+			return protocol.Fail(req, perr)
+		}
+		*f.dst = strings.TrimSpace(v)
+	}
+	if len(obj) > 4 {
+		return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "body: only server, user, password, pin"))
+	}
+	if err := up.Check(); err != nil {
+		return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "%v", err))
+	}
+	if err := WriteProxyConfig(s.proxy.file, up); err != nil {
+		return protocol.Fail(req, protocol.Errorf(protocol.CodeInternal, "proxy settings not saved: %v", err))
+	}
+	s.log.Info("proxy settings saved", "file", s.proxy.file, "server", up.Addr, "user", up.User)
+	s.proxy.start(up)
+	return protocol.OK(req, s.proxy.status())
+}
+
+func (s *Server) proxyTest(req protocol.Request) protocol.Reply {
+	target := ""
+	if req.Body != nil {
+		obj, perr := fields(req.Body)
+		if perr != nil {
+			return protocol.Fail(req, perr)
+		}
+		if _, ok := obj["target"]; ok {
+			t, perr := getString(obj, "target")
+			if perr != nil {
+				return protocol.Fail(req, perr)
+			}
+			host, ok := relay.Target(t)
+			if !ok {
+				return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "target: must be host:443"))
+			}
+			target = host + ":443"
+		}
+	}
+	s.proxy.mu.Lock()
+	r := s.proxy.relay
+	s.proxy.mu.Unlock()
+	if r == nil {
+		st := s.proxy.status()
+		return protocol.OK(req, relay.TestResult{Stage: "config", Detail: st.Detail})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	res := r.Test(ctx, target, testWait)
+	s.log.Info("proxy test", "ok", res.OK, "stage", res.Stage, "subflows", res.Subflows, "cell", res.CellSubflow, "detail", res.Detail)
+	return protocol.OK(req, res)
+}
+
+// call sends one request on the helper session (a per-connection policy: not replayed after a reconnect, since
+// the connection's lifetime is the tunnel's).
+func (c *actuatorClient) call(ctx context.Context, req actuate.Request) string {
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return "unavailable: helper not reached yet"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return "unavailable: " + c.lastErr
+	}
+	req.Session = c.session
+	timeout := actuateBudget
+	if d, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(d), 10*time.Millisecond)
+	}
+	_, err := c.callLocked(req, timeout)
+	var ref *errRefused
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &ref):
+		return "refused: " + ref.Error()
+	}
+	return "unavailable: " + err.Error()
+}
+
+// relayPolicy is a decision as the proxy leg carries it out, with θ1 as the helper must still enforce it.
+func relayPolicy(d protocol.Decision) relay.Policy {
+	p := relay.Policy{Multipath: d.Multipath}
+	if d.Multipath {
+		p.Theta1, p.Theta2 = runtimeTheta1(d), d.Theta2
+	}
+	return p
+}
