@@ -3,6 +3,7 @@ module github.com/mpsurf/mpsurf
 go 1.26.0
 
 require (
+	github.com/dunglas/httpsfv v1.1.2 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
