@@ -40,9 +40,10 @@ type testServer struct {
 	etag   string
 	hook   func(w http.ResponseWriter, r *http.Request) bool
 	ranges atomic.Int64 // range requests seen
+	pace   *paced
 }
 
-func newTestServer(t *testing.T, body []byte, h1 bool) *testServer {
+func newTestServer(t *testing.T, body []byte, h1 bool, stallAfter ...map[string]int64) *testServer {
 	ts := &testServer{body: body, etag: `"v1"`}
 	ts.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Range") != "" && r.Header.Get("Range") != "bytes=0-" {
@@ -62,9 +63,15 @@ func newTestServer(t *testing.T, body []byte, h1 bool) *testServer {
 	ts.EnableHTTP2 = !h1
 	// Each client address gets its own rate, so that two paths on loopback (127.0.0.1 and 127.0.0.2) differ the
 	// way WiFi and cellular do.
-	ts.Listener = &paced{Listener: ts.Listener, rates: map[string]float64{"127.0.0.1": 24e6 / 8, "127.0.0.2": 40e6 / 8}}
+	ts.pace = &paced{Listener: ts.Listener, rates: map[string]float64{"127.0.0.1": 24e6 / 8, "127.0.0.2": 40e6 / 8}, quit: make(chan struct{})}
+	if len(stallAfter) > 0 {
+		ts.pace.stallAfter = stallAfter[0]
+	}
+	ts.Listener = ts.pace
 	ts.StartTLS()
 	t.Cleanup(ts.Close)
+	t.Cleanup(func() { close(ts.pace.quit) }) // runs first: stalled writers give up
+
 	return ts
 }
 
@@ -150,6 +157,9 @@ func TestFetchServerIgnoresRanges(t *testing.T) {
 type paced struct {
 	net.Listener
 	rates map[string]float64
+	// stallAfter stops writing (without closing) to a client address after this many bytes on one connection.
+	stallAfter map[string]int64
+	quit       chan struct{}
 }
 
 func (l *paced) Accept() (net.Conn, error) {
@@ -159,16 +169,18 @@ func (l *paced) Accept() (net.Conn, error) {
 	}
 	host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
 	if r := l.rates[host]; r > 0 {
-		return &pacedConn{Conn: c, rate: r, t0: time.Now()}, nil
+		return &pacedConn{Conn: c, rate: r, t0: time.Now(), stall: float64(l.stallAfter[host]), quit: l.quit}, nil
 	}
 	return c, nil
 }
 
 type pacedConn struct {
 	net.Conn
-	rate float64
-	t0   time.Time
-	sent float64
+	rate  float64
+	t0    time.Time
+	sent  float64
+	stall float64
+	quit  chan struct{}
 }
 
 func (c *pacedConn) Write(b []byte) (int, error) {
@@ -181,6 +193,10 @@ func (c *pacedConn) Write(b []byte) (int, error) {
 			return n, err
 		}
 		c.sent += float64(w)
+		if c.stall > 0 && c.sent > c.stall {
+			<-c.quit // a path that went silent until the test ends
+			return n, net.ErrClosed
+		}
 		if d := time.Duration(c.sent/c.rate*float64(time.Second)) - time.Since(c.t0); d > 0 {
 			time.Sleep(d)
 		}

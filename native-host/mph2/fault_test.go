@@ -1,0 +1,204 @@
+package mph2
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The object changes after the first response: range requests carry If-Range, so the server answers the new
+// version whole, and the download starts over on one path instead of mixing versions.
+func TestFetchObjectChangesIfRange(t *testing.T) {
+	oldBody, newBody := object(2<<20, 3), object(2<<20+7, 4)
+	ts := newTestServer(t, oldBody, false)
+	var swapped bool
+	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get("Range") == "bytes=0-" && !swapped {
+			swapped = true
+			// Serve the first response from the old version, then switch every later one to the new.
+			go func() {
+				time.Sleep(30 * time.Millisecond)
+				ts.mu.Lock()
+				ts.body, ts.etag = newBody, `"v2"`
+				ts.mu.Unlock()
+			}()
+		}
+		return false
+	}
+	res := fetchOK(t, ts.options(t, 2), newBody)
+	if !strings.Contains(res.Fallback, "changed") {
+		t.Errorf("fallback %q", res.Fallback)
+	}
+}
+
+// A server that answers a range from the new version as 206 anyway (ignoring If-Range): the ETag differs, and the
+// download starts over.
+func TestFetchObjectChangesIgnoringIfRange(t *testing.T) {
+	oldBody, newBody := object(2<<20, 5), object(2<<20, 6)
+	ts := newTestServer(t, oldBody, false)
+	first := true
+	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		if first {
+			first = false
+			go func() {
+				time.Sleep(30 * time.Millisecond)
+				ts.mu.Lock()
+				ts.body, ts.etag = newBody, `"v2"`
+				ts.mu.Unlock()
+			}()
+			return false
+		}
+		r.Header.Del("If-Range")
+		return false
+	}
+	res := fetchOK(t, ts.options(t, 2), newBody)
+	if !strings.Contains(res.Fallback, "changed") {
+		t.Errorf("fallback %q", res.Fallback)
+	}
+}
+
+// Without ETag or Last-Modified nothing can tell two versions apart: one path.
+func TestFetchNoValidator(t *testing.T) {
+	body := object(1<<20, 7)
+	ts := newTestServer(t, body, false)
+	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		http.ServeContent(w, r, "f.bin", time.Time{}, bytes.NewReader(body))
+		return true
+	}
+	res := fetchOK(t, ts.options(t, 2), body)
+	if !strings.Contains(res.Fallback, "no validator") || ts.ranges.Load() != 0 {
+		t.Errorf("fallback %q, %d range requests", res.Fallback, ts.ranges.Load())
+	}
+}
+
+// One path goes silent mid-way (no data, no close, as when a radio loses coverage): after PathTimeout its range
+// goes to the other path, and the file is still exact.
+func TestFetchPathDies(t *testing.T) {
+	for _, h1 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "h2", true: "http1.1"}[h1], func(t *testing.T) {
+			body := object(3<<20, 8)
+			ts := newTestServer(t, body, h1, map[string]int64{"127.0.0.2": 600 << 10})
+			o := ts.options(t, 2)
+			o.PathTimeout = 700 * time.Millisecond
+			res := fetchOK(t, o, body)
+			if res.Paths[1].Error == "" || res.Paths[0].Bytes <= res.Paths[1].Bytes {
+				t.Errorf("path b should have died and a done the rest: %+v", res.Paths)
+			}
+			t.Logf("%+v", res.Paths)
+		})
+	}
+}
+
+// Stopped half-way (browser closed), the partial file and its sidecar stay and a later run resumes from them.
+func TestFetchStopAndResume(t *testing.T) {
+	body := object(4<<20, 9)
+	ts := newTestServer(t, body, false)
+	o := ts.options(t, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	o.ProgressEvery = 50 * time.Millisecond
+	o.Progress = func(p Progress) {
+		if p.Received > 1<<20 {
+			cancel()
+		}
+	}
+	_, err := Fetch(ctx, o)
+	if !errors.Is(err, ErrStopped) {
+		t.Fatalf("err %v, want ErrStopped", err)
+	}
+	if _, err := os.Stat(o.Out); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a stopped download left a file that looks complete")
+	}
+	sc, err := ReadSidecar(o.Out)
+	if err != nil || sc.Done.Total() < 1<<20 || sc.Size != int64(len(body)) {
+		t.Fatalf("sidecar %+v, %v", sc, err)
+	}
+	o.Progress, o.Resume = nil, true
+	res := fetchOK(t, o, body)
+	if res.Resumed != sc.Done.Total() {
+		t.Errorf("resumed %d bytes, the sidecar had %d", res.Resumed, sc.Done.Total())
+	}
+	if got := res.Paths[0].Bytes + res.Paths[1].Bytes; got > int64(len(body))-sc.Done.Total() {
+		t.Errorf("fetched %d bytes again, %d were missing", got, int64(len(body))-sc.Done.Total())
+	}
+}
+
+// A resume against a changed object starts over rather than keeping the old bytes.
+func TestFetchResumeChanged(t *testing.T) {
+	body := object(2<<20, 10)
+	ts := newTestServer(t, body, false)
+	o := ts.options(t, 1)
+	part, _ := PartPaths(o.Out)
+	os.WriteFile(part, body[:1<<20], 0o644)
+	writeSidecar(mustOpen(t, part), o.Out, &Sidecar{Version: 1, URL: o.URL, Size: int64(len(body)), ETag: `"old"`, Done: Spans{{0, 1 << 20}}})
+	o.Resume = true
+	res := fetchOK(t, o, body)
+	if res.Resumed != 0 || res.Paths[0].Bytes != int64(len(body)) {
+		t.Errorf("%+v", res)
+	}
+}
+
+// A server whose size differs from what the browser saw fails before anything is written.
+func TestFetchSizeMismatch(t *testing.T) {
+	body := object(1<<20, 11)
+	ts := newTestServer(t, body, false)
+	o := ts.options(t, 2)
+	o.Size = 12345
+	if _, err := Fetch(context.Background(), o); err == nil || !strings.Contains(err.Error(), "expected 12345") {
+		t.Fatalf("err %v", err)
+	}
+	for _, p := range []string{o.Out, o.Out + PartSuffix, o.Out + SidecarSuffix} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists", p)
+		}
+	}
+}
+
+// A digest that does not match removes the partial file and fails.
+func TestFetchDigestMismatch(t *testing.T) {
+	body := object(1<<20, 12)
+	ts := newTestServer(t, body, false)
+	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Repr-Digest", "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:")
+		w.Header().Set("ETag", `"v1"`)
+		http.ServeContent(w, r, "f.bin", time.Time{}, bytes.NewReader(body))
+		return true
+	}
+	o := ts.options(t, 2)
+	if _, err := Fetch(context.Background(), o); err == nil || !strings.Contains(err.Error(), "digest") {
+		t.Fatalf("err %v", err)
+	}
+	for _, p := range []string{o.Out, o.Out + PartSuffix} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists", p)
+		}
+	}
+}
+
+// A file of the final name exists already: the download takes the next free name, never overwrites.
+func TestFetchNoClobber(t *testing.T) {
+	body := object(300<<10, 13)
+	ts := newTestServer(t, body, false)
+	o := ts.options(t, 1)
+	os.WriteFile(o.Out, []byte("mine"), 0o644)
+	res := fetchOK(t, o, body)
+	if !strings.HasSuffix(res.File, "f (2).bin") {
+		t.Errorf("file %s", res.File)
+	}
+	if b, _ := os.ReadFile(o.Out); string(b) != "mine" {
+		t.Error("the existing file was overwritten")
+	}
+}
+
+func mustOpen(t *testing.T, path string) *os.File {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
