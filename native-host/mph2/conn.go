@@ -38,6 +38,8 @@ type conn interface {
 	get(req request, h handler) (stream, error)
 	// rtt is the application-layer RTT estimate.
 	rtt() (time.Duration, bool)
+	// baseRTT is the smallest RTT seen (0 when unknown): the path without its queues.
+	baseRTT() time.Duration
 	// setCredit sets the HTTP/2 flow-control credit each stream keeps ahead of what it has received.
 	setCredit(n int64)
 	// waste is how many bytes the server sent that were not delivered (past a limit, or on reset streams).

@@ -3,6 +3,7 @@ package mph2
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/netip"
@@ -104,4 +105,17 @@ func (d *dialer) dialTLS(ctx context.Context) (*tls.Conn, error) {
 		return nil, fmt.Errorf("path %s: TLS: %w", d.path.Name, err)
 	}
 	return tc, nil
+}
+
+// TLSWithRoots is a client TLS configuration trusting the system's roots plus the PEM certificates in extra (a
+// private test server's, for example).
+func TLSWithRoots(extra []byte) (*tls.Config, error) {
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if len(extra) > 0 && !pool.AppendCertsFromPEM(extra) {
+		return nil, fmt.Errorf("no PEM certificate in the extra roots")
+	}
+	return &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
 }

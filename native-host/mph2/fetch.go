@@ -699,9 +699,11 @@ func (e *engine) onData(st *est, n int64, at time.Time) error {
 	p.bw.Add(n, at)
 	e.dirty = true
 	if bw, ok := p.bw.Value(); ok {
-		if rtt, ok := p.c.rtt(); ok {
-			// Enough credit for the path to run at its rate: three bandwidth-delay products, refilled at half.
-			p.c.setCredit(min(max(int64(3*bw*rtt.Seconds()), 128<<10), 16<<20))
+		if rtt := p.c.baseRTT(); rtt > 0 {
+			// Enough credit for the path to run at its rate: two bandwidth-delay products of the path without its
+			// queues, refilled at half. Sized from the queued RTT instead, the credit would fill the queues it
+			// measures and grow without end.
+			p.c.setCredit(min(max(int64(2*bw*rtt.Seconds()), 128<<10), 16<<20))
 		}
 	}
 	if !e.single && e.size >= 0 && e.ranges {

@@ -52,11 +52,12 @@ func newH1(url string, header http.Header, dial func(ctx context.Context) (net.C
 	return &h1conn{client: &http.Client{Transport: tr}, tr: tr, url: url, header: header, ctx: ctx, cancel: cancel}
 }
 
-func (c *h1conn) proto() string         { return "http/1.1" }
-func (c *h1conn) setCredit(int64)       {}
-func (c *h1conn) waste() int64          { return c.wasted.Load() }
-func (c *h1conn) dead() <-chan struct{} { return c.ctx.Done() }
-func (c *h1conn) err() error            { return context.Cause(c.ctx) }
+func (c *h1conn) proto() string          { return "http/1.1" }
+func (c *h1conn) setCredit(int64)        {}
+func (c *h1conn) baseRTT() time.Duration { return 0 }
+func (c *h1conn) waste() int64           { return c.wasted.Load() }
+func (c *h1conn) dead() <-chan struct{}  { return c.ctx.Done() }
+func (c *h1conn) err() error             { return context.Cause(c.ctx) }
 func (c *h1conn) rtt() (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -53,6 +53,7 @@ type h2conn struct {
 	pings      map[uint64]time.Time
 	pingSeq    uint64
 	rttEst     RTT
+	minRTT     time.Duration
 	credit     atomic.Int64
 	wasted     atomic.Int64
 	deadCh     chan struct{}
@@ -115,6 +116,11 @@ func (c *h2conn) rtt() (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.rttEst.Value()
+}
+func (c *h2conn) baseRTT() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.minRTT
 }
 func (c *h2conn) err() error { c.mu.Lock(); defer c.mu.Unlock(); return c.failErr }
 
@@ -351,7 +357,11 @@ func (c *h2conn) readLoop() {
 			seq := binary.BigEndian.Uint64(f.Data[:])
 			c.mu.Lock()
 			if t, ok := c.pings[seq]; ok {
-				c.rttEst.Add(time.Since(t))
+				d := time.Since(t)
+				c.rttEst.Add(d)
+				if c.minRTT == 0 || d < c.minRTT {
+					c.minRTT = d
+				}
 				delete(c.pings, seq)
 			}
 			c.mu.Unlock()

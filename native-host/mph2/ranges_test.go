@@ -53,8 +53,8 @@ func TestSpans(t *testing.T) {
 	}{
 		{10, 20, 0, Spans{{10, 20}}},
 		{30, 40, 0, Spans{{10, 20}, {30, 40}}},
-		{20, 30, 0, Spans{{10, 40}}},        // touching both: merged
-		{0, 5, 0, Spans{{0, 5}, {10, 40}}},  // before
+		{20, 30, 0, Spans{{10, 40}}},         // touching both: merged
+		{0, 5, 0, Spans{{0, 5}, {10, 40}}},   // before
 		{35, 50, 5, Spans{{0, 5}, {10, 50}}}, // overlapping: 5 duplicate bytes
 		{3, 12, 4, Spans{{0, 50}}},
 		{7, 7, 0, Spans{{0, 50}}}, // empty
