@@ -88,7 +88,11 @@ export interface Decision {
   terms?: Term[];
   size?: SizePrediction;
   protocol?: string;
+  /** What the paths' numbers came from (PROTOCOL.md §3): the model on measured links, priors, or a rule. */
+  basis?: Basis;
 }
+
+export type Basis = 'measured' | 'prior' | 'rule';
 
 export interface Term {
   name: string;
@@ -541,6 +545,7 @@ export function parseDecision(body: unknown, asked: DecideArgs): Decision {
   if (b.terms !== undefined && b.terms !== null) d.terms = parseTerms(b.terms);
   if (b.size !== undefined && b.size !== null) d.size = parseSize(b.size);
   if (b.protocol !== undefined && b.protocol !== null) d.protocol = oneOf(b.protocol, 'decision.protocol', ['h2', 'http/1.1', 'h3', 'unknown'] as const);
+  if (b.basis !== undefined && b.basis !== null) d.basis = oneOf(b.basis, 'decision.basis', ['measured', 'prior', 'rule'] as const);
   return d;
 }
 

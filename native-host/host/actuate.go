@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
-	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/decide"
 )
 
 // Environment knobs of the actuation client.
@@ -63,32 +63,26 @@ type actuatorClient struct {
 	order   []string // replay keys, oldest first
 }
 
-var (
-	actuatorOnce sync.Once
-	actuatorCli  *actuatorClient
-)
-
-// startActuator reads the environment once and starts the client if a socket is named.
-func startActuator(log *slog.Logger) *actuatorClient {
-	actuatorOnce.Do(func() {
-		path := os.Getenv(EnvActuator)
-		if path == "" {
-			if fi, err := os.Stat(DefaultActuator); err == nil && fi.Mode()&os.ModeSocket != 0 {
-				path = DefaultActuator
-			}
+// StartActuator reads the environment and starts the client if a socket is named (or the installed unit's
+// exists); nil means decisions stay advisory. The client lives as long as the process.
+func StartActuator(log *slog.Logger) *actuatorClient {
+	path := os.Getenv(EnvActuator)
+	if path == "" {
+		if fi, err := os.Stat(DefaultActuator); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			path = DefaultActuator
 		}
-		if path == "" || path == "off" {
-			return
-		}
-		hosts, err := ParseHosts(os.Getenv(EnvHosts))
-		if err != nil {
-			log.Error("ignoring "+EnvHosts, "err", err)
-		}
-		actuatorCli = &actuatorClient{path: path, hosts: hosts, log: log, ready: make(chan struct{}),
-			replay: map[string]actuate.Request{}, lastErr: "not connected yet"}
-		go actuatorCli.run()
-	})
-	return actuatorCli
+	}
+	if path == "" || path == "off" {
+		return nil
+	}
+	hosts, err := ParseHosts(os.Getenv(EnvHosts))
+	if err != nil {
+		log.Error("ignoring "+EnvHosts, "err", err)
+	}
+	c := &actuatorClient{path: path, hosts: hosts, log: log, ready: make(chan struct{}),
+		replay: map[string]actuate.Request{}, lastErr: "not connected yet"}
+	go c.run()
+	return c
 }
 
 // ParseHosts reads EnvHosts: comma-separated name=addr entries; one name may list several addresses with '|'
@@ -305,43 +299,36 @@ func (c *actuatorClient) resolve(ctx context.Context, origin string) ([]netip.Ad
 	return out, nil
 }
 
-// actuate carries a decision to the helper, within actuateBudget, and notes the outcome in its inputs. It never
-// changes the decision itself.
-func (s *Server) actuate(d protocol.Decision) protocol.Decision {
-	c := startActuator(s.log)
+// Carry hands a decision to the helper, within actuateBudget, and notes the outcome in it (decide.Actuator).
+// It never changes the decision itself. A nil client (no helper configured) leaves the decision advisory.
+func (c *actuatorClient) Carry(ctx context.Context, d *decide.Decision) {
 	if c == nil {
-		return d // no helper configured: the decision's inputs stay as the model made them
+		return
 	}
-	in := make(map[string]any, len(d.Inputs)+2)
-	for k, v := range d.Inputs {
-		in[k] = v
-	}
-	d.Inputs = in
-	ctx, cancel := context.WithTimeout(context.Background(), actuateBudget)
+	ctx, cancel := context.WithTimeout(ctx, actuateBudget)
 	defer cancel()
 	addrs, err := c.resolve(ctx, d.Origin)
 	if err != nil {
-		in["actuation"] = clip("skipped: " + err.Error())
-		s.log.Warn("actuation", "origin", d.Origin, "err", err)
-		return d
+		d.Actuation = clip("skipped: " + err.Error())
+		c.log.Warn("actuation", "origin", d.Origin, "err", err)
+		return
 	}
 	strs := make([]string, len(addrs))
 	for i, a := range addrs {
 		strs[i] = a.String()
 	}
-	in["actuation_addrs"] = clip(strings.Join(strs, ","))
+	d.ActuationAddrs = clip(strings.Join(strs, ","))
 	mp := d.Multipath
 	req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: strs, Multipath: &mp}
 	if mp {
-		req.Theta1, req.Theta2 = runtimeTheta1(d), d.Theta2
+		req.Theta1, req.Theta2 = d.RuntimeTheta1, d.Theta2
 	}
 	res := c.setOrigin(ctx, req, d.Origin)
 	if res == "ok" {
 		c.refreshPeers(ctx, d.Origin, req)
 	}
-	in["actuation"] = clip(res)
-	s.log.Info("actuation", "origin", d.Origin, "multipath", mp, "addrs", strs, "result", res)
-	return d
+	d.Actuation = clip(res)
+	c.log.Info("actuation", "origin", d.Origin, "multipath", mp, "addrs", strs, "result", res)
 }
 
 // refreshPeers puts the addresses the origin's pages reported (peers) under its new decision, if it changed.
@@ -361,28 +348,6 @@ func (c *actuatorClient) refreshPeers(ctx context.Context, origin string, page a
 
 func equalCap(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
-// runtimeTheta1 is the θ1 the helper must still enforce at run time. When the model predicted the page's size
-// and found it at or above θ1, the threshold is already met: the subflow may open at once.
-func runtimeTheta1(d protocol.Decision) int64 {
-	if p, ok := d.Inputs["predicted_size_bytes"]; ok {
-		var size float64
-		switch v := p.(type) {
-		case int64:
-			size = float64(v)
-		case float64:
-			size = v
-		case int:
-			size = float64(v)
-		default:
-			return d.Theta1
-		}
-		if size >= float64(d.Theta1) {
-			return 0
-		}
-	}
-	return d.Theta1
-}
-
 func clip(s string) string {
 	if len(s) > 200 {
 		return s[:200]
@@ -399,9 +364,8 @@ type ActuatorHealth struct {
 	Detail  string `json:"detail"`
 }
 
-// actuatorHealth reports the helper's state without waiting on it.
-func actuatorHealth() ActuatorHealth {
-	c := actuatorCli
+// health reports the helper's state without waiting on it.
+func (c *actuatorClient) health() ActuatorHealth {
 	if c == nil {
 		return ActuatorHealth{State: "not_configured", Detail: "no privileged helper (" + DefaultActuator + " absent, " + EnvActuator + " unset or off): decisions go into the header but the kernel is not changed"}
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
-	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
 func TestParseHosts(t *testing.T) {
@@ -74,26 +73,6 @@ func FuzzParseHosts(f *testing.F) {
 			}
 		}
 	})
-}
-
-func TestRuntimeTheta1(t *testing.T) {
-	tests := []struct {
-		theta1 int64
-		inputs map[string]any
-		want   int64
-	}{
-		{200000, map[string]any{}, 200000},                                        // size unknown: θ1 holds at run time
-		{200000, map[string]any{"predicted_size_bytes": int64(500000)}, 0},        // predicted above θ1: met already
-		{200000, map[string]any{"predicted_size_bytes": float64(199999)}, 200000}, // below: still to enforce
-		{0, map[string]any{}, 0},
-		{200000, map[string]any{"predicted_size_bytes": "big"}, 200000},
-	}
-	for _, tt := range tests {
-		d := protocol.Decision{Multipath: true, Theta1: tt.theta1, Inputs: tt.inputs}
-		if got := runtimeTheta1(d); got != tt.want {
-			t.Errorf("runtimeTheta1(θ1 %d, %v) = %d, want %d", tt.theta1, tt.inputs, got, tt.want)
-		}
-	}
 }
 
 // TestActuatorClient runs the client against the real helper with its dry-run backend: a decision reaches

@@ -12,7 +12,6 @@ func (s *Server) hello(req protocol.Request) protocol.Reply {
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
-	startActuator(s.log) // actuate.go: open the helper session before the first decide
 	s.log.Info("hello", "client", h.Client, "client_version", h.Version, "revision", snap.Policy.Revision)
 	return protocol.OK(req, protocol.HelloReply{
 		Host: protocol.HostName, Version: Version, Protocol: protocol.Version, Policy: snap.Policy,

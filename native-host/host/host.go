@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/decide"
+	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/wire"
@@ -23,6 +25,8 @@ var Version = "0.1.0"
 // Server answers requests. It is safe for concurrent use.
 type Server struct {
 	store     *policy.Store
+	dec       *decide.Decider
+	act       *actuatorClient // nil: no privileged helper configured
 	log       *slog.Logger
 	start     time.Time
 	pid       int
@@ -32,9 +36,15 @@ type Server struct {
 	paused    pauseState // pause.go
 }
 
-// NewServer returns a Server deciding with the policy in store.
-func NewServer(store *policy.Store, log *slog.Logger) *Server {
-	s := &Server{store: store, log: log, start: time.Now(), pid: os.Getpid()}
+// NewServer returns a Server that answers hello and status with the network-wide policy in store, decides with
+// dec (nil: the model built into the binary, with nothing measured or remembered), and hands peers to act (nil:
+// no privileged helper; StartActuator makes one).
+func NewServer(store *policy.Store, dec *decide.Decider, act *actuatorClient, log *slog.Logger) *Server {
+	if dec == nil {
+		p, src, err := model.Open("")
+		dec = decide.New(decide.Config{Params: p, ParamsSource: src, ParamsErr: err, Log: log})
+	}
+	s := &Server{store: store, dec: dec, act: act, log: log, start: time.Now(), pid: os.Getpid()}
 	s.proxy = newProxyHub(s)
 	return s
 }

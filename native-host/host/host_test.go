@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/wire"
@@ -91,7 +92,7 @@ func embeddedServer(t *testing.T) *Server {
 	if _, err := store.Snapshot(); err != nil {
 		t.Fatal(err)
 	}
-	return NewServer(store, quietLog())
+	return NewServer(store, nil, nil, quietLog())
 }
 
 func TestExchanges(t *testing.T) {
@@ -119,12 +120,12 @@ func TestRepliesValidate(t *testing.T) {
 		}
 		var err error
 		switch b := r.Body.(type) {
-		case DecisionBody:
+		case decide.Body:
 			err = b.Validate()
-			if b.Protocol != "unknown" || b.Size == nil || b.Size.Known || len(b.Terms) == 0 {
+			if b.Protocol != "unknown" || b.Size == nil || b.Size.Known || len(b.Terms) == 0 || b.Basis != decide.BasisPrior {
 				t.Errorf("%s: model explanation %+v", ex.Name, b)
 			}
-			if b.Inputs["policy_file"] != "embedded:policy-models/baseline.json" || b.Inputs["predicted_size_bytes"] != nil {
+			if b.Inputs["basis"] != "prior" || b.Inputs["predicted_size_bytes"] != nil {
 				t.Errorf("%s: inputs %v", ex.Name, b.Inputs)
 			}
 		case protocol.HelloReply:
@@ -164,7 +165,7 @@ func TestStatusCountsDecisions(t *testing.T) {
 func TestPolicyUnavailable(t *testing.T) {
 	dir := t.TempDir()
 	src, _ := policy.Resolve(dir, "")
-	s := NewServer(policy.NewStore(src), quietLog())
+	s := NewServer(policy.NewStore(src), nil, nil, quietLog())
 	for _, req := range []string{
 		`{"v":1,"id":1,"type":"hello","body":{"client":"c","version":"1","protocols":[1]}}`,
 		`{"v":1,"id":2,"type":"decide","body":{"origin":"https://example.com","tab":1,"nav":"1"}}`,
@@ -354,7 +355,7 @@ func TestServePushesPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, _ := policy.Resolve(dir, "")
-	h := startPipeHost(t, NewServer(policy.NewStore(src), quietLog()), Config{Log: quietLog(), PollInterval: 10 * time.Millisecond})
+	h := startPipeHost(t, NewServer(policy.NewStore(src), nil, nil, quietLog()), Config{Log: quietLog(), PollInterval: 10 * time.Millisecond})
 
 	h.send(t, wire.Append(nil, []byte(`{"v":1,"id":1,"type":"status"}`)))
 	if r := h.next(t); r["ok"] != true {

@@ -28,21 +28,21 @@ type logExport struct {
 }
 
 func parseLogExport(body json.RawMessage) (logExport, *protocol.Error) {
-	obj, perr := fields(body)
+	obj, perr := protocol.AsObject(body, "body")
 	if perr != nil {
 		return logExport{}, perr
 	}
 	var e logExport
-	if e.format, perr = oneOf(obj, "format", store.FormatCSV, store.FormatJSONL); perr != nil {
+	if e.format, perr = obj.OneOf("format", store.FormatCSV, store.FormatJSONL); perr != nil {
 		return e, perr
 	}
-	if raw, ok := obj["since_ms"]; ok {
-		if e.sinceMS, perr = intValue(raw, "since_ms", 0, protocol.MaxSafeInt); perr != nil {
+	if obj.Has("since_ms") {
+		if e.sinceMS, perr = obj.Int("since_ms", 0, protocol.MaxSafeInt); perr != nil {
 			return e, perr
 		}
 	}
-	if raw, ok := obj["cursor"]; ok && !isNull(raw) {
-		s, perr := getString(obj, "cursor")
+	if obj.Has("cursor") && !obj.Null("cursor") {
+		s, perr := obj.String("cursor", -1)
 		if perr != nil {
 			return e, perr
 		}

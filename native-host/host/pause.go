@@ -1,7 +1,6 @@
 package host
 
 import (
-	"strings"
 	"sync"
 
 	"github.com/mpsurf/mpsurf/native-host/protocol"
@@ -23,70 +22,38 @@ type PauseReply struct {
 }
 
 type pauseState struct {
-	mu     sync.Mutex
-	paused bool
-	why    string
+	mu  sync.Mutex
+	why string // "" while not paused
 }
 
 func (s *Server) pause(req protocol.Request) protocol.Reply {
-	obj, perr := fields(req.Body)
+	obj, perr := protocol.AsObject(req.Body, "body")
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
-	paused, perr := getBool(obj, "paused")
+	paused, perr := obj.Bool("paused")
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
-	why, perr := oneOf(obj, "why", pauseReasons...)
+	why, perr := obj.OneOf("why", pauseReasons...)
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
 	if paused == (why == "none") {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "why: %q does not go with paused %v", why, paused))
 	}
+	if !paused {
+		why = ""
+	}
 	s.paused.mu.Lock()
-	changed := s.paused.paused != paused || s.paused.why != why
-	s.paused.paused, s.paused.why = paused, why
+	changed := s.paused.why != why
+	s.paused.why = why
 	s.paused.mu.Unlock()
 	if changed {
 		s.log.Info("pause", "paused", paused, "why", why)
 	}
-	return protocol.OK(req, PauseReply{Paused: paused, Why: why})
-}
-
-// pauseWords say why multipath is off, for the decision's reason.
-var pauseWords = map[string]string{
-	"user":        "you paused multipath",
-	"consent":     "multipath waits for your consent (MPSurf's first-run page)",
-	"cap_daily":   "today's cellular cap is reached",
-	"cap_monthly": "this month's cellular cap is reached",
-	"roaming":     "the cellular link is roaming",
-}
-
-// gate turns a decision into single path while multipath is paused, saying why; the model's terms stay.
-func (s *Server) gate(d protocol.Decision) protocol.Decision {
-	s.paused.mu.Lock()
-	paused, why := s.paused.paused, s.paused.why
-	s.paused.mu.Unlock()
 	if !paused {
-		return d
+		why = "none"
 	}
-	in := make(map[string]any, len(d.Inputs)+1)
-	for k, v := range d.Inputs {
-		in[k] = v
-	}
-	in["paused"] = why
-	d.Inputs = in
-	if d.Multipath {
-		d.Multipath = false
-		d.Reason = clipReason("single path: " + pauseWords[why])
-	}
-	return d
-}
-
-func clipReason(s string) string {
-	if len(s) <= protocol.MaxReasonLen {
-		return s
-	}
-	return strings.ToValidUTF8(s[:protocol.MaxReasonLen], "")
+	return protocol.OK(req, PauseReply{Paused: paused, Why: why})
 }

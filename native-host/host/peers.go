@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
@@ -46,7 +47,7 @@ func (s *Server) peers(req protocol.Request) protocol.Reply {
 		}
 	}
 	res := "not_configured"
-	if c := startActuator(s.log); c != nil {
+	if c := s.act; c != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), actuateBudget)
 		defer cancel()
 		res = c.setPeers(ctx, origin, addrs)
@@ -68,48 +69,44 @@ func usableAddr(a netip.Addr) bool {
 // parsePeers checks a peers body: origin (as in decide), tab, and 1 to maxPeers {host, ip}. An address the
 // browser gives in brackets (IPv6) is taken without them.
 func parsePeers(body json.RawMessage) (string, []Peer, *protocol.Error) {
-	obj, perr := fields(body)
+	obj, perr := protocol.AsObject(body, "body")
 	if perr != nil {
 		return "", nil, perr
 	}
-	origin, perr := getString(obj, "origin")
+	origin, perr := obj.String("origin", -1)
 	if perr != nil {
 		return "", nil, perr
 	}
-	if _, perr = getInt(obj, "tab", -1, protocol.MaxID); perr != nil {
+	if _, perr = obj.Int("tab", -1, protocol.MaxID); perr != nil {
 		return "", nil, perr
 	}
-	raw, ok := obj["peers"]
-	if !ok {
-		return "", nil, protocol.Errorf(protocol.CodeBadRequest, "peers: missing")
-	}
-	var items []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
-		return "", nil, protocol.Errorf(protocol.CodeBadRequest, "peers: must be an array")
+	items, perr := obj.Array("peers", protocol.MaxSafeInt)
+	if perr != nil {
+		return "", nil, perr
 	}
 	if len(items) < 1 || len(items) > maxPeers {
 		return "", nil, protocol.Errorf(protocol.CodeBadRequest, "peers: must list 1 to %d", maxPeers)
 	}
 	out := make([]Peer, 0, len(items))
 	for i, it := range items {
-		name := "peers[" + itoa(i) + "]"
-		o, perr := fields(it)
+		name := "peers[" + strconv.Itoa(i) + "]"
+		o, perr := protocol.AsObject(it, name)
 		if perr != nil {
-			return "", nil, protocol.Errorf(protocol.CodeBadRequest, "%s: must be an object", name)
+			return "", nil, perr
 		}
-		h, perr := getString(o, "host")
+		h, perr := o.String("host", -1)
 		if perr != nil {
 			return "", nil, protocol.Errorf(protocol.CodeBadRequest, "%s.%s", name, perr.Message)
 		}
 		host := strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
 		if lit, err := netip.ParseAddr(host); err == nil {
 			host = lit.String() // an IP-literal URL's host
-		} else if norm, msg := NormalizeHost(host); msg != "" {
+		} else if norm, msg := protocol.NormalizeHost(host); msg != "" {
 			return "", nil, protocol.Errorf(protocol.CodeBadRequest, "%s.host: %s", name, msg)
 		} else {
 			host = norm
 		}
-		ip, perr := getString(o, "ip")
+		ip, perr := o.String("ip", -1)
 		if perr != nil {
 			return "", nil, protocol.Errorf(protocol.CodeBadRequest, "%s.%s", name, perr.Message)
 		}

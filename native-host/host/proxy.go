@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/relay"
 )
@@ -179,7 +180,7 @@ func (h *proxyHub) policy(host string) (relay.Policy, bool) {
 
 // conn carries a tunnel's decision to the helper for its own connection.
 func (h *proxyHub) conn(ctx context.Context, local, remote netip.AddrPort, p relay.Policy) string {
-	c := startActuator(h.s.log)
+	c := h.s.act
 	if c == nil {
 		return "not_configured"
 	}
@@ -296,7 +297,7 @@ func (s *Server) proxyStatus(req protocol.Request) protocol.Reply {
 }
 
 func (s *Server) proxyConfig(req protocol.Request) protocol.Reply {
-	obj, perr := fields(req.Body)
+	obj, perr := protocol.AsObject(req.Body, "body")
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
@@ -323,7 +324,7 @@ func (s *Server) proxyConfig(req protocol.Request) protocol.Reply {
 		if _, ok := obj[f.name]; !ok && f.opt {
 			continue
 		}
-		v, perr := getString(obj, f.name)
+		v, perr := obj.String(f.name, -1)
 		if perr != nil {
 			return protocol.Fail(req, perr)
 		}
@@ -346,12 +347,12 @@ func (s *Server) proxyConfig(req protocol.Request) protocol.Reply {
 func (s *Server) proxyTest(req protocol.Request) protocol.Reply {
 	target := ""
 	if req.Body != nil {
-		obj, perr := fields(req.Body)
+		obj, perr := protocol.AsObject(req.Body, "body")
 		if perr != nil {
 			return protocol.Fail(req, perr)
 		}
 		if _, ok := obj["target"]; ok {
-			t, perr := getString(obj, "target")
+			t, perr := obj.String("target", -1)
 			if perr != nil {
 				return protocol.Fail(req, perr)
 			}
@@ -406,10 +407,10 @@ func (c *actuatorClient) call(ctx context.Context, req actuate.Request) string {
 }
 
 // relayPolicy is a decision as the proxy leg carries it out, with θ1 as the helper must still enforce it.
-func relayPolicy(d protocol.Decision) relay.Policy {
+func relayPolicy(d decide.Decision) relay.Policy {
 	p := relay.Policy{Multipath: d.Multipath}
 	if d.Multipath {
-		p.Theta1, p.Theta2 = runtimeTheta1(d), d.Theta2
+		p.Theta1, p.Theta2 = d.RuntimeTheta1, d.Theta2
 	}
 	return p
 }

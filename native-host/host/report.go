@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -93,37 +92,34 @@ func (s *Server) report(req protocol.Request) protocol.Reply {
 // parseReport checks a report body as PROTOCOL.md §4 Report says: every field's presence and type first
 // (bad_request), then the origin (bad_origin), as decide does.
 func parseReport(body json.RawMessage) (store.Observation, *protocol.Error) {
-	obj, perr := fields(body)
+	obj, perr := protocol.AsObject(body, "body")
 	if perr != nil {
 		return store.Observation{}, perr
 	}
 	var o store.Observation
-	origin, perr := getString(obj, "origin")
+	origin, perr := obj.String("origin", -1)
 	if perr != nil {
 		return o, perr
 	}
-	if o.Tab, perr = getInt(obj, "tab", -1, protocol.MaxID); perr != nil {
+	if o.Tab, perr = obj.Int("tab", -1, protocol.MaxID); perr != nil {
 		return o, perr
 	}
-	if o.Nav, perr = getString(obj, "nav"); perr != nil {
+	if o.Nav, perr = obj.String("nav", -1); perr != nil {
 		return o, perr
 	}
 	if n := utf8.RuneCountInString(o.Nav); n < 1 || n > protocol.MaxNavLen {
 		return o, protocol.Errorf(protocol.CodeBadRequest, "nav: must be 1 to %d characters", protocol.MaxNavLen)
 	}
-	if o.Protocol, perr = getString(obj, "protocol"); perr != nil {
-		return o, perr
-	}
-	if len(o.Protocol) > maxReportProtocol {
+	if o.Protocol, perr = obj.String("protocol", maxReportProtocol); perr != nil {
 		return o, protocol.Errorf(protocol.CodeBadRequest, "protocol: longer than %d bytes", maxReportProtocol)
 	}
-	if o.TransferBytes, perr = getInt(obj, "transfer_bytes", 0, maxTransferBytes); perr != nil {
+	if o.TransferBytes, perr = obj.Int("transfer_bytes", 0, maxTransferBytes); perr != nil {
 		return o, perr
 	}
-	if o.PLTms, perr = getNumber(obj, "plt_ms", 0, maxPLTms); perr != nil {
+	if o.PLTms, perr = obj.Number("plt_ms", 0, maxPLTms); perr != nil {
 		return o, perr
 	}
-	if o.Multipath, perr = getBoolOrNull(obj, "multipath"); perr != nil {
+	if o.Multipath, perr = obj.BoolOrNull("multipath"); perr != nil {
 		return o, perr
 	}
 	norm, err := protocol.NormalizeOrigin(origin)
@@ -132,96 +128,4 @@ func parseReport(body json.RawMessage) (store.Observation, *protocol.Error) {
 	}
 	o.Origin = norm
 	return o, nil
-}
-
-// The field readers below follow native-host/protocol's rules: integers are integer literals only (1.0 and 1e0 are
-// refused, so Go and JavaScript read a value alike), a string is a JSON string (not null).
-
-func fields(body json.RawMessage) (map[string]json.RawMessage, *protocol.Error) {
-	if body == nil {
-		return nil, protocol.Errorf(protocol.CodeBadRequest, "body: missing")
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(body, &obj); err != nil || obj == nil {
-		return nil, protocol.Errorf(protocol.CodeBadRequest, "body: must be an object")
-	}
-	return obj, nil
-}
-
-func getString(obj map[string]json.RawMessage, name string) (string, *protocol.Error) {
-	raw, ok := obj[name]
-	if !ok {
-		return "", protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
-	}
-	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", protocol.Errorf(protocol.CodeBadRequest, "%s: must be a string", name)
-	}
-	return s, nil
-}
-
-func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
-
-func getInt(obj map[string]json.RawMessage, name string, lo, hi int64) (int64, *protocol.Error) {
-	raw, ok := obj[name]
-	if !ok {
-		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
-	}
-	return intValue(raw, name, lo, hi)
-}
-
-func intValue(raw json.RawMessage, name string, lo, hi int64) (int64, *protocol.Error) {
-	var n int64
-	s := string(raw)
-	if s == "" || strings.ContainsAny(s, ".eE") || (s[0] != '-' && (s[0] < '0' || s[0] > '9')) {
-		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: must be an integer", name)
-	}
-	if err := json.Unmarshal(raw, &n); err != nil || n < lo || n > hi {
-		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: must be %d to %d", name, lo, hi)
-	}
-	return n, nil
-}
-
-func getNumber(obj map[string]json.RawMessage, name string, lo, hi float64) (float64, *protocol.Error) {
-	raw, ok := obj[name]
-	if !ok {
-		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
-	}
-	var f float64
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) || json.Unmarshal(raw, &f) != nil {
-		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: must be a number", name)
-	}
-	if f < lo || f > hi {
-		return 0, protocol.Errorf(protocol.CodeBadRequest, "%s: must be %g to %g", name, lo, hi)
-	}
-	return f, nil
-}
-
-func getBool(obj map[string]json.RawMessage, name string) (bool, *protocol.Error) {
-	raw, ok := obj[name]
-	if !ok {
-		return false, protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
-	}
-	switch string(raw) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, protocol.Errorf(protocol.CodeBadRequest, "%s: must be a boolean", name)
-}
-
-func getBoolOrNull(obj map[string]json.RawMessage, name string) (*bool, *protocol.Error) {
-	raw, ok := obj[name]
-	if !ok {
-		return nil, protocol.Errorf(protocol.CodeBadRequest, "%s: missing", name)
-	}
-	if isNull(raw) {
-		return nil, nil
-	}
-	b, perr := getBool(obj, name)
-	if perr != nil {
-		return nil, protocol.Errorf(protocol.CodeBadRequest, "%s: must be a boolean or null", name)
-	}
-	return &b, nil
 }

@@ -20,7 +20,7 @@ func storeServer(t *testing.T) (*Server, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(policy.NewStore(src), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	s := NewServer(policy.NewStore(src), nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	db, err := store.Open(filepath.Join(t.TempDir(), "m.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +83,10 @@ func TestPrefsValidation(t *testing.T) {
 				stored, _ := db.Prefs(ctx())
 				var back PrefsReply
 				json.Unmarshal(r.Body, &back)
+				got, _ := json.Marshal(stored)
 				want, _ := json.Marshal(back.Prefs)
-				if string(stored) != string(want) {
-					t.Errorf("stored %s, replied %s", stored, want)
+				if string(got) != string(want) {
+					t.Errorf("stored %s, replied %s", got, want)
 				}
 				return
 			}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"math"
 	"strconv"
 	"strings"
@@ -97,10 +98,10 @@ func Evaluate(in Input) Output {
 			out.Reason = "your site rule says always, but " + out.Reason
 			return out
 		}
-		out.Multipath, out.Theta1, out.Fallback = true, 0, false
+		out.Multipath, out.Theta1, out.Fallback, out.Rule = true, 0, false, true
 		out.Reason = "your site rule: always multipath on this site"
 	case OverrideNever:
-		out.Multipath, out.Fallback = false, false
+		out.Multipath, out.Fallback, out.Rule = false, false, true
 		out.Reason = "your site rule: never multipath on this site"
 	}
 	return out
@@ -108,7 +109,7 @@ func Evaluate(in Input) Output {
 
 func evaluate(in Input) Output {
 	p := in.Params
-	prefs := Prefs{Mode: p.Defaults.Mode, DeadlineMS: p.Defaults.DeadlineMS,
+	prefs := protocol.Prefs{Mode: p.Defaults.Mode, DeadlineMS: p.Defaults.DeadlineMS,
 		BatteryFloorPercent: p.Defaults.BatteryFloorPercent, ChargingUnlimited: p.Defaults.ChargingUnlimited}
 	if in.Prefs != nil {
 		prefs = *in.Prefs
@@ -132,6 +133,7 @@ func evaluate(in Input) Output {
 	}
 
 	if out.Protocol == H3 {
+		out.Rule = true
 		out.Reason = "h3: QUIC runs over UDP, not TCP, so MPTCP does not apply; not decided, single path"
 		out.Terms = []Term{{Name: "protocol", Unit: "", Note: "h3 (QUIC): MPTCP is a TCP extension; nothing to decide"}}
 		return out
@@ -162,12 +164,14 @@ func evaluate(in Input) Output {
 	}
 
 	if b := in.Battery; b != nil && b.Present && !b.Charging && b.Percent < float64(prefs.BatteryFloorPercent) {
+		out.Rule = true
 		out.Reason = "on battery at " + strconv.FormatFloat(b.Percent, 'f', 0, 64) + " %, below the floor of " +
 			strconv.FormatInt(prefs.BatteryFloorPercent, 10) + " %: single path"
 		out.Terms = []Term{term("battery_percent", b.Percent, "%", "below the user's floor: no multipath")}
 		return out
 	}
 	if out.Theta2 != nil && *out.Theta2 == 0 {
+		out.Rule = true
 		out.Reason = "cellular quota used up: single path"
 		out.Terms = []Term{term("theta2", 0, "B", "no cellular bytes left this cycle")}
 		return out

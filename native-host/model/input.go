@@ -1,5 +1,7 @@
 package model
 
+import "github.com/mpsurf/mpsurf/native-host/protocol"
+
 // Path is one network path as PROTOCOL.md's Path object (status --json prints these). Rates are bits per second,
 // loss a probability.
 type Path struct {
@@ -27,16 +29,6 @@ type RRC struct {
 	State     string `json:"state"`
 	SinceMS   int64  `json:"since_ms"`
 	Source    string `json:"source,omitempty"`
-}
-
-// Prefs is PROTOCOL.md's Prefs object, the fields the model uses.
-type Prefs struct {
-	Mode                string `json:"mode"`
-	DeadlineMS          int64  `json:"deadline_ms"`
-	BatteryFloorPercent int64  `json:"battery_floor_percent"`
-	ChargingUnlimited   bool   `json:"charging_unlimited"`
-	QuotaBytes          *int64 `json:"quota_bytes"`
-	BillingDay          int64  `json:"billing_day,omitempty"`
 }
 
 // Battery is the device's battery as /sys/class/power_supply reports it.
@@ -72,15 +64,15 @@ const (
 // Input is everything one evaluation depends on. Its JSON form (without Params) is what the decision log keeps,
 // so that a logged decision can be evaluated again under other parameters (mpsurf-host replay).
 type Input struct {
-	Origin    string   `json:"origin"`
-	Protocol  string   `json:"protocol"` // h2, http/1.1, h3 or unknown ("" counts as unknown)
-	Size      Size     `json:"size"`
-	Primary   *Path    `json:"primary"`   // the path the connection starts on (WiFi, as in the seeds); nil when not measured
-	Secondary *Path    `json:"secondary"` // the cellular path; nil when not measured
-	RRC       *RRC     `json:"rrc"`       // the cellular radio; nil: assumed idle
-	Prefs     *Prefs   `json:"prefs"`
-	Battery   *Battery `json:"battery"`
-	Usage     *Usage   `json:"usage"`
+	Origin    string          `json:"origin"`
+	Protocol  string          `json:"protocol"` // h2, http/1.1, h3 or unknown ("" counts as unknown)
+	Size      Size            `json:"size"`
+	Primary   *Path           `json:"primary"`   // the path the connection starts on (WiFi, as in the seeds); nil when not measured
+	Secondary *Path           `json:"secondary"` // the cellular path; nil when not measured
+	RRC       *RRC            `json:"rrc"`       // the cellular radio; nil: assumed idle
+	Prefs     *protocol.Prefs `json:"prefs"`
+	Battery   *Battery        `json:"battery"`
+	Usage     *Usage          `json:"usage"`
 	// Override is the user's rule for this site: OverrideAlways, OverrideNever, or "" (the model decides).
 	Override string  `json:"override,omitempty"`
 	Params   *Params `json:"-"`
@@ -88,8 +80,8 @@ type Input struct {
 
 // The user's per-site rules (PROTOCOL.md Prefs.overrides); "auto" is the empty string here.
 const (
-	OverrideAlways = "always"
-	OverrideNever  = "never"
+	OverrideAlways = protocol.RuleAlways
+	OverrideNever  = protocol.RuleNever
 )
 
 // Term is one line of the explanation (PROTOCOL.md Decision.terms).
@@ -112,6 +104,9 @@ type Output struct {
 	Protocol   string // what the model assumed
 	// Fallback is true when no path is measured and the decision is the baseline policy's.
 	Fallback bool
+	// Rule is true when a rule decided rather than the weighing: the user's site rule, the battery floor, an
+	// exhausted quota, or h3.
+	Rule bool
 	// Mode is the preference mode the weights came from.
 	Mode string
 }

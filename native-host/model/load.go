@@ -8,11 +8,14 @@ import (
 	"math"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/radio"
+	models "github.com/mpsurf/mpsurf/policy-models"
 )
 
 // FileName is the model file inside a policy-models directory.
@@ -23,9 +26,9 @@ const MaxFileSize = 64 << 10
 
 // Mode names (PROTOCOL.md Prefs.mode).
 const (
-	Performance  = "performance"
-	Balanced     = "balanced"
-	BatterySaver = "battery_saver"
+	Performance  = protocol.ModePerformance
+	Balanced     = protocol.ModeBalanced
+	BatterySaver = protocol.ModeBatterySaver
 )
 
 var modeNames = []string{Performance, Balanced, BatterySaver}
@@ -79,7 +82,7 @@ func Load(fsys fs.FS, dir string) (*Params, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.BaselineTheta1 = base.Theta1Bytes
+	p.BaselineTheta1, p.BaselineID, p.BaselineVersion = base.Theta1Bytes, base.ID, base.Version
 	return &p, nil
 }
 
@@ -356,4 +359,23 @@ func covers(key, value string) bool {
 // other numbers than the embedded ones.
 func LoadDir(dir string) (*Params, error) {
 	return Load(os.DirFS(dir), dir)
+}
+
+// Open is the one way every command loads the model: from dir when it is given, else from the directory in
+// MPSURF_MODELS (policy.EnvModels) when that is set, else from the copy of policy-models/ built into the binary.
+// Source says which, for logs and status.
+func Open(dir string) (p *Params, source string, err error) {
+	if dir == "" {
+		dir = os.Getenv(policy.EnvModels)
+	}
+	if dir == "" {
+		p, err = Load(models.FS, models.Dir)
+		return p, "embedded:" + models.Dir, err
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, dir, err
+	}
+	p, err = LoadDir(abs)
+	return p, abs, err
 }

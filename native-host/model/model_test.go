@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+
 	models "github.com/mpsurf/mpsurf/policy-models"
 )
 
@@ -75,11 +77,11 @@ func TestPreferencesMoveTheta1(t *testing.T) {
 	base := Input{Protocol: H2, Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p}
 	charging := base
 	charging.Battery = &Battery{Present: true, Percent: 80, Charging: true}
-	charging.Prefs = &Prefs{Mode: Balanced, DeadlineMS: 3000, BatteryFloorPercent: 20, ChargingUnlimited: true, QuotaBytes: i64(50e9)}
+	charging.Prefs = &protocol.Prefs{Mode: Balanced, DeadlineMS: 3000, BatteryFloorPercent: 20, ChargingUnlimited: true, QuotaBytes: i64(50e9)}
 	charging.Usage = &Usage{UsedBytes: 1e9, DaysLeft: 20}
 	scarce := base
 	scarce.Battery = &Battery{Present: true, Percent: 60, Charging: false}
-	scarce.Prefs = &Prefs{Mode: Balanced, DeadlineMS: 3000, BatteryFloorPercent: 20, ChargingUnlimited: true, QuotaBytes: i64(2e9)}
+	scarce.Prefs = &protocol.Prefs{Mode: Balanced, DeadlineMS: 3000, BatteryFloorPercent: 20, ChargingUnlimited: true, QuotaBytes: i64(2e9)}
 	scarce.Usage = &Usage{UsedBytes: 1.95e9, DaysLeft: 10}
 	c, s := Evaluate(charging), Evaluate(scarce)
 	if !(c.Theta1 < s.Theta1) {
@@ -99,7 +101,7 @@ func TestPreferencesMoveTheta1(t *testing.T) {
 		t.Errorf("multipath below the battery floor: %s", out.Reason)
 	}
 	saver := base
-	saver.Prefs = &Prefs{Mode: BatterySaver, DeadlineMS: 3000}
+	saver.Prefs = &protocol.Prefs{Mode: BatterySaver, DeadlineMS: 3000}
 	if out := Evaluate(saver); out.Theta2 == nil || *out.Theta2 != p.Quota.BatterySaverCapBytes || out.Theta1 <= Evaluate(base).Theta1 {
 		t.Errorf("battery saver: θ1 %d θ2 %v", out.Theta1, out.Theta2)
 	}

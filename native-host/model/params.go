@@ -20,8 +20,11 @@ type Params struct {
 
 	// Radios maps a technology ("lte", "3g", "wifi") to its power model.
 	Radios map[string]*radio.Model
-	// BaselineTheta1 is θ1 of the seed policy (policy-models/baseline.json), used when no path is measured.
-	BaselineTheta1 int64
+	// BaselineTheta1 is θ1 of the seed policy (policy-models/baseline.json), used when no path is measured;
+	// BaselineID and BaselineVersion name that file.
+	BaselineTheta1  int64
+	BaselineID      string
+	BaselineVersion int64
 
 	Sources map[string]string
 }

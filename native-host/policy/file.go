@@ -1,11 +1,8 @@
 package policy
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/mpsurf/mpsurf/native-host/protocol"
@@ -51,14 +48,16 @@ func Parse(name string, data []byte) (File, error) {
 	fail := func(field, format string, args ...any) (File, error) {
 		return File{}, &FieldError{File: name, Field: field, Problem: fmt.Sprintf(format, args...)}
 	}
+	// The protocol's field errors start with the field's name; a FieldError carries it apart.
+	bad := func(e *protocol.Error) (File, error) {
+		field, problem := e.Field()
+		return File{}, &FieldError{File: name, Field: field, Problem: problem}
+	}
 	if len(data) > MaxFileSize {
 		return fail("", "larger than %d bytes", MaxFileSize)
 	}
-	var obj map[string]json.RawMessage
-	if !json.Valid(data) || !bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{")) {
-		return fail("", "not one JSON object")
-	}
-	if err := json.Unmarshal(data, &obj); err != nil {
+	obj, perr := protocol.AsObject(data, "")
+	if perr != nil {
 		return fail("", "not one JSON object")
 	}
 	// Sorted so that the first unknown field reported does not depend on map order.
@@ -74,103 +73,55 @@ func Parse(name string, data []byte) (File, error) {
 	}
 
 	var f File
-	var err error
-	str := func(field string, required bool, max int) (string, error) {
-		raw, ok := obj[field]
-		if !ok {
-			if required {
-				return "", &FieldError{name, field, "missing"}
-			}
-			return "", nil
+	if obj.Has("$schema") {
+		if _, perr := obj.String("$schema", 1024); perr != nil {
+			return bad(perr)
 		}
-		var s string
-		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-			return "", &FieldError{name, field, "must be a string"}
-		}
-		if len(s) > max {
-			return "", &FieldError{name, field, fmt.Sprintf("must be at most %d bytes", max)}
-		}
-		return s, nil
 	}
-	integer := func(field string, lo, hi int64) (int64, error) {
-		raw, ok := obj[field]
-		if !ok {
-			return 0, &FieldError{name, field, "missing"}
-		}
-		n, err := strconv.ParseInt(string(raw), 10, 64)
-		if err != nil {
-			if strings.Trim(string(raw), "-0123456789") == "" && len(raw) > 0 {
-				// All digits but does not fit in 64 bits.
-				if raw[0] == '-' {
-					return 0, &FieldError{name, field, fmt.Sprintf("must be >= %d", lo)}
-				}
-				return 0, &FieldError{name, field, fmt.Sprintf("must be <= %d", hi)}
-			}
-			return 0, &FieldError{name, field, "must be an integer"}
-		}
-		if n < lo {
-			return 0, &FieldError{name, field, fmt.Sprintf("must be >= %d", lo)}
-		}
-		if n > hi {
-			return 0, &FieldError{name, field, fmt.Sprintf("must be <= %d", hi)}
-		}
-		return n, nil
-	}
-
-	if _, err = str("$schema", false, 1024); err != nil {
-		return File{}, err
-	}
-	if f.ID, err = str("id", true, 64); err != nil {
-		return File{}, err
+	if f.ID, perr = obj.String("id", 64); perr != nil {
+		return bad(perr)
 	}
 	if f.ID == "" || strings.Trim(f.ID, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != "" {
 		return fail("id", "must be 1 to 64 of A-Z a-z 0-9 . _ -")
 	}
-	if f.Version, err = integer("version", 1, protocol.MaxSafeInt); err != nil {
-		return File{}, err
+	if f.Version, perr = obj.Int("version", 1, protocol.MaxSafeInt); perr != nil {
+		return bad(perr)
 	}
-	if f.Description, err = str("description", false, 4096); err != nil {
-		return File{}, err
-	}
-	switch raw := string(obj["multipath"]); raw {
-	case "true", "false":
-		f.Multipath = raw == "true"
-	case "":
-		return fail("multipath", "missing")
-	default:
-		return fail("multipath", "must be true or false")
-	}
-	if f.Theta1Bytes, err = integer("theta1_bytes", 0, protocol.MaxSafeInt); err != nil {
-		return File{}, err
-	}
-	if raw, ok := obj["theta2_bytes"]; !ok {
-		return fail("theta2_bytes", "missing (null means no cap)")
-	} else if string(raw) != "null" {
-		n, err := integer("theta2_bytes", 0, protocol.MaxSafeInt)
-		if err != nil {
-			return File{}, err
+	if obj.Has("description") {
+		if f.Description, perr = obj.String("description", 4096); perr != nil {
+			return bad(perr)
 		}
-		f.Theta2Bytes = &n
 	}
-	if f.DeadlineMS, err = integer("deadline_ms", protocol.MinDeadlineMS, protocol.MaxDeadlineMS); err != nil {
-		return File{}, err
+	if f.Multipath, perr = obj.Bool("multipath"); perr != nil {
+		return bad(perr)
+	}
+	if f.Theta1Bytes, perr = obj.Int("theta1_bytes", 0, protocol.MaxSafeInt); perr != nil {
+		return bad(perr)
+	}
+	if !obj.Has("theta2_bytes") {
+		return fail("theta2_bytes", "missing (null means no cap)")
+	}
+	if f.Theta2Bytes, perr = obj.IntOrNull("theta2_bytes", 0, protocol.MaxSafeInt); perr != nil {
+		return bad(perr)
+	}
+	if f.DeadlineMS, perr = obj.Int("deadline_ms", protocol.MinDeadlineMS, protocol.MaxDeadlineMS); perr != nil {
+		return bad(perr)
 	}
 
-	raw, ok := obj["sources"]
-	if !ok {
+	if !obj.Has("sources") {
 		return fail("sources", "missing")
 	}
-	var sources map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &sources) != nil {
-		return fail("sources", "must be an object")
+	sources, perr := protocol.AsObject(obj["sources"], "sources")
+	if perr != nil {
+		return bad(perr)
 	}
 	f.Sources = make(map[string]string, len(sources))
-	for k, v := range sources {
+	for k := range sources {
 		if !slices.Contains(modelValues, k) {
 			return fail("sources."+k, "names no model value of this file")
 		}
-		var s string
-		if len(v) == 0 || v[0] != '"' || json.Unmarshal(v, &s) != nil || strings.TrimSpace(s) == "" {
+		s, perr := sources.String(k, -1)
+		if perr != nil || strings.TrimSpace(s) == "" {
 			return fail("sources."+k, "must be a non-empty string")
 		}
 		f.Sources[k] = s

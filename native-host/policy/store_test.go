@@ -122,7 +122,7 @@ func TestStoreStartsWithoutPolicy(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 	writeRaw(t, dir, []byte(`{"id":"x","version":1,"multipath":true,"theta1_bytes":-3}`))
-	if _, _, err := s.Reload(false); err == nil || !strings.HasSuffix(err.Error(), "theta1_bytes: must be >= 0") {
+	if _, _, err := s.Reload(false); err == nil || !strings.HasSuffix(err.Error(), "theta1_bytes: must be 0 to 9007199254740991") {
 		t.Fatalf("corrupt: %v", err)
 	}
 	writeModels(t, dir, nil)

@@ -23,18 +23,19 @@ func Parse(payload []byte) (Request, *Error) {
 	if !utf8.Valid(payload) {
 		return Request{}, Errorf(CodeBadUTF8, "payload is not valid UTF-8")
 	}
-	obj, ok := object(payload)
+	m, ok := object(payload)
 	if !ok {
 		return Request{}, Errorf(CodeBadJSON, "payload is not one JSON object")
 	}
-	id, idErr := integer(obj, "id", 1, MaxID)
-	typ, typeErr := str(obj, "type", 0, -1)
+	obj := Object(m)
+	id, idErr := obj.Int("id", 1, MaxID)
+	typ, typeErr := obj.String("type", -1)
 	var req Request
 	if idErr == nil && typeErr == nil {
 		req.ID, req.Type = id, typ
 	}
 	// The version comes first: a message of another version may lay out id and type differently.
-	v, err := integer(obj, "v", 0, MaxSafeInt)
+	v, err := obj.Int("v", 0, MaxSafeInt)
 	if err != nil {
 		return req, err
 	}
@@ -65,24 +66,20 @@ type Hello struct {
 
 // ParseHello checks a hello body. A client that does not list protocol 1 gets unsupported_version.
 func ParseHello(body json.RawMessage) (Hello, *Error) {
-	obj, err := bodyObject(body)
+	obj, err := AsObject(body, "body")
 	if err != nil {
 		return Hello{}, err
 	}
 	var h Hello
-	if h.Client, err = str(obj, "client", 0, MaxClientLen); err != nil {
+	if h.Client, err = obj.String("client", MaxClientLen); err != nil {
 		return Hello{}, err
 	}
-	if h.Version, err = str(obj, "version", 0, MaxVersionLen); err != nil {
+	if h.Version, err = obj.String("version", MaxVersionLen); err != nil {
 		return Hello{}, err
 	}
-	raw, ok := obj["protocols"]
-	if !ok {
-		return Hello{}, Errorf(CodeBadRequest, "protocols: missing")
-	}
-	var items []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
-		return Hello{}, Errorf(CodeBadRequest, "protocols: must be an array of integers")
+	items, err := obj.Array("protocols", 64)
+	if err != nil {
+		return Hello{}, Errorf(CodeBadRequest, "protocols: must be an array of at most 64 integers")
 	}
 	for _, it := range items {
 		n, ok := parseInt(it)
@@ -107,20 +104,20 @@ type Decide struct {
 // ParseDecide checks a decide body: every field's presence and type first (bad_request), then the origin
 // (bad_origin).
 func ParseDecide(body json.RawMessage) (Decide, *Error) {
-	obj, err := bodyObject(body)
+	obj, err := AsObject(body, "body")
 	if err != nil {
 		return Decide{}, err
 	}
 	var d Decide
-	origin, err := str(obj, "origin", 0, -1)
+	origin, err := obj.String("origin", -1)
 	if err != nil {
 		return Decide{}, err
 	}
 	// Chrome's tab ids are 32-bit; the extension checks the echoed tab against the same bound.
-	if d.Tab, err = integer(obj, "tab", -1, MaxID); err != nil {
+	if d.Tab, err = obj.Int("tab", -1, MaxID); err != nil {
 		return Decide{}, err
 	}
-	if d.Nav, err = str(obj, "nav", 0, -1); err != nil {
+	if d.Nav, err = obj.String("nav", -1); err != nil {
 		return Decide{}, err
 	}
 	if n := utf8.RuneCountInString(d.Nav); n < 1 || n > MaxNavLen {
@@ -132,17 +129,6 @@ func ParseDecide(body json.RawMessage) (Decide, *Error) {
 	}
 	d.Origin = norm
 	return d, nil
-}
-
-func bodyObject(body json.RawMessage) (map[string]json.RawMessage, *Error) {
-	if body == nil {
-		return nil, Errorf(CodeBadRequest, "body: missing")
-	}
-	obj, ok := object(body)
-	if !ok {
-		return nil, Errorf(CodeBadRequest, "body: must be an object")
-	}
-	return obj, nil
 }
 
 // object decodes data if it is exactly one JSON object (json.Valid refuses trailing values such as a second object).
@@ -170,42 +156,4 @@ func parseInt(raw json.RawMessage) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	return n, err == nil
-}
-
-func integer(obj map[string]json.RawMessage, name string, lo, hi int64) (int64, *Error) {
-	raw, ok := obj[name]
-	if !ok {
-		return 0, Errorf(CodeBadRequest, "%s: missing", name)
-	}
-	n, ok := parseInt(raw)
-	if !ok {
-		if len(raw) > 0 && (raw[0] == '-' || (raw[0] >= '0' && raw[0] <= '9')) && bytes.IndexAny(raw, ".eE") < 0 {
-			return 0, Errorf(CodeBadRequest, "%s: must be %d to %d", name, lo, hi)
-		}
-		return 0, Errorf(CodeBadRequest, "%s: must be an integer", name)
-	}
-	if n < lo || n > hi {
-		return 0, Errorf(CodeBadRequest, "%s: must be %d to %d", name, lo, hi)
-	}
-	return n, nil
-}
-
-// str reads a string field of minLen to maxLen bytes; maxLen < 0 means no limit here.
-func str(obj map[string]json.RawMessage, name string, minLen, maxLen int) (string, *Error) {
-	raw, ok := obj[name]
-	if !ok {
-		return "", Errorf(CodeBadRequest, "%s: missing", name)
-	}
-	var s string
-	// Checking the quote matters: json.Unmarshal of null into a string succeeds and leaves it empty.
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-		return "", Errorf(CodeBadRequest, "%s: must be a string", name)
-	}
-	if len(s) < minLen || (maxLen >= 0 && len(s) > maxLen) {
-		if maxLen < 0 {
-			return "", Errorf(CodeBadRequest, "%s: must be at least %d bytes", name, minLen)
-		}
-		return "", Errorf(CodeBadRequest, "%s: must be %d to %d bytes", name, minLen, maxLen)
-	}
-	return s, nil
 }

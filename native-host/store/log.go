@@ -127,8 +127,8 @@ func (s *Store) SetActuation(ctx context.Context, origin string, tab int64, nav 
 	return n == 1, err
 }
 
-// SavePrefs keeps prefs (any JSON-marshalable value) as the last preferences.
-func (s *Store) SavePrefs(ctx context.Context, prefs any) error {
+// SavePrefs keeps prefs as the last preferences.
+func (s *Store) SavePrefs(ctx context.Context, prefs protocol.Prefs) error {
 	data, err := json.Marshal(prefs)
 	if err != nil {
 		return fmt.Errorf("store: prefs: %w", err)
@@ -144,8 +144,8 @@ func (s *Store) SavePrefs(ctx context.Context, prefs any) error {
 	})
 }
 
-// Prefs returns the last preferences saved as JSON, or nil when none were.
-func (s *Store) Prefs(ctx context.Context) (json.RawMessage, error) {
+// Prefs returns the last preferences saved, or nil when none were.
+func (s *Store) Prefs(ctx context.Context) (*protocol.Prefs, error) {
 	var data string
 	err := s.with(func(db *sql.DB) error {
 		return db.QueryRowContext(ctx, "SELECT prefs FROM prefs WHERE id = 1").Scan(&data)
@@ -156,7 +156,11 @@ func (s *Store) Prefs(ctx context.Context) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: prefs: %w", err)
 	}
-	return json.RawMessage(data), nil
+	var p protocol.Prefs
+	if err := json.Unmarshal([]byte(data), &p); err != nil {
+		return nil, fmt.Errorf("store: prefs: %w", err)
+	}
+	return &p, nil
 }
 
 // Counts returns how many decisions and observations the store keeps.

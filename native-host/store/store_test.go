@@ -211,12 +211,12 @@ func TestPredictQuantiles(t *testing.T) {
 func TestPrefsAndUsage(t *testing.T) {
 	s := open(t, Options{})
 	if p, err := s.Prefs(ctx); p != nil || err != nil {
-		t.Errorf("no prefs yet: %s %v", p, err)
+		t.Errorf("no prefs yet: %v %v", p, err)
 	}
-	s.SavePrefs(ctx, map[string]any{"mode": "balanced"})
-	s.SavePrefs(ctx, map[string]any{"mode": "performance"})
-	if p, _ := s.Prefs(ctx); string(p) != `{"mode":"performance"}` {
-		t.Errorf("prefs %s", p)
+	s.SavePrefs(ctx, protocol.Prefs{Mode: "balanced"})
+	s.SavePrefs(ctx, protocol.Prefs{Mode: "performance", DeadlineMS: 4000})
+	if p, _ := s.Prefs(ctx); p == nil || p.Mode != "performance" || p.DeadlineMS != 4000 {
+		t.Errorf("prefs %+v", p)
 	}
 	day1 := time.Date(2026, 11, 1, 10, 0, 0, 0, time.Local)
 	s.AddUsage(ctx, "wwan0", day1.AddDate(0, 0, -1), 999, 999)

@@ -82,7 +82,7 @@ func run(nIn, nSub int, hostPath string) error {
 	}
 	log := slog.New(slog.DiscardHandler)
 	inproc, err := measurePipe(nIn, func(in io.Reader, out io.Writer) error {
-		return host.NewServer(store, log).Serve(context.Background(), host.Config{In: in, Out: out, Log: log})
+		return host.NewServer(store, nil, nil, log).Serve(context.Background(), host.Config{In: in, Out: out, Log: log})
 	}, true)
 	if err != nil {
 		return fmt.Errorf("in-process: %w", err)

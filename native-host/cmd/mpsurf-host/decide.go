@@ -1,23 +1,23 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 
-	"github.com/mpsurf/mpsurf/native-host/host"
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
-	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
-	models "github.com/mpsurf/mpsurf/policy-models"
+	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
 // decideCmd evaluates one decision offline with the same code as the native decide message:
 //
 //	mpsurf-host decide --origin URL [--proto h2] [--size BYTES] [--paths FILE] [--rrc STATE] [--rrc-tech lte]
-//	  [--rrc-since-ms N] [--prefs FILE] [--json]
+//	  [--rrc-since-ms N] [--prefs FILE] [--models DIR] [--json]
 //
 // --paths FILE is a JSON array of Path objects (status --json prints them); the first wifi path is the primary,
 // the first cellular one the secondary.
@@ -31,6 +31,7 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 	rrcTech := fs.String("rrc-tech", "lte", "")
 	rrcSince := fs.Int64("rrc-since-ms", 0, "")
 	prefsFile := fs.String("prefs", "", "")
+	modelsDir := fs.String("models", "", "")
 	asJSON := fs.Bool("json", false, "")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return badUsage(stderr, "decide: bad arguments %q", args)
@@ -39,18 +40,18 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return badUsage(stderr, "decide: --origin: %v", err)
 	}
-	params, err := model.Load(models.FS, models.Dir)
+	params, src, err := model.Open(*modelsDir)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: decide: %v\n", err)
 		return exitFailed
 	}
-	in := model.Input{Origin: norm, Protocol: *proto, Params: params, Size: model.Size{Source: "none"}}
+	given := &decide.Given{Proto: *proto, Size: store.Size{Source: "none"}}
 	if *size != "" {
 		n, err := strconv.ParseInt(*size, 10, 64)
 		if err != nil || n < 0 || n > protocol.MaxSafeInt {
 			return badUsage(stderr, "decide: --size: not a byte count: %q", *size)
 		}
-		in.Size = model.Size{Known: true, Median: &n, P90: &n, Samples: 0, Source: "command line"}
+		given.Size = store.Size{Known: true, Median: &n, P90: &n, Samples: 0, Source: "command line"}
 	}
 	if *pathsFile != "" {
 		var paths []model.Path
@@ -60,38 +61,38 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		for i := range paths {
 			switch {
-			case paths[i].Kind == "wifi" && in.Primary == nil:
-				in.Primary = &paths[i]
-			case paths[i].Kind == "cellular" && in.Secondary == nil:
-				in.Secondary = &paths[i]
+			case paths[i].Kind == "wifi" && given.Paths.Primary == nil:
+				given.Paths.Primary = &paths[i]
+			case paths[i].Kind == "cellular" && given.Paths.Secondary == nil:
+				given.Paths.Secondary = &paths[i]
 			}
 		}
 	}
 	if *rrcState != "" {
-		in.RRC = &model.RRC{Tech: *rrcTech, State: *rrcState, SinceMS: *rrcSince, Source: "command line"}
+		given.Paths.RRC = &model.RRC{Tech: *rrcTech, State: *rrcState, SinceMS: *rrcSince, Source: "command line"}
 	}
 	if *prefsFile != "" {
-		var p model.Prefs
+		var p protocol.Prefs
 		if err := readJSON(*prefsFile, &p); err != nil {
 			fmt.Fprintf(stderr, "mpsurf-host: decide: --prefs: %v\n", err)
 			return exitFailed
 		}
-		in.Prefs = &p
+		given.Settings = &p
 	}
-	snap, err := policy.NewStore(policy.EmbeddedSource()).Snapshot()
+	dec := decide.New(decide.Config{Params: params, ParamsSource: src, Links: given, Memory: given})
+	d, err := dec.Decide(context.Background(), decide.Request{Origin: norm, Tab: -1, Nav: "offline"})
 	if err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: decide: %v\n", err)
 		return exitFailed
 	}
-	base := policy.Decide(policy.Input{Origin: norm, Model: snap.File, Source: snap.Source, Revision: snap.Policy.Revision})
-	body := host.Apply(host.DecisionBody{Decision: base.Decision(norm, -1, "offline")}, model.Evaluate(in), params)
+	body := d.Body()
 	if *asJSON {
 		data, _ := json.MarshalIndent(body, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", data)
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "%s: multipath %v, theta1 %d bytes, deadline %d ms\nreason: %s\n",
-		body.Origin, body.Multipath, body.Theta1, body.DeadlineMS, body.Reason)
+	fmt.Fprintf(stdout, "%s: multipath %v, theta1 %d bytes, deadline %d ms, basis %s\nreason: %s\n",
+		body.Origin, body.Multipath, body.Theta1, body.DeadlineMS, body.Basis, body.Reason)
 	for _, t := range body.Terms {
 		v := "-"
 		if t.Value != nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
@@ -17,24 +16,21 @@ const logUsage = `usage:
 The database is --db PATH, else $MPSURF_DB, else $XDG_DATA_HOME/mpsurf/mpsurf.db (~/.local/share/mpsurf/mpsurf.db).
 `
 
-// withStore opens the decision log for the serving host. A store that cannot be opened is logged and the host
-// serves without it: decisions go on, store requests get store_unavailable.
-func withStore(s *host.Server, log *slog.Logger) (*host.Server, *store.Store) {
+// openStore opens the decision log for the serving host. A store that cannot be opened is logged and the host
+// serves without it: decisions go on, store requests get store_unavailable (err says why).
+func openStore(log *slog.Logger) (*store.Store, error) {
 	path, err := store.DefaultPath()
 	if err != nil {
 		log.Error("no decision log", "err", err)
-		s.SetStore(nil, err)
-		return s, nil
+		return nil, err
 	}
 	db, err := store.Open(path, store.Options{})
 	if err != nil {
 		log.Error("no decision log; decisions go on unlogged", "err", err)
-		s.SetStore(nil, err)
-		return s, nil
+		return nil, err
 	}
 	log.Info("decision log", "path", path)
-	s.SetStore(db, nil)
-	return s, db
+	return db, nil
 }
 
 func logCmd(args []string, stdout, stderr io.Writer) int {

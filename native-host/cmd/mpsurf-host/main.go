@@ -55,7 +55,8 @@ const usage = `usage:
         write each JSON argument (or each line of stdin) as one frame to stdout
   mpsurf-host unframe
         read frames from stdin and print each payload as one line
-  mpsurf-host decide --origin URL [--proto h2] [--size BYTES] [--paths FILE] [--rrc STATE] [--prefs FILE] [--json]
+  mpsurf-host decide --origin URL [--proto h2] [--size BYTES] [--paths FILE] [--rrc STATE] [--prefs FILE]
+                     [--models DIR] [--json]
         evaluate the cost-benefit model offline, with the native decide's code
   mpsurf-host log export --format csv|jsonl [--since WHEN] [--db PATH]
         print the decision log from one consistent snapshot
@@ -73,8 +74,9 @@ const usage = `usage:
 A serving host measures its paths (MPSURF_NAMES=wlan0=wifi,wwan0=cellular overrides interface kinds,
 MPSURF_PROBE_TARGET=HOST:PORT enables the active RTT probe, MPSURF_CELL=lte|3g, MPSURF_NO_MEASURE=1 turns it
 off) and keeps its decision log in MPSURF_DB (default ~/.local/share/mpsurf/mpsurf.db).
-The policy file comes from --models DIR (DIR/baseline.json) or --policy FILE, else the environment
-(MPSURF_MODELS, MPSURF_POLICY), else the copy of policy-models/ built into the binary.
+The model (model.json and the files it names) and the network-wide policy (baseline.json) come from
+--models DIR, else MPSURF_MODELS, else the copy of policy-models/ built into the binary, for serve, status,
+decide and replay alike. --policy FILE (or MPSURF_POLICY) instead fixes every decision to that policy file.
 MPSURF_LOG=FILE logs to FILE instead of stderr. SIGHUP re-reads the policy file.
 `
 
@@ -192,12 +194,11 @@ func serve(origin string, args []string, stderr io.Writer) int {
 		log.Info("started", append(attrs, "revision", snap.Policy.Revision, "model", snap.Policy.Model.ID)...)
 	}
 
-	srv, db := withStore(host.NewServer(store, log), log)
+	srv, meter := pipeline(ctx, *models, src, store, log)
 	defer srv.Close()
-	fd := startFeed(ctx, db, log)
-	srv.UseCellular(fd.isCellular)
+	srv.UseCellular(meter.IsCellular)
 	err = srv.Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
-	fd.close()
+	meter.Close()
 	switch {
 	case err == nil:
 		return exitOK

@@ -288,7 +288,7 @@ func TestStatusCommand(t *testing.T) {
 	r = runHost(t, nil, hostEnv("MPSURF_MODELS="+dir), "status", "--json")
 	out = nil
 	json.Unmarshal(r.stdout, &out)
-	wantErr := filepath.Join(dir, "baseline.json") + ": theta1_bytes: must be >= 0"
+	wantErr := filepath.Join(dir, "baseline.json") + ": theta1_bytes: must be 0 to 9007199254740991"
 	if r.code != 1 || out["policy_error"] != wantErr || out["policy"] != nil {
 		t.Errorf("corrupt policy: exit %d, %v", r.code, out)
 	}

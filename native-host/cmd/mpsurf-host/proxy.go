@@ -9,31 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
-	"github.com/mpsurf/mpsurf/native-host/paths"
+	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/relay"
 )
-
-// isCellular tells the relay which local addresses are the cellular interface's, from the paths the feed measures.
-func (f *feed) isCellular(a netip.Addr) bool {
-	if f.sampler == nil {
-		return false
-	}
-	for _, p := range f.sampler.Snapshot().Paths {
-		if p.Kind != paths.Cellular {
-			continue
-		}
-		for _, s := range p.Addrs {
-			if pa, err := netip.ParsePrefix(s); err == nil && pa.Addr() == a {
-				return true
-			}
-			if pa, err := netip.ParseAddr(s); err == nil && pa == a {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // proxyCmd: mpsurf-host proxy set|test|show. The same settings file and checks as the options page's.
 func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -126,12 +106,8 @@ func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // cellularFromSysfs classifies interfaces once (MPSURF_NAMES and sysfs, as the serving host does).
 func cellularFromSysfs() func(netip.Addr) bool {
-	f := &feed{}
-	if s, err := f.newSampler(); err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		s.Run(ctx)
-		cancel()
-		f.sampler = s
-	}
-	return f.isCellular
+	p, _, _ := model.Open("")
+	m := decide.MeterFromEnv(p, nil, nil)
+	m.Sample(100 * time.Millisecond)
+	return m.IsCellular
 }

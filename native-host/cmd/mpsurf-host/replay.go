@@ -10,15 +10,16 @@ import (
 	"math"
 	"sort"
 
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/store"
-	models "github.com/mpsurf/mpsurf/policy-models"
 )
 
 const replayUsage = `usage: mpsurf-host replay [--model DIR] [--db PATH] [--since WHEN] [--json]
 
 Evaluates every logged decision again, from the model input the log kept, under the model in DIR (a policy-models
-directory: model.json with the power and baseline files it names; default: the models built into this binary),
+directory: model.json with the power and baseline files it names; default: MPSURF_MODELS, else the models built
+into this binary),
 and reports how the decisions, the predicted time saved, cellular bytes and radio energy would change.
 WHEN is a date (2026-11-01), an RFC 3339 time or unix milliseconds.
 `
@@ -71,15 +72,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpsurf-host: replay: bad arguments %q\n\n%s", args, replayUsage)
 		return exitUsage
 	}
-	var params *model.Params
-	var err error
-	name := "embedded policy-models"
-	if *dir != "" {
-		params, err = model.LoadDir(*dir)
-		name = *dir
-	} else {
-		params, err = model.Load(models.FS, models.Dir)
-	}
+	params, name, err := model.Open(*dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
 		return exitFailed
@@ -104,7 +97,8 @@ func replayCmd(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	defer db.Close()
-	rep, err := replay(context.Background(), db, params, sinceMS)
+	dec := decide.New(decide.Config{Params: params, ParamsSource: name})
+	rep, err := replay(context.Background(), db, dec, sinceMS)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
 		return exitFailed
@@ -119,8 +113,8 @@ func replayCmd(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// replay re-evaluates every decision logged since sinceMS under params.
-func replay(ctx context.Context, db *store.Store, params *model.Params, sinceMS int64) (replayReport, error) {
+// replay re-evaluates every decision logged since sinceMS with dec.
+func replay(ctx context.Context, db *store.Store, dec *decide.Decider, sinceMS int64) (replayReport, error) {
 	var buf bytes.Buffer
 	if _, err := db.Export(ctx, &buf, "jsonl", sinceMS); err != nil {
 		return replayReport{}, err
@@ -150,9 +144,10 @@ func replay(ctx context.Context, db *store.Store, params *model.Params, sinceMS 
 			rep.Skipped++
 			continue
 		}
-		in := *logged.ModelInput
-		in.Params = params
-		out := model.Evaluate(in)
+		out, err := dec.Evaluate(decide.Request{Origin: row.Origin}, *logged.ModelInput)
+		if err != nil {
+			return rep, err
+		}
 		d := replayDecision{
 			Origin: row.Origin, TimeMS: row.TimeMS,
 			Logged:   sideOf(logged.Multipath, logged.Theta1, logged.Theta2, logged.Terms),

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
@@ -35,25 +36,32 @@ func logDay(t *testing.T) (*store.Store, int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := host.NewServer(policy.NewStore(src), discardLog())
+	params, psrc, err := model.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := &varied{}
+	srv := host.NewServer(policy.NewStore(src), decide.New(decide.Config{Params: params, ParamsSource: psrc,
+		Links: day, Memory: day, Battery: day.battery}), nil, discardLog())
 	srv.SetStore(db, nil)
 	sizes := []int64{20_000, 150_000, 600_000, 2_000_000, 4_000_000}
 	states := []string{"idle", "continuous", "long_drx"}
 	protos := []string{"h2", "http/1.1", "h3", ""}
-	n := 0
-	host.SetInputs(func(origin string) model.Input {
-		i := n
-		return model.Input{
-			Protocol:  protos[i%len(protos)],
-			Size:      model.Size{Known: i%5 != 0, Median: ip(sizes[i%len(sizes)]), P90: ip(sizes[i%len(sizes)] * 2), Samples: 3},
-			Primary:   &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: fp(50), DownBps: fp(7.04e6), UpBps: fp(2.02e6), Loss: fp(0)},
-			Secondary: &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: fp(70 + float64(i%4)*30), DownBps: fp(9.185e6 / float64(1+i%3)), UpBps: fp(2.286e6), Loss: fp(0)},
-			RRC:       &model.RRC{Tech: "lte", State: states[i%len(states)], SinceMS: 1000},
-			Battery:   &model.Battery{Present: true, Percent: float64(10 + i%90), Charging: i%2 == 0},
+	day.at = func(i int) {
+		day.Given = decide.Given{
+			Proto: protos[i%len(protos)],
+			Size:  store.Size{Known: i%5 != 0, Median: ip(sizes[i%len(sizes)]), P90: ip(sizes[i%len(sizes)] * 2), Samples: 3},
+			Paths: decide.View{
+				Primary:   &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: fp(50), DownBps: fp(7.04e6), UpBps: fp(2.02e6), Loss: fp(0)},
+				Secondary: &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: fp(70 + float64(i%4)*30), DownBps: fp(9.185e6 / float64(1+i%3)), UpBps: fp(2.286e6), Loss: fp(0)},
+				RRC:       &model.RRC{Tech: "lte", State: states[i%len(states)], SinceMS: 1000},
+			},
 		}
-	})
-	t.Cleanup(func() { host.SetInputs(nil) })
+		day.bat = &model.Battery{Present: true, Percent: float64(10 + i%90), Charging: i%2 == 0}
+	}
+	n := 0
 	for ; n < 60; n++ {
+		day.at(n)
 		req, _ := json.Marshal(map[string]any{"v": 1, "id": n + 1, "type": "decide",
 			"body": map[string]any{"origin": "https://site" + string(rune('a'+n%20)) + ".example", "tab": 1, "nav": "n"}})
 		if r := srv.Handle(req); !r.OK {
@@ -63,13 +71,22 @@ func logDay(t *testing.T) (*store.Store, int) {
 	return db, n
 }
 
+// varied is a day of conditions, one set per decision: decide.Given, changed between decisions.
+type varied struct {
+	decide.Given
+	at  func(i int)
+	bat *model.Battery
+}
+
+func (v *varied) battery() *model.Battery { return v.bat }
+
 func TestReplaySameModelReproducesTheLog(t *testing.T) {
 	db, n := logDay(t)
 	params, err := model.Load(models.FS, models.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := replay(context.Background(), db, params, 0)
+	rep, err := replay(context.Background(), db, decide.New(decide.Config{Params: params}), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +140,7 @@ func TestReplayAnotherModelReportsChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := replay(context.Background(), db, params, 0)
+	rep, err := replay(context.Background(), db, decide.New(decide.Config{Params: params}), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
+	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/paths"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
@@ -19,16 +21,17 @@ import (
 
 // statusOutput is what status --json prints.
 type statusOutput struct {
-	Host         string           `json:"host"`
-	Version      string           `json:"version"`
-	Protocol     int              `json:"protocol"`
-	PolicySource string           `json:"policy_source"`
-	Policy       *protocol.Policy `json:"policy,omitempty"`
-	PolicyError  string           `json:"policy_error,omitempty"`
-	Paths        []paths.Path     `json:"paths,omitempty"`
-	RRC          any              `json:"rrc,omitempty"`
-	PathsError   string           `json:"paths_error,omitempty"`
-	SampledMS    int64            `json:"sampled_ms,omitempty"`
+	Host         string              `json:"host"`
+	Version      string              `json:"version"`
+	Protocol     int                 `json:"protocol"`
+	PolicySource string              `json:"policy_source"`
+	Policy       *protocol.Policy    `json:"policy,omitempty"`
+	PolicyError  string              `json:"policy_error,omitempty"`
+	Model        *decide.ModelStatus `json:"model,omitempty"`
+	Paths        []paths.Path        `json:"paths,omitempty"`
+	RRC          any                 `json:"rrc,omitempty"`
+	PathsError   string              `json:"paths_error,omitempty"`
+	SampledMS    int64               `json:"sampled_ms,omitempty"`
 }
 
 func statusCmd(args []string, stdout, stderr io.Writer) int {
@@ -70,6 +73,13 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	} else {
 		out.Policy = &snap.Policy
 	}
+	ms := &decide.ModelStatus{}
+	if p, src, err := model.Open(*models); err != nil {
+		ms.Source, ms.Error, code = src, err.Error(), exitFailed
+	} else {
+		ms.Source, ms.ID, ms.Version = src, p.ID, p.Version
+	}
+	out.Model = ms
 	if *sample > 0 {
 		var tick io.Writer
 		if *every > 0 {
@@ -95,6 +105,11 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "policy: %s v%d: multipath %v, theta1 %d bytes, theta2 %s, deadline %d ms\nreason: %s\n",
 			p.Model.ID, p.Model.Version, p.Multipath, p.Theta1, theta2, p.DeadlineMS, p.Reason)
+	}
+	if m := out.Model; m.Error != "" {
+		fmt.Fprintf(stdout, "model: not loaded from %s: %s\n", m.Source, m.Error)
+	} else {
+		fmt.Fprintf(stdout, "model: %s v%d from %s\n", m.ID, m.Version, m.Source)
 	}
 	if out.PathsError != "" {
 		fmt.Fprintf(stdout, "paths: not measured: %s\n", out.PathsError)

@@ -1,4 +1,4 @@
-package main
+package decide
 
 import (
 	"context"
@@ -30,33 +30,11 @@ func TestCycleStartAndDaysLeft(t *testing.T) {
 		// Out of range falls back to the 1st.
 		{d(2026, 11, 22, 0), 0, d(2026, 11, 1, 0), 9},
 	} {
-		if got := cycleStart(tc.now, tc.billingDay); !got.Equal(tc.start) {
-			t.Errorf("cycleStart(%v, %d) = %v, want %v", tc.now, tc.billingDay, got, tc.start)
+		if got := CycleStart(tc.now, tc.billingDay); !got.Equal(tc.start) {
+			t.Errorf("CycleStart(%v, %d) = %v, want %v", tc.now, tc.billingDay, got, tc.start)
 		}
-		if got := daysLeft(tc.now, tc.billingDay); got != tc.left {
-			t.Errorf("daysLeft(%v, %d) = %d, want %d", tc.now, tc.billingDay, got, tc.left)
-		}
-	}
-}
-
-func TestOverrideFor(t *testing.T) {
-	var p storePrefs
-	if err := json.Unmarshal([]byte(`{"mode":"balanced","overrides":[
-		{"host":"xn--bcher-kva.example","rule":"never"},{"host":"video.example","rule":"always"},{"host":"a.example","rule":"auto"},{"host":"live.video.example","rule":"never"}]}`), &p); err != nil {
-		t.Fatal(err)
-	}
-	for origin, want := range map[string]string{
-		"https://xn--bcher-kva.example": model.OverrideNever,
-		"https://video.example:8443":    model.OverrideAlways,
-		"https://a.example":             "",
-		"https://sub.video.example":     model.OverrideAlways, // subdomains follow the site
-		"https://x.live.video.example":  model.OverrideNever,  // the most specific rule wins
-		"https://notvideo.example":      "",
-		"http://[::1]:8080":             "",
-		"https://unrelated.example":     "",
-	} {
-		if got := overrideFor(&p, origin); got != want {
-			t.Errorf("%s: %q, want %q", origin, got, want)
+		if got := DaysLeft(tc.now, tc.billingDay); got != tc.left {
+			t.Errorf("DaysLeft(%v, %d) = %d, want %d", tc.now, tc.billingDay, got, tc.left)
 		}
 	}
 }
@@ -69,15 +47,15 @@ func TestPickPaths(t *testing.T) {
 		{Name: "wlan1", Kind: paths.WiFi, Up: false},
 		{Name: "wlan0", Kind: paths.WiFi, Up: true},
 	}
-	p, s := pickPaths(ps)
+	p, s := PickPaths(ps)
 	if p == nil || p.Name != "wlan0" || s == nil || s.Name != "wwan0" {
 		t.Fatalf("primary %+v secondary %+v, want wlan0 and wwan0", p, s)
 	}
-	p, s = pickPaths(ps[:2])
+	p, s = PickPaths(ps[:2])
 	if p == nil || p.Name != "eth0" || *p.RTTMS != 20 {
 		t.Errorf("without WiFi the wired path is primary: %+v", p)
 	}
-	if p, s = pickPaths(nil); p != nil || s != nil {
+	if p, s = PickPaths(nil); p != nil || s != nil {
 		t.Errorf("no paths: %+v %+v", p, s)
 	}
 }
@@ -94,10 +72,10 @@ func TestKeptEstimatesFillWhatIsNotMeasuredYet(t *testing.T) {
 	if err := db.SavePaths(ctx, time.Now().Add(-time.Minute), map[string]json.RawMessage{"wwan0": old}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.SavePaths(ctx, time.Now().Add(-estimateMaxAge-time.Minute), map[string]json.RawMessage{"wlan0": stale}); err != nil {
+	if err := db.SavePaths(ctx, time.Now().Add(-EstimateMaxAge-time.Minute), map[string]json.RawMessage{"wlan0": stale}); err != nil {
 		t.Fatal(err)
 	}
-	f := &feed{db: db, log: discardLog()}
+	f := NewMeter(nil, db, nil)
 	f.loadEstimates(ctx)
 
 	live := 30.0
@@ -112,6 +90,6 @@ func TestKeptEstimatesFillWhatIsNotMeasuredYet(t *testing.T) {
 	wifi := &model.Path{Name: "wlan0", Kind: "wifi", Up: true}
 	f.fillFromKept(wifi)
 	if wifi.RTTMS != nil || wifi.DownBps != nil {
-		t.Errorf("an estimate older than %v was used: %+v", estimateMaxAge, wifi)
+		t.Errorf("an estimate older than %v was used: %+v", EstimateMaxAge, wifi)
 	}
 }

@@ -1,0 +1,228 @@
+package decide
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+// Request is one navigation to decide for.
+type Request struct {
+	Origin string // normalised (protocol.NormalizeOrigin)
+	Tab    int64
+	Nav    string
+	// Paused says why all multipath is off now ("" when it is not): the user's pause, a cap reached, roaming, no
+	// consent yet (PROTOCOL.md §4 Pause). The decision is then single path, saying why.
+	Paused string
+}
+
+// Basis says what a decision's numbers came from (PROTOCOL.md Decision.basis).
+type Basis string
+
+const (
+	// BasisMeasured: the model on measured links.
+	BasisMeasured Basis = "measured"
+	// BasisPrior: the model with at least one link taken from priors (not measured yet, or too uncertain).
+	BasisPrior Basis = "prior"
+	// BasisRule: a rule decided, not the model's weighing: the user's site rule, the battery floor, an exhausted
+	// cellular quota, or a protocol multipath cannot apply to (h3).
+	BasisRule Basis = "rule"
+)
+
+// Decision is what the Decider decided for one navigation, typed; Body is its wire form.
+type Decision struct {
+	Origin string
+	Tab    int64
+	Nav    string
+
+	Multipath  bool
+	Theta1     int64  // bytes a connection must have received before its cellular subflow opens
+	Theta2     *int64 // cap on a connection's cellular bytes; nil: none
+	DeadlineMS int64
+	Reason     string
+	Basis      Basis
+	Model      protocol.Model
+
+	Mode     string // the preference mode whose weights applied
+	Protocol string // what the model assumed of the origin
+	Size     model.Size
+	Terms    []model.Term
+	// Input is the model's whole input, kept in the decision log so that replay can evaluate it again.
+	Input model.Input
+
+	// Paused is Request.Paused when it turned the decision to single path.
+	Paused string
+	// Fixed: a fixed policy file decided, not the model (Config.Fixed); Input is then empty.
+	Fixed bool
+	// RuntimeTheta1 is the θ1 the helper enforces per connection: 0 when the predicted size already passed θ1.
+	RuntimeTheta1 int64
+	// Actuation is what the privileged helper said ("" when there is none); ActuationAddrs the addresses it was
+	// given, comma-separated.
+	Actuation      string
+	ActuationAddrs string
+}
+
+// Actuator carries a decision to the kernel: it resolves the origin, hands the helper the decision's policy for
+// its addresses, and notes the outcome in the decision. It never changes the decision itself and returns within
+// its own time budget.
+type Actuator interface {
+	Carry(ctx context.Context, d *Decision)
+}
+
+// Config is what a Decider is assembled from. Only Params is required; a missing input source leaves its part of
+// the model's input empty, and the model says what it assumed instead.
+type Config struct {
+	Params       *model.Params
+	ParamsSource string // where Params came from, for the log
+	ParamsErr    error  // why Params is nil, replied as policy_unavailable
+	// Fixed, when set, replaces the model: every decision is this policy file's (a research and test knob:
+	// mpsurf-host --policy FILE or MPSURF_POLICY).
+	Fixed    *policy.Store
+	Links    Links
+	Memory   Memory
+	Actuator Actuator
+	// Battery reads the device's battery; nil means none is read.
+	Battery func() *model.Battery
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Decider decides. It is safe for concurrent use.
+type Decider struct {
+	cfg Config
+}
+
+// New assembles a Decider.
+func New(cfg Config) *Decider {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Params == nil && cfg.ParamsErr == nil {
+		cfg.ParamsErr = errors.New("no model parameters")
+	}
+	return &Decider{cfg: cfg}
+}
+
+// Params are the model's numbers, nil when they could not be loaded.
+func (d *Decider) Params() *model.Params { return d.cfg.Params }
+
+// memoryTimeout bounds the store reads of one decision, so that a locked database never holds up a navigation.
+const memoryTimeout = 200 * time.Millisecond
+
+// Decide decides for one navigation and carries the decision out. The only error is a model that could not be
+// loaded (PROTOCOL.md policy_unavailable); everything else that is missing is an input the model goes without.
+func (d *Decider) Decide(ctx context.Context, r Request) (Decision, error) {
+	if d.cfg.Fixed != nil {
+		return d.fixed(ctx, r)
+	}
+	p := d.cfg.Params
+	if p == nil {
+		return Decision{}, d.cfg.ParamsErr
+	}
+	mctx, cancel := context.WithTimeout(ctx, memoryTimeout)
+	in := d.Input(mctx, r.Origin)
+	cancel()
+	dec, _ := d.Evaluate(r, in)
+	dec.pause(r.Paused)
+	if d.cfg.Actuator != nil {
+		d.cfg.Actuator.Carry(ctx, &dec)
+	}
+	return dec, nil
+}
+
+// Evaluate decides for r from a model input assembled elsewhere (a logged one, for replay), under the Decider's
+// parameters, without carrying the decision out.
+func (d *Decider) Evaluate(r Request, in model.Input) (Decision, error) {
+	if d.cfg.Params == nil {
+		return Decision{}, d.cfg.ParamsErr
+	}
+	in.Params = d.cfg.Params
+	return FromModel(r, in, model.Evaluate(in)), nil
+}
+
+// FromModel makes the decision for r from the model's input and output.
+func FromModel(r Request, in model.Input, out model.Output) Decision {
+	p := in.Params
+	dec := Decision{
+		Origin: r.Origin, Tab: r.Tab, Nav: r.Nav,
+		Multipath: out.Multipath, Theta1: out.Theta1, Theta2: out.Theta2, DeadlineMS: out.DeadlineMS,
+		Reason: out.Reason, Model: protocol.Model{ID: p.ID, Version: p.Version},
+		Mode: out.Mode, Protocol: out.Protocol, Size: out.Size, Terms: out.Terms, Input: in,
+		Basis: BasisMeasured,
+	}
+	dec.Input.Params = nil
+	if out.Fallback {
+		dec.Basis = BasisPrior
+		dec.Model = protocol.Model{ID: p.BaselineID, Version: p.BaselineVersion}
+	}
+	if out.Rule {
+		dec.Basis = BasisRule
+	}
+	dec.RuntimeTheta1 = dec.Theta1
+	if m := out.Size.Median; out.Size.Known && m != nil && *m >= dec.Theta1 {
+		dec.RuntimeTheta1 = 0 // the predicted page already passed θ1: the subflow may open at once
+	}
+	return dec
+}
+
+// fixed decides by the fixed policy file.
+func (d *Decider) fixed(ctx context.Context, r Request) (Decision, error) {
+	snap, err := d.cfg.Fixed.Snapshot()
+	if err != nil {
+		return Decision{}, err
+	}
+	f := snap.File
+	dec := Decision{
+		Origin: r.Origin, Tab: r.Tab, Nav: r.Nav,
+		Multipath: f.Multipath, Theta1: f.Theta1Bytes, Theta2: f.Theta2Bytes, DeadlineMS: f.DeadlineMS,
+		Reason: snap.Policy.Reason, Basis: BasisRule, Model: snap.Policy.Model, Fixed: true,
+		Input: model.Input{Origin: r.Origin}, RuntimeTheta1: f.Theta1Bytes,
+	}
+	dec.pause(r.Paused)
+	if d.cfg.Actuator != nil {
+		d.cfg.Actuator.Carry(ctx, &dec)
+	}
+	return dec, nil
+}
+
+// pauseWords say why multipath is off, for the decision's reason.
+var pauseWords = map[string]string{
+	"user":        "you paused multipath",
+	"consent":     "multipath waits for your consent (MPSurf's first-run page)",
+	"cap_daily":   "today's cellular cap is reached",
+	"cap_monthly": "this month's cellular cap is reached",
+	"roaming":     "the cellular link is roaming",
+}
+
+// pause turns the decision into single path while multipath is paused, saying why; the model's terms stay.
+func (dec *Decision) pause(why string) {
+	if why == "" {
+		return
+	}
+	dec.Paused = why
+	if dec.Multipath {
+		dec.Multipath, dec.Basis = false, BasisRule
+		w, ok := pauseWords[why]
+		if !ok {
+			w = "multipath is paused (" + why + ")"
+		}
+		dec.Reason = clipReason("single path: " + w)
+	}
+}
+
+func clipReason(s string) string {
+	if len(s) <= protocol.MaxReasonLen {
+		return s
+	}
+	return strings.ToValidUTF8(s[:protocol.MaxReasonLen], "")
+}

@@ -1,0 +1,106 @@
+package decide
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/store"
+)
+
+func params(t testing.TB) *model.Params {
+	t.Helper()
+	p, _, err := model.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func f64(x float64) *float64 { return &x }
+func i64(x int64) *int64     { return &x }
+
+func measured() View {
+	return View{
+		Primary:   &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: f64(50), DownBps: f64(7.04e6)},
+		Secondary: &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: f64(70), DownBps: f64(9.185e6)},
+		RRC:       &model.RRC{Tech: "lte", State: "idle"},
+	}
+}
+
+// actuator records what it was handed.
+type actuator struct{ got []Decision }
+
+func (a *actuator) Carry(_ context.Context, d *Decision) {
+	a.got = append(a.got, *d)
+	d.Actuation = "ok"
+}
+
+func TestDecideCarriesTheModelsDecision(t *testing.T) {
+	act := &actuator{}
+	for _, tc := range []struct {
+		name    string
+		given   Given
+		basis   Basis
+		runtime func(d Decision) bool
+	}{
+		{"large page on measured links: the subflow may open at once", Given{Paths: measured(), Proto: "h2",
+			Size: store.Size{Known: true, Median: i64(4e6), Samples: 3}}, BasisMeasured,
+			func(d Decision) bool { return d.Multipath && d.RuntimeTheta1 == 0 }},
+		{"unknown size: θ1 holds at run time", Given{Paths: measured(), Proto: "h2"}, BasisMeasured,
+			func(d Decision) bool { return d.RuntimeTheta1 == d.Theta1 && d.Theta1 > 0 }},
+		{"nothing measured", Given{}, BasisPrior, func(d Decision) bool { return d.RuntimeTheta1 == d.Theta1 }},
+		{"h3 is a rule", Given{Paths: measured(), Proto: "h3"}, BasisRule, func(d Decision) bool { return !d.Multipath }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.given
+			dec := New(Config{Params: params(t), Links: &g, Memory: &g, Actuator: act})
+			d, err := dec.Decide(context.Background(), Request{Origin: "https://a.example", Tab: 3, Nav: "3-1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Basis != tc.basis || !tc.runtime(d) || d.Actuation != "ok" || d.Input.Params != nil {
+				t.Errorf("%+v", d)
+			}
+			b := d.Body()
+			if err := b.Validate(); err != nil {
+				t.Error(err)
+			}
+			if b.Inputs["basis"] != string(tc.basis) || b.ModelInput == nil || b.Inputs["actuation"] != "ok" {
+				t.Errorf("body %+v", b)
+			}
+		})
+	}
+	if len(act.got) != 4 {
+		t.Errorf("actuator handed %d decisions, want 4", len(act.got))
+	}
+}
+
+func TestDecideWithoutModel(t *testing.T) {
+	why := errors.New("model.json: transport.mss_bytes: missing")
+	dec := New(Config{ParamsErr: why})
+	if _, err := dec.Decide(context.Background(), Request{Origin: "https://a.example"}); err != why {
+		t.Errorf("error %v, want %v", err, why)
+	}
+	if st := dec.Status(context.Background()); st.Model == nil || st.Model.Error != why.Error() {
+		t.Errorf("status %+v", st.Model)
+	}
+}
+
+func TestFixedPolicyDecides(t *testing.T) {
+	pol := policy.NewStore(policy.EmbeddedSource())
+	g := Given{Paths: measured()}
+	dec := New(Config{Params: params(t), Fixed: pol, Links: &g, Memory: &g})
+	d, err := dec.Decide(context.Background(), Request{Origin: "https://a.example", Tab: 1, Nav: "n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Fixed || d.Basis != BasisRule || d.Theta1 != 200000 || d.Model.ID != "baseline-seed001" {
+		t.Errorf("%+v", d)
+	}
+	if b := d.Body(); b.ModelInput != nil || b.Inputs["fixed_policy"] != true {
+		t.Errorf("body %+v", b)
+	}
+}

@@ -1,0 +1,356 @@
+package decide
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/paths"
+	"github.com/mpsurf/mpsurf/native-host/radio"
+	"github.com/mpsurf/mpsurf/native-host/store"
+)
+
+// Environment of a serving host (Chrome passes its own environment on to the host it starts).
+const (
+	EnvNames       = "MPSURF_NAMES"        // interface kinds over what sysfs says, e.g. wlan0=wifi,wwan0=cellular
+	EnvProbeTarget = "MPSURF_PROBE_TARGET" // host:port for the active RTT probe when a path has no traffic
+	EnvCell        = "MPSURF_CELL"         // the cellular radio's technology: lte (default) or 3g
+	EnvNoMeasure   = "MPSURF_NO_MEASURE"   // 1: do not measure paths (the model then goes by its priors)
+)
+
+// MeterFromEnv makes the serving host's Meter from the environment, with the RRC model of the cellular
+// technology in p. It never fails: when the paths cannot be measured it says why and returns a Meter that
+// measures nothing, so decisions go on from what the store kept and from priors.
+func MeterFromEnv(p *model.Params, db *store.Store, log *slog.Logger) *Meter {
+	m := NewMeter(nil, db, log)
+	if os.Getenv(EnvNoMeasure) == "1" {
+		return m
+	}
+	s, err := newSampler(p)
+	if err != nil {
+		m.log.Warn("paths not measured", "err", err)
+		return m
+	}
+	m.sampler = s
+	return m
+}
+
+func newSampler(p *model.Params) (*paths.Sampler, error) {
+	names, err := paths.ParseNames(os.Getenv(EnvNames))
+	if err != nil {
+		return nil, err
+	}
+	cell := os.Getenv(EnvCell)
+	if cell == "" {
+		cell = radio.LTE
+	}
+	if p == nil {
+		return nil, fmt.Errorf("no model parameters, so no RRC model for %s", cell)
+	}
+	rm, ok := p.Radios[cell]
+	if !ok || (cell != radio.LTE && cell != radio.ThreeG) {
+		return nil, fmt.Errorf("%s=%q: want %s or %s", EnvCell, cell, radio.LTE, radio.ThreeG)
+	}
+	return paths.NewSampler(paths.Config{Names: names, ProbeTarget: os.Getenv(EnvProbeTarget), Cellular: rm})
+}
+
+// usageEvery is how often cellular counters go into the store: usage moves on the scale of a billing cycle.
+const usageEvery = time.Minute
+
+// Path estimates are kept in the store every estimateEvery and used by a later host (the browser starts one per
+// session) for what its own sampler has not measured yet, while younger than estimateMaxAge: long enough to
+// bridge a browser restart, short enough that a move to another network is not decided with the old one's.
+const (
+	estimateEvery  = 10 * time.Second
+	EstimateMaxAge = 10 * time.Minute
+)
+
+// Meter is the real Links: the path sampler of native-host/paths, completed by the estimates an earlier host kept
+// in the store, and the cellular usage it counts into the store for the quota.
+type Meter struct {
+	sampler *paths.Sampler
+	db      *store.Store // nil: nothing kept, nothing counted
+	log     *slog.Logger
+	root    string // prefix of /sys for the counters ("" = live)
+
+	mu        sync.Mutex
+	cellIface string
+	cellRx    uint64
+	cellTx    uint64
+	kept      map[string]keptPath // path estimates from the store, by interface name
+}
+
+type keptPath struct {
+	at   time.Time
+	path model.Path
+}
+
+// NewMeter wraps a sampler (nil: the paths are not measured); db (nil: none) keeps estimates across hosts.
+func NewMeter(s *paths.Sampler, db *store.Store, log *slog.Logger) *Meter {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Meter{sampler: s, db: db, log: log}
+}
+
+// Run samples until ctx ends, keeping estimates and counting cellular usage in the store as it goes.
+func (m *Meter) Run(ctx context.Context) {
+	if m.sampler == nil {
+		return
+	}
+	if m.db != nil {
+		m.loadEstimates(ctx)
+		go m.every(ctx, usageEvery, m.sampleUsage, true)
+		go m.every(ctx, estimateEvery, m.saveEstimates, false)
+	}
+	if err := m.sampler.Run(ctx); err != nil && ctx.Err() == nil {
+		m.log.Warn("path measurement stopped", "err", err)
+	}
+}
+
+func (m *Meter) every(ctx context.Context, d time.Duration, f func(context.Context), now bool) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	if now {
+		f(ctx)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f(ctx)
+		}
+	}
+}
+
+// Close keeps the last path estimates; the serving host calls it when the browser closes the port.
+func (m *Meter) Close() {
+	if m.sampler == nil || m.db == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	m.saveEstimates(ctx)
+}
+
+// View is the paths and RRC state now, live numbers first and young kept ones where the sampler has none yet.
+func (m *Meter) View() View {
+	var v View
+	if m.sampler == nil {
+		return v
+	}
+	snap := m.sampler.Snapshot()
+	v.Primary, v.Secondary = PickPaths(snap.Paths)
+	m.fillFromKept(v.Primary)
+	m.fillFromKept(v.Secondary)
+	if snap.RRC != nil {
+		v.RRC = &model.RRC{Interface: snap.RRC.Interface, Tech: snap.RRC.Tech, State: snap.RRC.State,
+			SinceMS: max(time.Now().UnixMilli()-snap.RRC.SinceMS, 0), Source: snap.RRC.Source}
+	}
+	return v
+}
+
+// Status is the sampler's own view; empty when the paths are not measured.
+func (m *Meter) Status() LinkStatus {
+	var ls LinkStatus
+	if m.sampler != nil {
+		snap := m.sampler.Snapshot()
+		ls.Paths, ls.RRC = snap.Paths, snap.RRC
+	}
+	m.mu.Lock()
+	ls.CellInterface = m.cellIface
+	m.mu.Unlock()
+	return ls
+}
+
+// IsCellular says whether a is one of the cellular interface's local addresses, from the paths the sampler
+// found (the relay counts a tunnel's cellular bytes by its subflows' local addresses).
+func (m *Meter) IsCellular(a netip.Addr) bool {
+	if m.sampler == nil {
+		return false
+	}
+	for _, p := range m.sampler.Snapshot().Paths {
+		if p.Kind != paths.Cellular {
+			continue
+		}
+		for _, s := range p.Addrs {
+			if pa, err := netip.ParsePrefix(s); err == nil && pa.Addr() == a {
+				return true
+			}
+			if pa, err := netip.ParseAddr(s); err == nil && pa == a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Sample runs the sampler for d, for tools that want one look at the paths.
+func (m *Meter) Sample(d time.Duration) {
+	if m.sampler == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	m.sampler.Run(ctx)
+}
+
+// PickPaths chooses the primary path (WiFi, else wired: the seeds' primary) and the cellular secondary among the
+// paths that are up.
+func PickPaths(ps []paths.Path) (primary, secondary *model.Path) {
+	for _, kind := range []string{paths.WiFi, paths.Ethernet} {
+		for i := range ps {
+			if primary == nil && ps[i].Up && ps[i].Kind == kind {
+				primary = toModel(ps[i])
+			}
+		}
+	}
+	for i := range ps {
+		if secondary == nil && ps[i].Up && ps[i].Kind == paths.Cellular {
+			secondary = toModel(ps[i])
+		}
+	}
+	return primary, secondary
+}
+
+func toModel(p paths.Path) *model.Path {
+	return &model.Path{Name: p.Name, Kind: p.Kind, Up: p.Up, Addrs: p.Addrs, RTTMS: p.RTTMS, DownBps: p.DownBPS,
+		UpBps: p.UpBPS, Loss: p.Loss, RTTSource: p.RTTSource}
+}
+
+// loadEstimates reads the path estimates a previous host kept.
+func (m *Meter) loadEstimates(ctx context.Context) {
+	kept, err := m.db.Paths(ctx, time.Now().Add(-EstimateMaxAge))
+	if err != nil {
+		m.log.Warn("kept path estimates unreadable", "err", err)
+		return
+	}
+	k := map[string]keptPath{}
+	for _, e := range kept {
+		var p model.Path
+		if json.Unmarshal(e.Estimate, &p) == nil {
+			k[e.Name] = keptPath{at: e.Time, path: p}
+		}
+	}
+	m.mu.Lock()
+	m.kept = k
+	m.mu.Unlock()
+}
+
+// fillFromKept completes a live path that has no RTT or rate yet with the kept estimate of the same interface,
+// if it is young enough; the path's source fields say where each number came from.
+func (m *Meter) fillFromKept(p *model.Path) {
+	if p == nil {
+		return
+	}
+	m.mu.Lock()
+	k, ok := m.kept[p.Name]
+	m.mu.Unlock()
+	if !ok || time.Since(k.at) > EstimateMaxAge {
+		return
+	}
+	if p.RTTMS == nil && k.path.RTTMS != nil {
+		p.RTTMS = k.path.RTTMS
+		src := "kept"
+		p.RTTSource = &src
+	}
+	if p.DownBps == nil {
+		p.DownBps = k.path.DownBps
+	}
+	if p.UpBps == nil {
+		p.UpBps = k.path.UpBps
+	}
+	if p.Loss == nil {
+		p.Loss = k.path.Loss
+	}
+}
+
+func (m *Meter) saveEstimates(ctx context.Context) {
+	now := time.Now()
+	est := map[string]json.RawMessage{}
+	kept := map[string]keptPath{}
+	for _, p := range m.sampler.Snapshot().Paths {
+		if !p.Up || (p.RTTMS == nil && p.DownBPS == nil) {
+			continue
+		}
+		mp := toModel(p)
+		m.fillFromKept(mp) // a number measured before and not since stays
+		b, err := json.Marshal(mp)
+		if err != nil {
+			continue
+		}
+		est[p.Name], kept[p.Name] = b, keptPath{at: now, path: *mp}
+	}
+	if err := m.db.SavePaths(ctx, now, est); err != nil {
+		m.log.Warn("path estimates not kept", "err", err)
+		return
+	}
+	m.mu.Lock()
+	if m.kept == nil {
+		m.kept = map[string]keptPath{}
+	}
+	for k, v := range kept {
+		m.kept[k] = v
+	}
+	m.mu.Unlock()
+}
+
+// sampleUsage adds the cellular interface's byte counters to the store, so that the options page and the model see
+// the data used this cycle. Counter resets (an interface that came back) count from zero.
+func (m *Meter) sampleUsage(ctx context.Context) {
+	var iface string
+	for _, p := range m.sampler.Snapshot().Paths {
+		if p.Kind == paths.Cellular {
+			iface = p.Name
+			break
+		}
+	}
+	if iface == "" {
+		return
+	}
+	rx, okRx := readCounter(m.root, iface, "rx_bytes")
+	tx, okTx := readCounter(m.root, iface, "tx_bytes")
+	if !okRx || !okTx {
+		return
+	}
+	m.mu.Lock()
+	prevIface, prevRx, prevTx := m.cellIface, m.cellRx, m.cellTx
+	m.cellIface, m.cellRx, m.cellTx = iface, rx, tx
+	m.mu.Unlock()
+	if prevIface != iface {
+		return // the first reading of this interface is the baseline
+	}
+	dRx, dTx := delta(prevRx, rx), delta(prevTx, tx)
+	if dRx == 0 && dTx == 0 {
+		return
+	}
+	if err := m.db.AddUsage(ctx, iface, time.Now(), int64(dRx), int64(dTx)); err != nil {
+		m.log.Warn("cellular usage not stored", "err", err)
+	}
+}
+
+func delta(prev, now uint64) uint64 {
+	if now < prev {
+		return now
+	}
+	return now - prev
+}
+
+func readCounter(root, iface, name string) (uint64, bool) {
+	b, err := os.ReadFile(filepath.Join(root, "/sys/class/net", iface, "statistics", name))
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil
+}
