@@ -53,6 +53,7 @@ func parsePaths(s string) (map[netip.Addr]string, error) {
 const usage = `usage:
   origin [serve] [flags]            serve the corpus (see -h)
   origin corpus --list [--json] [--objects] [--seed N]
+  origin files [--json]             the large files under /dl/ (downloads grid), with sizes and SHA-256
 `
 
 // Main runs the origin command and returns its exit status.
@@ -61,6 +62,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "corpus":
 			return corpusMain(args[1:], stdout, stderr)
+		case "files":
+			return filesMain(args[1:], stdout, stderr)
 		case "serve":
 			args = args[1:]
 		case "help", "-h", "--help":
@@ -112,6 +115,7 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 	listen := fs.String("listen", ":443", "HTTPS address offering h2 and http/1.1")
 	listenH1 := fs.String("listen-h1", ":8443", "HTTPS address offering http/1.1 only (\"\" = off)")
 	listenHTTP := fs.String("listen-http", "", "plain HTTP address (\"\" = off)")
+	listenTCP := fs.String("listen-tcp", "", "HTTPS address on plain TCP even with --mptcp, h2 and http/1.1 (\"\" = off)")
 	logPath := fs.String("log", "", "JSONL log file, appended to (\"\" = no log)")
 	cc := fs.String("cc", "", "TCP congestion control of every connection, e.g. cubic (\"\" = the namespace's default)")
 	seed := fs.Uint64("seed", 1, "corpus seed")
@@ -144,7 +148,7 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 	}
 	cfg := Config{
 		CC:     *cc,
-		Listen: *listen, ListenH1: *listenH1, ListenHTTP: *listenHTTP,
+		Listen: *listen, ListenH1: *listenH1, ListenHTTP: *listenHTTP, ListenTCP: *listenTCP,
 		Names:      append(append([]string{"localhost", "127.0.0.1", "::1"}, names...), hosts...),
 		ThirdParty: *third, Paths: paths, Seed: *seed, MPTCP: *mptcp, ErrorLog: stderr,
 	}

@@ -26,6 +26,9 @@ type Config struct {
 	Listen     string // HTTPS, ALPN h2 and http/1.1
 	ListenH1   string // HTTPS, ALPN http/1.1 only: lets a client force HTTP/1.1 per load
 	ListenHTTP string // plain HTTP/1.1
+	// ListenTCP is HTTPS (ALPN h2 and http/1.1) on plain TCP whatever MPTCP says: a server as nearly every
+	// website is, for clients that bring their own multipath (MP-H2, segmented downloaders).
+	ListenTCP string
 	// Names are the certificate's DNS names and IP literals.
 	Names []string
 	// ThirdParty is the host name (or IP) of the second origin the landing pages point
@@ -113,10 +116,12 @@ func (s *Server) Start(ctx context.Context) (StartLine, error) {
 	specs := []struct {
 		name, addr string
 		tls, h2    bool
+		tcpOnly    bool
 	}{
-		{"h2", s.cfg.Listen, true, true},
-		{"h1", s.cfg.ListenH1, true, false},
-		{"http", s.cfg.ListenHTTP, false, false},
+		{"h2", s.cfg.Listen, true, true, false},
+		{"h1", s.cfg.ListenH1, true, false, false},
+		{"http", s.cfg.ListenHTTP, false, false, false},
+		{"tcp", s.cfg.ListenTCP, true, true, true},
 	}
 	errLog := s.cfg.ErrorLog
 	if errLog == nil {
@@ -128,7 +133,7 @@ func (s *Server) Start(ctx context.Context) (StartLine, error) {
 			continue
 		}
 		var lc net.ListenConfig
-		lc.SetMultipathTCP(s.cfg.MPTCP)
+		lc.SetMultipathTCP(s.cfg.MPTCP && !sp.tcpOnly)
 		if s.cfg.CC != "" {
 			lc.Control = congestionControl(s.cfg.CC)
 		}
@@ -375,6 +380,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, origin string) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		h.Set("Allow", "GET, HEAD")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if name, ok := strings.CutPrefix(r.URL.Path, DownloadPrefix); ok {
+		serveDownload(w, r, name) // files.go
 		return
 	}
 	var body []byte
