@@ -6,11 +6,13 @@ cd "$(dirname "$0")/.."
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
-# Debian packages: chromium (the browser the tests drive), mptcpize (makes its sockets MPTCP), iproute2 (testbed).
+# Debian packages: chromium (the browser the tests drive), mptcpize (makes its sockets MPTCP), iproute2 (testbed),
+# aria2 (downloads grid).
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v mptcpize >/dev/null 2>&1 || need+=(mptcpize)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v aria2c >/dev/null 2>&1 || need+=(aria2) # the segmented-download peer of the downloads grid
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ]; then
     log "installing Debian packages: ${need[*]}"

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Session, MODES, canRun } from './lib.mjs';
+import { DOWNLOAD_MODES, runDownloads, summarize } from './downloads.mjs';
 import { dist, root } from '../lib/paths.mjs';
 
 export const GRIDS = {
@@ -19,6 +20,15 @@ export const GRIDS = {
   // after it come from the cost-benefit model rather than the baseline policy.
   demo: { profiles: ['baseline'], modes: ['mp-adaptive'], pages: ['news-1', 'e3-20k', 'wiki', 'gov', 'e3-50k', 'weather'], protos: ['h2'], reps: 1, ordered: true },
   full: { profiles: ['baseline'], modes: MODES, pages: ['e3', 'table1'], protos: ['h2', 'http/1.1'], reps: 3 },
+  // MP-H2 (issue 14): large files under four clients; e2e/testbed/downloads.mjs. Pages are the origin's files.
+  downloads: {
+    runner: 'downloads',
+    profiles: ['baseline', 'att-lte-driving', 'wifi-loss-1'],
+    modes: DOWNLOAD_MODES,
+    pages: ['1m.bin', '8m.bin', '32m.bin'],
+    protos: ['h2'],
+    reps: 3,
+  },
   seeds: {
     profiles: ['3g', 'wifi-loss-0.5', 'wifi-loss-1', 'wifi-delay+50', 'lte-delay+50'],
     modes: ['sp-wifi', 'sp-cell', 'mp-always'],
@@ -131,6 +141,15 @@ async function main() {
     reps: values.reps ? Number(values.reps) : base.reps,
     ordered: base.ordered,
   };
+  if (base.runner === 'downloads') {
+    if (values.fresh) fs.rmSync(path.join(values.out, 'runs.jsonl'), { force: true });
+    console.log(`grid: ${JSON.stringify(spec)}`);
+    const { records } = await runDownloads(spec, { outDir: values.out, seed: values.seed ? Number(values.seed) : undefined });
+    const text = summarize(records);
+    fs.writeFileSync(path.join(values.out, 'downloads.txt'), text + '\n');
+    console.log(`\n${text}\n\nruns in ${path.join(values.out, 'runs.jsonl')}, summary in ${path.join(values.out, 'downloads.txt')}`);
+    return;
+  }
   for (const m of spec.modes) if (!MODES.includes(m)) throw new Error(`unknown mode ${m}; one of ${MODES.join(', ')}`);
   if (values.fresh) fs.rmSync(path.join(values.out, 'runs.jsonl'), { force: true });
   console.log(`grid: ${JSON.stringify(spec)}`);

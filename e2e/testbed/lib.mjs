@@ -180,7 +180,8 @@ export class Session {
   // actuator (which maps destination addresses to origins) can tell their connections apart.
   // proxy: the proxy host with Squid (e2e/testbed/proxy.mjs) between the router and the origin; originMptcp false:
   // the origin listens with plain TCP, as nearly every website does.
-  static async open({ profile = 'baseline', outDir, log = () => {}, names = {}, proxy = false, originMptcp = true }) {
+  // originArgs: more flags for the origin server (the downloads grid adds its plain-TCP listener).
+  static async open({ profile = 'baseline', outDir, log = () => {}, names = {}, proxy = false, originMptcp = true, originArgs = [] }) {
     fs.mkdirSync(outDir, { recursive: true });
     const s = new Session();
     s.outDir = outDir;
@@ -213,7 +214,7 @@ export class Session {
         // CUBIC, decoupled per subflow: Linux's default when the seeds measured (seed 000 §4.1.4); this machine's
         // namespaces would otherwise inherit the host's BBR.
         ['netns', 'exec', SERVER_NS, originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog, '--cc', 'cubic',
-          '--name', Object.keys(s.names).filter((n) => n !== 'third.origin.test').join(','), ...(originMptcp ? [] : ['--mptcp=false'])],
+          '--name', Object.keys(s.names).filter((n) => n !== 'third.origin.test').join(','), ...(originMptcp ? [] : ['--mptcp=false']), ...originArgs],
         // Its error log (mostly browsers dropping speculative connections mid-handshake) goes to a file.
         { detached: true, stdio: ['ignore', 'pipe', fs.openSync(path.join(outDir, `origin-${profile}.stderr`), 'w')] },
       );

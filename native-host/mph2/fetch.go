@@ -698,12 +698,14 @@ func (e *engine) onData(st *est, n int64, at time.Time) error {
 	p.bytes += n
 	p.bw.Add(n, at)
 	e.dirty = true
-	if bw, ok := p.bw.Value(); ok {
+	if e.single || len(e.alive()) < 2 {
+		p.c.setCredit(maxCredit) // no work will move: nothing to hold back
+	} else if bw, ok := p.bw.Value(); ok {
 		if rtt := p.c.baseRTT(); rtt > 0 {
-			// Enough credit for the path to run at its rate: two bandwidth-delay products of the path without its
-			// queues, refilled at half. Sized from the queued RTT instead, the credit would fill the queues it
-			// measures and grow without end.
-			p.c.setCredit(min(max(int64(2*bw*rtt.Seconds()), 128<<10), 16<<20))
+			// Enough credit for the path to run at its rate: three bandwidth-delay products of the path without
+			// its queues (the rate measured under this very credit must not cap itself). Sized from the queued
+			// RTT instead, the credit would fill the queues it measures and grow without end.
+			p.c.setCredit(min(max(int64(3*bw*rtt.Seconds()), minCredit), maxCredit))
 		}
 	}
 	if !e.single && e.size >= 0 && e.ranges {
@@ -770,7 +772,10 @@ func (e *engine) step(this, other *pathState) {
 	other.assigned -= oldEnd - split
 	last.s.SetLimit(split - last.start)
 	e.res.Moves++
-	e.o.Log.Debug("range end moved", "from", other.spec.Name, "to", this.spec.Name, "split", split, "end", oldEnd)
+	tv, ov := e.view(this), e.view(other)
+	e.o.Log.Debug("range end moved", "t_ms", time.Since(e.t0).Milliseconds(), "from", other.spec.Name, "to", this.spec.Name,
+		"split", split, "end", oldEnd, "this_bw", tv.BW*8, "this_rtt", tv.RTT, "this_left", tv.Remaining,
+		"other_bw", ov.BW*8, "other_left", ov.Remaining)
 	e.open(this, request{start: split, end: oldEnd, ifRange: e.ifRange}, false)
 }
 

@@ -25,8 +25,14 @@ const (
 	initialWindow = 65535
 	// connWindow is the connection-level window kept open: large, because each stream is bounded on its own.
 	connWindow = 1 << 30
-	// defaultCredit is a stream's credit before the path's rate and RTT are known.
+	// defaultCredit is a stream's credit before the path's rate and RTT are known; minCredit and maxCredit
+	// bound it afterwards.
 	defaultCredit = 256 << 10
+	minCredit     = 192 << 10
+	maxCredit     = 16 << 20
+	// refillStep is how far a stream's credit may fall below its target before a WINDOW_UPDATE tops it up: one
+	// DATA frame of the default size, so the server always has nearly the whole target to send.
+	refillStep = 16384
 )
 
 // h2conn is one HTTP/2 connection driven on x/net/http2's Framer: GET streams only, each given flow-control
@@ -240,8 +246,8 @@ func (s *h2stream) grantLocked() int64 {
 	if want <= avail {
 		return 0
 	}
-	if avail >= want/2 && want == target {
-		return 0 // refill in steps of at least half the target: fewer frames
+	if want == target && want-avail < refillStep {
+		return 0
 	}
 	inc := min(want-avail, 1<<31-1-s.granted)
 	s.granted += inc

@@ -69,6 +69,10 @@ const usage = `usage:
   mpsurf-host proxy show [--json]
         the MPTCP proxy the relay uses (README "Use it on the real web"); settings in
         $XDG_CONFIG_HOME/mpsurf/proxy.json (mode 600) or MPSURF_PROXY_CONFIG
+  mpsurf-host fetch URL -o FILE [--via IF,IF | --mptcp] [--http1] [--ca PEM] [--resolve HOST=ADDR,...] [--size N]
+                    [--resume] [--secondary-cap BYTES] [--json] [-v]
+        download URL over the interfaces given at once (MP-H2: HTTP range requests per path), or over one
+        MPTCP connection (--mptcp); the file is written as FILE.mpsurf-part until complete and checked
   mpsurf-host version
 
 A serving host measures its paths (MPSURF_NAMES=wlan0=wifi,wwan0=cellular overrides interface kinds,
@@ -110,6 +114,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return unframeCmd(rest, stdin, stdout, stderr)
 	case "actuator":
 		return actuatorCmd(rest, stderr)
+	case "fetch":
+		return fetchCmd(rest, stdout, stderr)
 	case "proxy":
 		return proxyCmd(rest, stdin, stdout, stderr)
 	case "version":
