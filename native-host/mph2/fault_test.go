@@ -16,17 +16,14 @@ import (
 func TestFetchObjectChangesIfRange(t *testing.T) {
 	oldBody, newBody := object(2<<20, 3), object(2<<20+7, 4)
 	ts := newTestServer(t, oldBody, false)
-	var swapped bool
 	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
-		if r.Header.Get("Range") == "bytes=0-" && !swapped {
-			swapped = true
-			// Serve the first response from the old version, then switch every later one to the new.
-			go func() {
-				time.Sleep(30 * time.Millisecond)
-				ts.mu.Lock()
-				ts.body, ts.etag = newBody, `"v2"`
-				ts.mu.Unlock()
-			}()
+		if rg := r.Header.Get("Range"); rg != "" && rg != "bytes=0-" {
+			// The first range request finds the object replaced.
+			ts.mu.Lock()
+			ts.body, ts.etag, ts.hook = newBody, `"v2"`, nil
+			ts.mu.Unlock()
+			serveObject(w, r, newBody, `"v2"`)
+			return true
 		}
 		return false
 	}
@@ -41,19 +38,15 @@ func TestFetchObjectChangesIfRange(t *testing.T) {
 func TestFetchObjectChangesIgnoringIfRange(t *testing.T) {
 	oldBody, newBody := object(2<<20, 5), object(2<<20, 6)
 	ts := newTestServer(t, oldBody, false)
-	first := true
 	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
-		if first {
-			first = false
-			go func() {
-				time.Sleep(30 * time.Millisecond)
-				ts.mu.Lock()
-				ts.body, ts.etag = newBody, `"v2"`
-				ts.mu.Unlock()
-			}()
-			return false
+		if rg := r.Header.Get("Range"); rg != "" && rg != "bytes=0-" {
+			ts.mu.Lock()
+			ts.body, ts.etag, ts.hook = newBody, `"v2"`, nil
+			ts.mu.Unlock()
+			r.Header.Del("If-Range")
+			serveObject(w, r, newBody, `"v2"`)
+			return true
 		}
-		r.Header.Del("If-Range")
 		return false
 	}
 	res := fetchOK(t, ts.options(t, 2), newBody)

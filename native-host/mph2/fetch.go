@@ -342,6 +342,16 @@ func (e *engine) alive() []*pathState {
 	return out
 }
 
+// otherPath says whether a path other than p is alive or still connecting: one that work could move to.
+func (e *engine) otherPath(p *pathState) bool {
+	for _, q := range e.paths {
+		if q != p && !q.dead {
+			return true
+		}
+	}
+	return false
+}
+
 func (e *engine) pending() bool {
 	for _, p := range e.paths {
 		if !p.dead && p.c == nil {
@@ -698,7 +708,7 @@ func (e *engine) onData(st *est, n int64, at time.Time) error {
 	p.bytes += n
 	p.bw.Add(n, at)
 	e.dirty = true
-	if e.single || len(e.alive()) < 2 {
+	if e.single || !e.otherPath(p) {
 		p.c.setCredit(maxCredit) // no work will move: nothing to hold back
 	} else if bw, ok := p.bw.Value(); ok {
 		if rtt := p.c.baseRTT(); rtt > 0 {

@@ -55,10 +55,7 @@ func newTestServer(t *testing.T, body []byte, h1 bool, stallAfter ...map[string]
 		if hook != nil && hook(w, r) {
 			return
 		}
-		sum := sha256.Sum256(body)
-		w.Header().Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(sum[:])+":")
-		w.Header().Set("ETag", etag)
-		http.ServeContent(w, r, "f.bin", time.Unix(1_700_000_000, 0), bytes.NewReader(body))
+		serveObject(w, r, body, etag)
 	}))
 	ts.EnableHTTP2 = !h1
 	// Each client address gets its own rate, so that two paths on loopback (127.0.0.1 and 127.0.0.2) differ the
@@ -73,6 +70,13 @@ func newTestServer(t *testing.T, body []byte, h1 bool, stallAfter ...map[string]
 	t.Cleanup(func() { close(ts.pace.quit) }) // runs first: stalled writers give up
 
 	return ts
+}
+
+func serveObject(w http.ResponseWriter, r *http.Request, body []byte, etag string) {
+	sum := sha256.Sum256(body)
+	w.Header().Set("Repr-Digest", "sha-256=:"+base64.StdEncoding.EncodeToString(sum[:])+":")
+	w.Header().Set("ETag", etag)
+	http.ServeContent(w, r, "f.bin", time.Unix(1_700_000_000, 0), bytes.NewReader(body))
 }
 
 func (ts *testServer) options(t *testing.T, paths int) Options {
@@ -102,7 +106,7 @@ func fetchOK(t *testing.T, o Options, want []byte) Result {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Fatalf("file differs: %d bytes, want %d", len(got), len(want))
+		t.Fatalf("file differs: %d bytes, want %d (result %+v)", len(got), len(want), res)
 	}
 	for _, p := range []string{o.Out + PartSuffix, o.Out + SidecarSuffix} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
