@@ -44,11 +44,18 @@ type Object struct {
 
 // Page is a landing page and the objects it references.
 type Page struct {
-	Name    string
-	Set     string // "e3" or "table1"
-	Source  string
-	Site    *Site // the Table 1 row, nil for e3 pages
+	Name   string
+	Set    string // "e3", "table1", "mixed", or the set a corpus file names
+	Source string
+	Site   *Site // the Table 1 row, nil for other pages
+	// Host is the page's own host name: its site's, or <name>.origin.test for the e3 and Table 1 pages, each of
+	// which is a site of its own. The landing page is served at Host + Path(), and at /p/<name>/ on any host.
+	Host string
+	// Proto is how its site serves it: "h2" or "http/1.1" (an HTTP/1.1-only site; the origin's h1 listener).
+	Proto   string
 	Objects []Object
+
+	file string // where the page was defined, for error messages
 }
 
 // Path is the landing page's URL path.
@@ -69,14 +76,19 @@ type Corpus struct {
 	Pages []*Page
 
 	index map[string][2]int // path -> page, object
+	hosts map[string]int    // host + path of a landing page -> page
 
 	mu       sync.Mutex
 	bodies   map[string][]byte
 	landings map[[2]string][]byte // (page, origin) -> body
 }
 
-// New lays out every page for seed. Bodies are made on first use (or by Materialize).
-func New(seed uint64) (*Corpus, error) {
+// DefaultDomain is the parent of the host names of the pages that are sites of their own (e3, Table 1).
+const DefaultDomain = "origin.test"
+
+// New lays out every built-in page for seed, then the pages of each corpus file in files (see SiteFile).
+// Bodies are made on first use (or by Materialize).
+func New(seed uint64, files ...*SiteFile) (*Corpus, error) {
 	p, err := loadParams(sitesJSON)
 	if err != nil {
 		return nil, err
@@ -84,6 +96,7 @@ func New(seed uint64) (*Corpus, error) {
 	c := &Corpus{
 		Seed:     seed,
 		index:    map[string][2]int{},
+		hosts:    map[string]int{},
 		bodies:   map[string][]byte{},
 		landings: map[[2]string][]byte{},
 	}
@@ -93,6 +106,9 @@ func New(seed uint64) (*Corpus, error) {
 			Name:    name,
 			Set:     "e3",
 			Source:  fmt.Sprintf("seed 001 E3 synthetic page, %d KB", kb),
+			Host:    name + "." + DefaultDomain,
+			Proto:   ProtoH2,
+			file:    "sites.json",
 			Objects: []Object{{Path: "/p/" + name + "/", Kind: KindHTML, ContentType: contentType(KindHTML, false), Size: kb * p.kb}},
 		})
 	}
@@ -103,30 +119,71 @@ func New(seed uint64) (*Corpus, error) {
 		}
 		c.Pages = append(c.Pages, page)
 	}
+	mixed, err := ParseSiteFile(bytes.NewReader(mixedJSON), "mixed.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range append([]*SiteFile{mixed}, files...) {
+		pages, err := f.layout(seed, p)
+		if err != nil {
+			return nil, err
+		}
+		c.Pages = append(c.Pages, pages...)
+	}
+	names, hosts := map[string]bool{}, map[string]string{} // page names; host -> the file that brought it
 	for pi, page := range c.Pages {
+		if names[page.Name] {
+			return nil, fmt.Errorf("corpus: page %s: the name is taken", page.Name)
+		}
+		names[page.Name] = true
 		if page.Objects[0].Size < landingMin(page) {
 			return nil, fmt.Errorf("corpus: page %s: landing page of %d bytes cannot hold its markup", page.Name, page.Objects[0].Size)
 		}
-		for oi, o := range page.Objects {
-			c.index[o.Path] = [2]int{pi, oi}
+		key := page.Host + page.Path()
+		if _, dup := c.hosts[key]; dup {
+			return nil, fmt.Errorf("corpus: page %s: %s is another page's address", page.Name, key)
 		}
+		c.hosts[key] = pi
+		// Every landing page is also at /p/<name>/ on any host (what the e3 and Table 1 pages have always used),
+		// and every other object at its own path: object paths hold the page name, so they never collide.
+		c.index["/p/"+page.Name+"/"] = [2]int{pi, 0}
+		for oi, o := range page.Objects[1:] {
+			c.index[o.Path] = [2]int{pi, oi + 1}
+		}
+		if from, ok := hosts[page.Host]; ok && from != page.file {
+			return nil, fmt.Errorf("corpus: host %s is in %s and %s: one site per host", page.Host, from, page.file)
+		}
+		hosts[page.Host] = page.file
 	}
 	return c, nil
 }
 
 func layoutSite(seed uint64, p *params, s *Site) (*Page, error) {
-	n := p.counts(*s)
 	page := &Page{
 		Name:   s.Name,
 		Set:    "table1",
 		Source: fmt.Sprintf("seed 000 Table 1 row %d (%s)", s.Row, s.Website),
 		Site:   s,
+		Host:   s.Name + "." + DefaultDomain,
+		Proto:  ProtoH2,
+		file:   "sites.json",
 	}
+	if err := layout(seed, p, page, "/p/"+s.Name+"/", p.counts(*s), int(math.Round(s.SizeKB*float64(p.kb))), p.thirdParty); err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+// layout gives page a landing page at landing and n[k] objects of each kind, total bytes in all, each script,
+// stylesheet and image on the second origin with probability thirdParty. Bytes are divided among kinds in
+// proportion to count x the HTTP Archive mean bytes per object of that kind (sites.json); within a kind, sizes
+// are seeded exponential draws scaled to the kind's share.
+func layout(seed uint64, p *params, page *Page, landing string, n [numKinds]int, total int, thirdParty float64) error {
 	add := func(k Kind) {
 		i := len(page.Objects)
-		o := Object{Index: i, Kind: k, Path: "/p/" + s.Name + "/"}
+		o := Object{Index: i, Kind: k, Path: landing}
 		if i > 0 {
-			o.Path += "o" + strconv.Itoa(i) + "." + ext(k, false)
+			o.Path = "/p/" + page.Name + "/o" + strconv.Itoa(i) + "." + ext(k, false)
 		}
 		page.Objects = append(page.Objects, o)
 	}
@@ -140,14 +197,14 @@ func layoutSite(seed uint64, p *params, s *Site) (*Page, error) {
 		}
 	}
 
-	r := newRNG(seed, s.Name, "layout")
+	r := newRNG(seed, page.Name, "layout")
 	draws := make([]float64, len(page.Objects))
 	jpeg := make([]bool, len(page.Objects))
 	var sum [numKinds]float64
 	for i := range page.Objects {
 		o := &page.Objects[i]
 		draws[i] = r.exp()
-		o.ThirdParty = o.Kind != KindHTML && r.float() < p.thirdParty
+		o.ThirdParty = o.Kind != KindHTML && r.float() < thirdParty
 		jpeg[i] = r.float() < 0.5
 		sum[o.Kind] += draws[i]
 	}
@@ -159,10 +216,9 @@ func layoutSite(seed uint64, p *params, s *Site) (*Page, error) {
 		mins[i] = minSize(o)
 	}
 	mins[0] = landingMin(page)
-	total := int(math.Round(s.SizeKB * float64(p.kb)))
 	sizes, err := split(total, weights, mins)
 	if err != nil {
-		return nil, fmt.Errorf("corpus: page %s: %w", s.Name, err)
+		return fmt.Errorf("corpus: page %s: %w", page.Name, err)
 	}
 	for i := range page.Objects {
 		o := &page.Objects[i]
@@ -174,7 +230,7 @@ func layoutSite(seed uint64, p *params, s *Site) (*Page, error) {
 			o.ContentType = contentType(o.Kind, false)
 		}
 	}
-	return page, nil
+	return nil
 }
 
 // split divides total into parts of at least mins[i], the rest in proportion to weights,
@@ -223,6 +279,29 @@ func (c *Corpus) Lookup(path string) (*Page, *Object, bool) {
 	}
 	p := c.Pages[ref[0]]
 	return p, &p.Objects[ref[1]], true
+}
+
+// LookupHost finds the page and object served at path on host (a host name without port): a page's landing
+// page at its own address first, then Lookup.
+func (c *Corpus) LookupHost(host, path string) (*Page, *Object, bool) {
+	if pi, ok := c.hosts[host+path]; ok {
+		p := c.Pages[pi]
+		return p, &p.Objects[0], true
+	}
+	return c.Lookup(path)
+}
+
+// Hosts lists every page's host name once, in page order.
+func (c *Corpus) Hosts() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range c.Pages {
+		if !seen[p.Host] {
+			seen[p.Host] = true
+			out = append(out, p.Host)
+		}
+	}
+	return out
 }
 
 // Page returns the page named name.

@@ -95,10 +95,22 @@ func TestDerivedParams(t *testing.T) {
 func TestPagesMatchTable1(t *testing.T) {
 	c := corpus1(t)
 	m := c.Manifest(false)
-	if len(m.Pages) != 6+25 {
-		t.Fatalf("%d pages, want 31", len(m.Pages))
+	n := 0
+	for _, p := range m.Pages {
+		if p.Set == "e3" || p.Set == "table1" {
+			n++
+		}
+	}
+	if n != 6+25 {
+		t.Fatalf("%d e3 and Table 1 pages, want 31", n)
 	}
 	for _, p := range m.Pages {
+		if p.Host != p.Name+".origin.test" && (p.Set == "e3" || p.Set == "table1") || p.Proto != ProtoH2 && p.Set != "mixed" {
+			t.Errorf("%s: host %s, proto %s", p.Name, p.Host, p.Proto)
+		}
+		if p.Set == "mixed" {
+			continue
+		}
 		if p.Set == "e3" {
 			if p.Objects != 1 || p.Mix.HTML.Bytes != p.Bytes {
 				t.Errorf("%s: %+v", p.Name, p)
@@ -332,4 +344,131 @@ func slicesEqual(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+func TestMixedSites(t *testing.T) {
+	c := corpus1(t)
+	want := map[string]struct {
+		host, path, proto string
+		bytes, objects    int
+	}{
+		"news-list":      {"news.origin.test", "/", ProtoH2, 60000, 19},
+		"news-gallery-1": {"news.origin.test", "/gallery/1", ProtoH2, 3000000, 43},
+		"shop-list":      {"shop.origin.test", "/list/1", ProtoH2, 80000, 31},
+		"shop-product-1": {"shop.origin.test", "/product/1", ProtoH2, 1500000, 17},
+		"forum-album-1":  {"forum.origin.test", "/album/1", ProtoHTTP1, 2000000, 29},
+	}
+	var small, large int
+	for _, p := range c.Pages {
+		if p.Set != "mixed" {
+			continue
+		}
+		if p.Bytes() < 200000 {
+			small++
+		}
+		if p.Bytes() >= 1000000 {
+			large++
+		}
+		w, ok := want[p.Name]
+		if !ok {
+			continue
+		}
+		if p.Host != w.host || p.Path() != w.path || p.Proto != w.proto || p.Bytes() != w.bytes || len(p.Objects) != w.objects {
+			t.Errorf("%s: %s%s %s, %d bytes, %d objects; want %+v", p.Name, p.Host, p.Path(), p.Proto, p.Bytes(), len(p.Objects), w)
+		}
+		// Served at its own address and at /p/<name>/; its objects everywhere by path.
+		if q, o, ok := c.LookupHost(p.Host, p.Path()); !ok || q != p || o.Index != 0 {
+			t.Errorf("%s: not at https://%s%s", p.Name, p.Host, p.Path())
+		}
+		if q, _, ok := c.LookupHost("origin.test", "/p/"+p.Name+"/"); !ok || q != p {
+			t.Errorf("%s: not at /p/%s/", p.Name, p.Name)
+		}
+		if q, o, ok := c.LookupHost("third.origin.test", p.Objects[3].Path); !ok || q != p || o.Index != 3 {
+			t.Errorf("%s: object 3 not found by path", p.Name)
+		}
+	}
+	if small < 4 || large < 4 {
+		t.Errorf("mixed sites: %d pages under 200 kB, %d of 1 MB or more; want both sides of the lines", small, large)
+	}
+	if _, _, ok := c.LookupHost("shop.origin.test", "/"); ok {
+		t.Error("shop.origin.test serves news.origin.test's \"/\"")
+	}
+	hosts := c.Hosts()
+	if len(hosts) != 6+25+3 || hosts[len(hosts)-1] != "forum.origin.test" {
+		t.Errorf("hosts %v", hosts)
+	}
+}
+
+func TestSiteFileErrors(t *testing.T) {
+	page := `{"name": "p1", "path": "/a", "bytes": 50000, "objects": {"html": 1, "image": 2}}`
+	site := func(host, proto, pages string) string {
+		return `{"sites": [{"host": "` + host + `", "proto": "` + proto + `", "source": "s", "pages": [` + pages + `]}]}`
+	}
+	cases := []struct{ name, json, want string }{
+		{"no sites", `{"sites": []}`, "sites: none"},
+		{"unknown field", `{"sites": [], "extra": 1}`, "unknown field"},
+		{"trailing data", site("a.test", "h2", page) + `{}`, "data after"},
+		{"one-label host", site("localhost", "h2", page), "two labels"},
+		{"upper-case host", site("A.test", "h2", page), "label"},
+		{"testbed host", site("third.origin.test", "h2", page), "testbed's own name"},
+		{"bad proto", site("a.test", "h3", page), "proto"},
+		{"no source", `{"sites": [{"host": "a.test", "pages": [` + page + `]}]}`, "source"},
+		{"bad share", `{"sites": [{"host": "a.test", "source": "s", "third_party_share": 1.5, "pages": [` + page + `]}]}`, "third_party_share"},
+		{"no pages", site("a.test", "h2", ""), "pages: 0"},
+		{"reserved name", site("a.test", "h2", strings.Replace(page, `"p1"`, `"large"`, 1)), "name"},
+		{"relative path", site("a.test", "h2", strings.Replace(page, `"/a"`, `"a"`, 1)), "path"},
+		{"query in path", site("a.test", "h2", strings.Replace(page, `"/a"`, `"/a?x=1"`, 1)), "path"},
+		{"dot-dot path", site("a.test", "h2", strings.Replace(page, `"/a"`, `"/x/../a"`, 1)), "path"},
+		{"object path space", site("a.test", "h2", strings.Replace(page, `"/a"`, `"/p/x"`, 1)), "path"},
+		{"same path twice", site("a.test", "h2", page+","+strings.Replace(page, `"p1"`, `"p2"`, 1)), "another page's"},
+		{"zero bytes", site("a.test", "h2", strings.Replace(page, "50000", "0", 1)), "bytes"},
+		{"absurd bytes", site("a.test", "h2", strings.Replace(page, "50000", "1e12", 1)), "bytes"},
+		{"no landing", site("a.test", "h2", strings.Replace(page, `"html": 1`, `"html": 0`, 1)), "objects"},
+		{"negative count", site("a.test", "h2", strings.Replace(page, `"image": 2`, `"image": -2`, 1)), "objects"},
+		{"host twice", `{"sites": [` + strings.Repeat(`{"host": "a.test", "source": "s", "pages": [`+page+`]},`, 1) +
+			`{"host": "a.test", "source": "s", "pages": [` + strings.Replace(page, "p1", "p2", 1) + `]}]}`, "listed twice"},
+	}
+	for _, c := range cases {
+		_, err := ParseSiteFile(strings.NewReader(c.json), "f.json")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "f.json: ") {
+			t.Errorf("%s: %v, want an error naming f.json and %q", c.name, err, c.want)
+		}
+	}
+	// Accepted files can still clash with the corpus when laid out.
+	clash := []struct{ name, json, want string }{
+		{"page name taken", site("a.test", "h2", strings.Replace(page, `"p1"`, `"wiki"`, 1)), "name is taken"},
+		{"built-in site's host", site("news.origin.test", "h2", page), "one site per host"},
+		{"too small for its markup", site("a.test", "h2", strings.Replace(strings.Replace(page, "50000", "300", 1), `"image": 2`, `"image": 20`, 1)), "cannot hold"},
+	}
+	for _, c := range clash {
+		f, err := ParseSiteFile(strings.NewReader(c.json), "f.json")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if _, err := New(1, f); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+func FuzzParseSiteFile(f *testing.F) {
+	f.Add(string(mixedJSON))
+	f.Add(`{"sites": [{"host": "a.test", "source": "s", "pages": [{"name": "p", "path": "/", "bytes": 9000, "objects": {"html": 1}}]}]}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		sf, err := ParseSiteFile(strings.NewReader(s), "f")
+		if err != nil {
+			return
+		}
+		// Whatever passes the checks has pages within the bounds New relies on.
+		for _, site := range sf.Sites {
+			if CheckHost(site.Host) != nil || (site.Proto != ProtoH2 && site.Proto != ProtoHTTP1) {
+				t.Fatalf("accepted site %+v", site)
+			}
+			for _, p := range site.Pages {
+				if p.Bytes <= 0 || p.Bytes > maxPageBytes || p.Objects.HTML < 1 || !strings.HasPrefix(p.Path, "/") {
+					t.Fatalf("accepted page %+v", p)
+				}
+			}
+		}
+	})
 }

@@ -28,6 +28,8 @@ func (m *KindMix) of(k Kind) *Mix {
 type PageInfo struct {
 	Name       string   `json:"name"`
 	Set        string   `json:"set"`
+	Host       string   `json:"host"`  // the page's site: served at https://Host + Path
+	Proto      string   `json:"proto"` // "h2" or "http/1.1": how its site serves it
 	Path       string   `json:"path"`
 	Bytes      int      `json:"bytes"`
 	Objects    int      `json:"objects"`
@@ -48,7 +50,7 @@ type Manifest struct {
 func (c *Corpus) Manifest(withObjects bool) Manifest {
 	m := Manifest{Seed: c.Seed}
 	for _, p := range c.Pages {
-		pi := PageInfo{Name: p.Name, Set: p.Set, Path: p.Path(), Bytes: p.Bytes(), Objects: len(p.Objects), Source: p.Source, Table1: p.Site}
+		pi := PageInfo{Name: p.Name, Set: p.Set, Host: p.Host, Proto: p.Proto, Path: p.Path(), Bytes: p.Bytes(), Objects: len(p.Objects), Source: p.Source, Table1: p.Site}
 		for _, o := range p.Objects {
 			mx := pi.Mix.of(o.Kind)
 			mx.Count++
@@ -69,9 +71,9 @@ func (c *Corpus) Manifest(withObjects bool) Manifest {
 // WriteTable prints the manifest as an aligned text table.
 func (m Manifest) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "page\tset\tbytes\tobjects\thtml\tjs\tcss\timage\tthird-party\tsource\t\n")
+	fmt.Fprintf(tw, "page\tset\turl\tproto\tbytes\tobjects\thtml\tjs\tcss\timage\tthird-party\tsource\t\n")
 	for _, p := range m.Pages {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d/%d\t%d/%d\t%d/%d\t%d/%d\t%d/%d\t%s\t\n", p.Name, p.Set, p.Bytes, p.Objects,
+		fmt.Fprintf(tw, "%s\t%s\thttps://%s%s\t%s\t%d\t%d\t%d/%d\t%d/%d\t%d/%d\t%d/%d\t%d/%d\t%s\t\n", p.Name, p.Set, p.Host, p.Path, p.Proto, p.Bytes, p.Objects,
 			p.Mix.HTML.Count, p.Mix.HTML.Bytes, p.Mix.JS.Count, p.Mix.JS.Bytes, p.Mix.CSS.Count, p.Mix.CSS.Bytes,
 			p.Mix.Image.Count, p.Mix.Image.Bytes, p.ThirdParty.Count, p.ThirdParty.Bytes, p.Source)
 	}

@@ -52,9 +52,24 @@ func parsePaths(s string) (map[netip.Addr]string, error) {
 
 const usage = `usage:
   origin [serve] [flags]            serve the corpus (see -h)
-  origin corpus --list [--json] [--objects] [--seed N]
+  origin corpus --list [--json] [--objects] [--seed N] [--corpus FILE]...
   origin files [--json]             the large files under /dl/ (downloads grid), with sizes and SHA-256
+
+--corpus FILE adds the sites of a corpus file (JSON; see e2e/corpus/mixed.json and SiteFile in e2e/corpus).
 `
+
+// loadCorpusFiles reads every --corpus file.
+func loadCorpusFiles(paths []string) ([]*corpus.SiteFile, error) {
+	var out []*corpus.SiteFile
+	for _, p := range paths {
+		f, err := corpus.LoadSiteFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
 
 // Main runs the origin command and returns its exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
@@ -81,6 +96,8 @@ func corpusMain(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "as JSON")
 	objects := fs.Bool("objects", false, "with every page's objects (JSON only)")
 	seed := fs.Uint64("seed", 1, "corpus seed")
+	var files listFlag
+	fs.Var(&files, "corpus", "corpus file (JSON) whose sites are added (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -88,7 +105,12 @@ func corpusMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
-	c, err := corpus.New(*seed)
+	extra, err := loadCorpusFiles(files)
+	if err != nil {
+		fmt.Fprintln(stderr, "origin:", err)
+		return 1
+	}
+	c, err := corpus.New(*seed, extra...)
 	if err != nil {
 		fmt.Fprintln(stderr, "origin:", err)
 		return 1
@@ -125,6 +147,8 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 	pathsFlag := fs.String("paths", DefaultPaths, "client interface names by subflow remote address, ADDR=NAME,...")
 	certOut := fs.String("cert-out", "", "write the certificate PEM(s) here (first-party, then the second origin's)")
 	mptcp := fs.Bool("mptcp", true, "listen with MPTCP")
+	var files listFlag
+	fs.Var(&files, "corpus", "corpus file (JSON) whose sites are served beside the built-in pages (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -146,11 +170,16 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "origin:", err)
 		return 2
 	}
+	extra, err := loadCorpusFiles(files)
+	if err != nil {
+		fmt.Fprintln(stderr, "origin:", err)
+		return 1
+	}
 	cfg := Config{
 		CC:     *cc,
 		Listen: *listen, ListenH1: *listenH1, ListenHTTP: *listenHTTP, ListenTCP: *listenTCP,
 		Names:      append(append([]string{"localhost", "127.0.0.1", "::1"}, names...), hosts...),
-		ThirdParty: *third, Paths: paths, Seed: *seed, MPTCP: *mptcp, ErrorLog: stderr,
+		ThirdParty: *third, Paths: paths, Seed: *seed, Corpus: extra, MPTCP: *mptcp, ErrorLog: stderr,
 	}
 	if *logPath != "" {
 		f, err := os.OpenFile(*logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)

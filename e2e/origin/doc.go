@@ -20,6 +20,10 @@
 // MAP third.origin.test 10.200.3.2"). Its own certificate keeps Chromium from coalescing
 // its HTTP/2 requests onto the first origin's connection, as it would for two names on one
 // certificate and address; real third parties have connections of their own.
+// Each corpus site has a host name of its own (package corpus): a request is answered by the
+// page at its Host and path first, so news.origin.test/ and shop.origin.test/list/1 are
+// different pages; the certificate covers every site's name. --corpus FILE adds the sites
+// of a corpus file.
 // Every response carries Cache-Control: no-store; corpus objects also carry
 // Timing-Allow-Origin: * so Resource Timing reports third-party sizes.
 //

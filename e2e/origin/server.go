@@ -39,9 +39,11 @@ type Config struct {
 	ThirdParty string
 	Paths      map[netip.Addr]string // subflow remote address -> client interface name
 	Seed       uint64
-	MPTCP      bool      // listen with IPPROTO_MPTCP (falls back to TCP per connection)
-	Log        io.Writer // JSONL; nil discards
-	ErrorLog   io.Writer // net/http's own errors (TLS handshake failures ...); nil = stderr
+	// Corpus holds corpus files (corpus.SiteFile) whose sites are served beside the built-in pages.
+	Corpus   []*corpus.SiteFile
+	MPTCP    bool      // listen with IPPROTO_MPTCP (falls back to TCP per connection)
+	Log      io.Writer // JSONL; nil discards
+	ErrorLog io.Writer // net/http's own errors (TLS handshake failures ...); nil = stderr
 	// CC is the TCP congestion control of every connection ("cubic", "bbr", ...; "" = the namespace's default).
 	// Set on the listener, it is inherited by each accepted socket and, with MPTCP, by every subflow.
 	CC string
@@ -69,19 +71,19 @@ type listener struct {
 	origin string // the second origin as seen from this listener
 }
 
-// New builds the corpus and the certificate.
+// New builds the corpus and the certificate. The certificate covers cfg.Names and every site's host name.
 func New(cfg Config) (*Server, error) {
-	c, err := corpus.New(cfg.Seed)
+	c, err := corpus.New(cfg.Seed, cfg.Corpus...)
 	if err != nil {
 		return nil, err
 	}
-	cert, err := NewCertificate(cfg.Names)
+	cert, err := NewCertificate(append(append([]string{}, cfg.Names...), c.Hosts()...))
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, Corpus: c, Cert: cert}
 	if cfg.ThirdParty != "" {
-		for _, n := range cfg.Names {
+		for _, n := range append(append([]string{}, cfg.Names...), c.Hosts()...) {
 			if n == cfg.ThirdParty {
 				return nil, fmt.Errorf("second origin %q is also a first-party name", n)
 			}
@@ -388,17 +390,19 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, origin string) {
 	}
 	var body []byte
 	ctype := "text/html; charset=utf-8"
-	switch r.URL.Path {
-	case "/healthz":
+	// A site's own pages first (a site may have a page at "/"), then the paths every host serves.
+	p, o, found := s.Corpus.LookupHost(hostOnly(r.Host), r.URL.Path)
+	switch {
+	case found:
+	case r.URL.Path == "/healthz":
 		body, ctype = []byte("ok\n"), "text/plain; charset=utf-8"
-	case "/":
+	case r.URL.Path == "/":
 		body = s.index()
 	default:
-		p, o, ok := s.Corpus.Lookup(r.URL.Path)
-		if !ok {
-			http.NotFound(w, r)
-			return
-		}
+		http.NotFound(w, r)
+		return
+	}
+	if found {
 		if o.Index == 0 {
 			var err error
 			if body, err = s.Corpus.Landing(p, origin); err != nil {
@@ -421,12 +425,21 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, origin string) {
 	}
 }
 
+// hostOnly is a Host header without its port, lower-cased.
+func hostOnly(h string) string {
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	return strings.ToLower(h)
+}
+
 func (s *Server) index() []byte {
 	var b strings.Builder
 	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>MPSurf testbed origin</title></head><body>\n<ul>\n")
 	for _, p := range s.Corpus.Pages {
-		fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a> %d bytes, %d objects (%s)</li>\n",
-			html.EscapeString(p.Path()), html.EscapeString(p.Name), p.Bytes(), len(p.Objects), html.EscapeString(p.Source))
+		fmt.Fprintf(&b, "<li><a href=\"%s\">%s</a> %d bytes, %d objects, at https://%s%s (%s)</li>\n",
+			html.EscapeString("/p/"+p.Name+"/"), html.EscapeString(p.Name), p.Bytes(), len(p.Objects), html.EscapeString(p.Host),
+			html.EscapeString(p.Path()), html.EscapeString(p.Source))
 	}
 	b.WriteString("</ul>\n</body></html>\n")
 	return []byte(b.String())

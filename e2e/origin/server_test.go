@@ -97,7 +97,9 @@ func TestServeLoopback(t *testing.T) {
 	var dialer net.Dialer
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialer.DialContext(ctx, network, strings.Replace(addr, "third.test:", "127.0.0.1:", 1))
+			// Every name is the loopback server: the second origin and the sites' own host names.
+			_, port, _ := net.SplitHostPort(addr)
+			return dialer.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", port))
 		},
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true, VerifyConnection: func(cs tls.ConnectionState) error {
 			sum := sha256.Sum256(cs.PeerCertificates[0].RawSubjectPublicKeyInfo)
@@ -182,6 +184,16 @@ func TestServeLoopback(t *testing.T) {
 	if resp, body = do("GET", h2+"/", ""); resp.StatusCode != 200 || !bytes.Contains(body, []byte(`href="/p/e3-2k/"`)) {
 		t.Errorf("index: %d", resp.StatusCode)
 	}
+	// A site's own pages are at its host name, "/" included, under the one certificate that covers every site.
+	list, _ := srv.Corpus.Page("news-list")
+	resp, body = do("GET", "https://news.origin.test:"+itoa(uint16(h2Port))+"/", "")
+	if resp.StatusCode != 200 || len(body) != list.Objects[0].Size || !bytes.Contains(body, []byte("<title>news-list</title>")) ||
+		resp.TLS.PeerCertificates[0].VerifyHostname("news.origin.test") != nil || seenSPKI != start.SPKI {
+		t.Errorf("news.origin.test/: %d, %d bytes (want %d)", resp.StatusCode, len(body), list.Objects[0].Size)
+	}
+	if resp, _ = do("GET", "https://shop.origin.test:"+itoa(uint16(h2Port))+"/article/1", ""); resp.StatusCode != 404 {
+		t.Errorf("another site's path on shop.origin.test: %d, want 404", resp.StatusCode)
+	}
 	tr.CloseIdleConnections()
 	shutdown()
 
@@ -225,10 +237,13 @@ func TestServeLoopback(t *testing.T) {
 			}
 		}
 	}
-	if reqs != 8 || conns < 4 {
-		t.Errorf("%d request lines and %d connection lines, want 8 and at least 4", reqs, conns)
+	if reqs != 10 || conns < 4 {
+		t.Errorf("%d request lines and %d connection lines, want 10 and at least 4", reqs, conns)
 	}
 }
+
+// builtinPages: 6 e3 pages, 25 Table 1 pages, 10 pages of the mixed sites.
+const builtinPages = 6 + 25 + 10
 
 func TestMainCommands(t *testing.T) {
 	var out, errOut bytes.Buffer
@@ -236,22 +251,44 @@ func TestMainCommands(t *testing.T) {
 		t.Fatalf("corpus --list --json: exit %d: %s", code, errOut.String())
 	}
 	var m corpus.Manifest
-	if err := json.Unmarshal(out.Bytes(), &m); err != nil || m.Seed != 3 || len(m.Pages) != 31 {
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil || m.Seed != 3 || len(m.Pages) != builtinPages {
 		t.Fatalf("manifest: %v, seed %d, %d pages", err, m.Seed, len(m.Pages))
+	}
+	// A researcher's corpus file adds its site; a bad one is refused with its name in the message.
+	dir := t.TempDir()
+	good := filepath.Join(dir, "mine.json")
+	os.WriteFile(good, []byte(`{"set": "mine", "sites": [{"host": "blog.example.test", "source": "test",
+		"pages": [{"name": "blog-post", "path": "/post/1", "bytes": 40000, "objects": {"html": 1, "image": 3}}]}]}`), 0o644)
+	out.Reset()
+	if code := Main([]string{"corpus", "--list", "--json", "--corpus", good}, &out, &errOut); code != 0 {
+		t.Fatalf("--corpus: exit %d: %s", code, errOut.String())
+	}
+	m = corpus.Manifest{}
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil || len(m.Pages) != builtinPages+1 {
+		t.Fatalf("with --corpus: %v, %d pages", err, len(m.Pages))
+	}
+	if p := m.Pages[len(m.Pages)-1]; p.Name != "blog-post" || p.Host != "blog.example.test" || p.Path != "/post/1" || p.Set != "mine" ||
+		p.Proto != corpus.ProtoH2 || p.Bytes != 40000 || p.Objects != 4 {
+		t.Errorf("added page %+v", p)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"sites": [{"host": "origin.test", "source": "x", "pages": []}]}`), 0o644)
+	errOut.Reset()
+	if code := Main([]string{"corpus", "--list", "--corpus", bad}, io.Discard, &errOut); code != 1 || !strings.Contains(errOut.String(), "bad.json") {
+		t.Errorf("bad corpus file: exit %d, %q", code, errOut.String())
 	}
 	out.Reset()
 	if code := Main([]string{"corpus", "--list"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "news-1") {
 		t.Errorf("corpus --list: exit %d", code)
 	}
-	bad := [][]string{
+	for _, args := range [][]string{
 		{"corpus"},
 		{"corpus", "--list", "extra"},
 		{"--host", "origin.test"},
 		{"--paths", "10.0.0.1"},
 		{"--bogus"},
 		{"serve", "unexpected"},
-	}
-	for _, args := range bad {
+	} {
 		errOut.Reset()
 		if code := Main(args, io.Discard, &errOut); code != 2 || errOut.Len() == 0 {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut.String())
