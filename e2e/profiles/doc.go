@@ -4,5 +4,8 @@
 //
 // The files in this directory are built into the binary, so a profile can be
 // named by its id ("baseline"); a path to another JSON file works as well.
+// A link direction may follow a Mahimahi trace instead of a fixed rate: a
+// profile file names it relative to itself, a built-in profile from traces/
+// here (att-lte-driving uses the AT&T LTE driving trace shipped with Mahimahi).
 // Load validates a profile fully and names the offending field on error.
 package profiles

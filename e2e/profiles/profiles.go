@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -20,8 +21,12 @@ import (
 	"github.com/mpsurf/mpsurf/e2e/linkem"
 )
 
-//go:embed *.json
+//go:embed *.json traces
 var builtin embed.FS
+
+// builtinTraceDir is where built-in profiles' traces live inside builtin: a built-in profile names them as
+// "traces/<file>", as a profile file names its traces relative to itself.
+const builtinTraceDir = "traces"
 
 // Interfaces are the client interfaces every profile describes.
 var Interfaces = []string{"wlan0", "wwan0"}
@@ -63,7 +68,9 @@ func Names() []string {
 	ents, _ := fs.ReadDir(builtin, ".")
 	var names []string
 	for _, e := range ents {
-		names = append(names, strings.TrimSuffix(e.Name(), ".json"))
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") {
+			names = append(names, strings.TrimSuffix(e.Name(), ".json"))
+		}
 	}
 	sort.Strings(names)
 	return names
@@ -87,7 +94,7 @@ func Load(nameOrPath string) (*Profile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no built-in profile %q (have %s)", nameOrPath, strings.Join(Names(), ", "))
 	}
-	p, err := Parse(bytes.NewReader(b), "")
+	p, err := parse(bytes.NewReader(b), builtinTrace)
 	if err != nil {
 		return nil, fmt.Errorf("built-in profile %s: %w", nameOrPath, err)
 	}
@@ -97,6 +104,40 @@ func Load(nameOrPath string) (*Profile, error) {
 // Parse reads and validates a profile. Trace paths are resolved against dir;
 // an empty dir forbids traces.
 func Parse(r io.Reader, dir string) (*Profile, error) {
+	var open traceOpener
+	if dir != "" {
+		open = func(name string) (*linkem.Trace, error) {
+			if !filepath.IsAbs(name) {
+				name = filepath.Join(dir, name)
+			}
+			return linkem.LoadTrace(name)
+		}
+	}
+	return parse(r, open)
+}
+
+// traceOpener reads the trace a profile names; nil forbids traces.
+type traceOpener func(name string) (*linkem.Trace, error)
+
+// builtinTrace reads a built-in profile's trace from the files built into the binary.
+func builtinTrace(name string) (*linkem.Trace, error) {
+	clean := path.Clean(name)
+	if path.Dir(clean) != builtinTraceDir {
+		return nil, fmt.Errorf("a built-in profile's trace must be %s/<file>, not %q", builtinTraceDir, name)
+	}
+	f, err := builtin.Open(clean)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	t, err := linkem.ParseTrace(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return t, nil
+}
+
+func parse(r io.Reader, open traceOpener) (*Profile, error) {
 	dec := json.NewDecoder(io.LimitReader(r, 1<<20))
 	dec.DisallowUnknownFields()
 	var p Profile
@@ -106,13 +147,23 @@ func Parse(r io.Reader, dir string) (*Profile, error) {
 	if dec.More() {
 		return nil, errors.New("profile JSON: data after the profile object")
 	}
-	if err := p.validate(dir); err != nil {
+	if err := p.validate(open); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
-func (p *Profile) validate(dir string) error {
+// HasTrace reports whether a direction of a link follows a trace rather than a fixed rate.
+func (p *Profile) HasTrace() bool {
+	for _, l := range p.Links {
+		if l.Down.Trace != "" || l.Up.Trace != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Profile) validate(open traceOpener) error {
 	if !idRE.MatchString(p.ID) {
 		return fmt.Errorf("id: %q must be 1-64 of a-z 0-9 . + _ - starting with a letter or digit", p.ID)
 	}
@@ -149,7 +200,7 @@ func (p *Profile) validate(dir string) error {
 			if d.dir == nil {
 				return fmt.Errorf("%s: missing", at)
 			}
-			fields, err := d.dir.validate(at, dir)
+			fields, err := d.dir.validate(at, open)
 			if err != nil {
 				return err
 			}
@@ -184,7 +235,7 @@ func covers(key, f string) bool {
 	return key == f || strings.HasPrefix(f, key+".")
 }
 
-func (d *Direction) validate(at, dir string) (numbers []string, err error) {
+func (d *Direction) validate(at string, open traceOpener) (numbers []string, err error) {
 	switch {
 	case d.RateMbit != nil && d.Trace != "":
 		return nil, fmt.Errorf("%s: set rate_mbit or trace, not both", at)
@@ -196,14 +247,10 @@ func (d *Direction) validate(at, dir string) (numbers []string, err error) {
 		}
 		numbers = append(numbers, at+".rate_mbit")
 	default:
-		if dir == "" {
-			return nil, fmt.Errorf("%s.trace: a built-in profile cannot refer to a trace file", at)
+		if open == nil {
+			return nil, fmt.Errorf("%s.trace: a profile read without a directory cannot refer to a trace file", at)
 		}
-		path := d.Trace
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(dir, path)
-		}
-		tr, err := linkem.LoadTrace(path)
+		tr, err := open(d.Trace)
 		if err != nil {
 			return nil, fmt.Errorf("%s.trace: %w", at, err)
 		}

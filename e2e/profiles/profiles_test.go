@@ -2,6 +2,7 @@ package profiles
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,13 +11,13 @@ import (
 )
 
 func TestBuiltinsLoad(t *testing.T) {
-	want := []string{"3g", "baseline", "lte-delay+50", "wifi-delay+50", "wifi-loss-0.5", "wifi-loss-1"}
+	want := []string{"3g", "att-lte-driving", "baseline", "lte-delay+50", "poor-wifi-fast-lte", "wifi-delay+50", "wifi-loss-0.5", "wifi-loss-1"}
 	if got := Names(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 	rtt := map[string][2]float64{ // wlan0, wwan0
 		"baseline": {50, 70}, "3g": {50, 160}, "wifi-loss-0.5": {50, 70}, "wifi-loss-1": {50, 70},
-		"wifi-delay+50": {100, 70}, "lte-delay+50": {50, 120},
+		"wifi-delay+50": {100, 70}, "lte-delay+50": {50, 120}, "poor-wifi-fast-lte": {50, 70}, "att-lte-driving": {50, 70},
 	}
 	for _, name := range want {
 		p, err := Load(name)
@@ -29,6 +30,35 @@ func TestBuiltinsLoad(t *testing.T) {
 		if got := [2]float64{p.Links["wlan0"].RTTMs(), p.Links["wwan0"].RTTMs()}; got != rtt[name] {
 			t.Errorf("%s: RTTs %v, want %v", name, got, rtt[name])
 		}
+	}
+}
+
+// The trace profile's traces are built in beside it; their mean rates are the ones its sources state (the
+// Mahimahi files' means, /work/shared/traces/README.md where they were copied from).
+func TestBuiltinTraceProfile(t *testing.T) {
+	p, err := Load("att-lte-driving")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.HasTrace() {
+		t.Fatal("no trace")
+	}
+	l := p.Links["wwan0"]
+	for _, c := range []struct {
+		d    *Direction
+		mbit float64
+	}{{l.Down, 5.17}, {l.Up, 0.83}} {
+		got := l.Params(c.d).Trace.MeanRateBps() / 1e6
+		if math.Abs(got-c.mbit) > 0.01 {
+			t.Errorf("%s: mean %.3f Mbit/s, sources say %.2f", c.d.Trace, got, c.mbit)
+		}
+	}
+	if b, _ := Load("baseline"); b.HasTrace() {
+		t.Error("baseline has a trace")
+	}
+	// A built-in profile reads traces only from its own traces/ directory.
+	if _, err := builtinTrace("../baseline.json"); err == nil {
+		t.Error("a built-in trace outside traces/ was read")
 	}
 }
 
@@ -103,7 +133,7 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		{"trace in builtin", func(m map[string]any) {
 			delete(dir(m, "wwan0", "up"), "rate_mbit")
 			dir(m, "wwan0", "up")["trace"] = "x"
-		}, "links.wwan0.up.trace: a built-in profile"},
+		}, "links.wwan0.up.trace: a profile read without a directory"},
 		{"no delay", func(m map[string]any) { delete(dir(m, "wlan0", "down"), "delay_ms") }, "links.wlan0.down.delay_ms: missing"},
 		{"negative delay", func(m map[string]any) { dir(m, "wlan0", "down")["delay_ms"] = -1 }, "links.wlan0.down.delay_ms: -1"},
 		{"loss 1", func(m map[string]any) { dir(m, "wlan0", "down")["loss"] = 1 }, "links.wlan0.down.loss: 1"},
