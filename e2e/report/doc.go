@@ -22,9 +22,11 @@
 //	  "error":         string, optional, why it failed
 //	  "link_bytes":    {"wlan0": {"rx": int, "tx": int}, "wwan0": {"rx": int, "tx": int}}
 //	  "server_path_bytes": {"wlan0": int, "wwan0": int} | null
-//	  "decision":      {"multipath": bool, "theta1": int, "theta2": int | null, "reason": string} | null
+//	  "decision":      {"multipath": bool, "theta1": int, "theta2": int | null, "reason": string,
+//	                    "basis": "measured" | "prior" | "rule" (optional)} | null
 //	  "header_seen":   bool, whether the origin saw the policy header
 //	  "timeline_dir":  string, directory holding wlan0.csv and wwan0.csv
+//	  "history":       "session" | "none", optional: what an mp-adaptive load's host remembered
 //	}
 //
 // Every key except "error" must be present. A relative timeline_dir is resolved against the directory that
@@ -47,4 +49,12 @@
 // The per-page gain of seed 000 is G = (min(mean PLT sp-wifi, mean PLT sp-cell) - mean PLT mp) / that min,
 // for mp-always and mp-adaptive. The energy ratio of seed 001 Fig. 4 is mean radio energy of the MP mode over
 // that of sp-wifi, with and without the tail. Small pages are those of at most SmallPageBytes.
+//
+// # Decisions
+//
+// When the runs have sp-wifi, mp-always and mp-adaptive loads, AnalyzeDecisions measures the adaptive mode per
+// profile (decisions.go): the share of mp-always's PLT reduction it keeps on pages of 1 MB and more, its cellular
+// bytes and energy as a share of mp-always's on pages under 200 kB, the pages where it is more than 10 % slower
+// than the better mode, its decisions by basis, and its utility regret against an oracle. The report's
+// "Decisions" section defines each; cmd/report prints a one-screen summary. 1 kB = 1000 bytes, 1 MB = 10^6 bytes.
 package report

@@ -155,7 +155,7 @@ func (a *Analysis) comparisons() []comparison {
 
 func mdCell(s string) string { return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s) }
 
-func (a *Analysis) markdown(o Options, figs []figure) string {
+func (a *Analysis) markdown(o Options, figs []figure, dec *Decisions) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
@@ -247,6 +247,10 @@ func (a *Analysis) markdown(o Options, figs []figure) string {
 	}
 	if notes > 0 {
 		p("%d timeline files were absent and counted as no traffic on that interface (see the energy_notes column of summary.csv).\n\n", notes)
+	}
+
+	if dec != nil {
+		b.WriteString(dec.markdown())
 	}
 
 	// Comparison.

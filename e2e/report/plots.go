@@ -40,16 +40,17 @@ func protoSlug(p string) string {
 	return slug(p)
 }
 
+// humanBytes writes n in decimal units, as the whole report does: 1 kB = 1000 bytes, 1 MB = 10^6 bytes.
 func humanBytes(n int64) string {
 	switch {
-	case n < 1024:
+	case n < 1000:
 		return fmt.Sprintf("%d B", n)
-	case n < 10*1024:
-		return strconv.FormatFloat(float64(n)/1024, 'f', 1, 64) + " KB"
-	case n < 1024*1024:
-		return fmt.Sprintf("%.0f KB", float64(n)/1024)
+	case n < 10_000:
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + " kB"
+	case n < 1_000_000:
+		return fmt.Sprintf("%.0f kB", float64(n)/1000)
 	}
-	return strconv.FormatFloat(float64(n)/(1024*1024), 'f', 2, 64) + " MB"
+	return strconv.FormatFloat(float64(n)/1e6, 'f', 2, 64) + " MB"
 }
 
 func pageLabel(p *Page) string { return fmt.Sprintf("%s (%s)", p.Page, humanBytes(p.Bytes)) }

@@ -22,12 +22,16 @@ type Options struct {
 	// Environment holds facts about the machine, shown in the report as "key: value" (e.g. "browser",
 	// "kernel"). The report names only these keys in its comparisons.
 	Environment map[string]string
+	// Weights value a load in seconds for the decisions' regret (LoadWeights); nil leaves the regret out.
+	Weights *Weights
 }
 
 // Output tells what Generate wrote.
 type Output struct {
 	Analysis *Analysis
-	Files    []string // paths written, summary.csv and report.md first
+	// Decisions holds the decisions benchmark's measures, nil when the runs lack one of its three modes.
+	Decisions *Decisions
+	Files     []string // paths written, summary.csv and report.md first
 }
 
 // Generate reads the run records, computes energy and statistics and writes the report files.
@@ -47,6 +51,13 @@ func Generate(o Options) (*Output, error) {
 		return nil, err
 	}
 	out := &Output{Analysis: a}
+	if a.hasModes(ModeSPWiFi, ModeMPAlways, ModeMPAdaptive) {
+		w := Weights{TimePerS: math.NaN()}
+		if o.Weights != nil {
+			w = *o.Weights
+		}
+		out.Decisions = AnalyzeDecisions(a.Loads, w)
+	}
 	write := func(name string, f func(w io.Writer) error) error {
 		path := filepath.Join(o.OutDir, name)
 		tmp, err := os.CreateTemp(o.OutDir, "."+name+".*")
@@ -73,7 +84,7 @@ func Generate(o Options) (*Output, error) {
 	}
 	figs := a.figures()
 	if err := write("report.md", func(w io.Writer) error {
-		_, err := io.WriteString(w, a.markdown(o, figs))
+		_, err := io.WriteString(w, a.markdown(o, figs, out.Decisions))
 		return err
 	}); err != nil {
 		return nil, err

@@ -58,6 +58,8 @@ type Decision struct {
 	Theta1    int64  `json:"theta1"`
 	Theta2    *int64 `json:"theta2"`
 	Reason    string `json:"reason"`
+	// Basis is what the decision rested on (Bases: measured, prior, rule), "" when the host gave none.
+	Basis string `json:"basis,omitempty"`
 }
 
 // Record is one line of runs.jsonl (see the package documentation).
@@ -81,6 +83,8 @@ type Record struct {
 	Decision        *Decision        `json:"decision"`
 	HeaderSeen      bool             `json:"header_seen"`
 	TimelineDir     string           `json:"timeline_dir"`
+	// History is what an mp-adaptive load's host remembered ("session" or "none"); optional.
+	History string `json:"history,omitempty"`
 }
 
 var requiredKeys = []string{

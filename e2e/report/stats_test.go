@@ -87,7 +87,8 @@ func TestNiceTicks(t *testing.T) {
 }
 
 func TestHumanBytes(t *testing.T) {
-	for in, want := range map[int64]string{512: "512 B", 2048: "2.0 KB", 102400: "100 KB", 1 << 20: "1.00 MB", 4450800: "4.24 MB"} {
+	// Decimal units throughout: 1 kB = 1000 bytes, 1 MB = 10^6 bytes.
+	for in, want := range map[int64]string{512: "512 B", 2048: "2.0 kB", 102400: "102 kB", 1 << 20: "1.05 MB", 4450800: "4.45 MB", 999999: "1000 kB"} {
 		if got := humanBytes(in); got != want {
 			t.Errorf("humanBytes(%d) = %q, want %q", in, got, want)
 		}

@@ -181,48 +181,63 @@ export class Session {
   // proxy: the proxy host with Squid (e2e/testbed/proxy.mjs) between the router and the origin; originMptcp false:
   // the origin listens with plain TCP, as nearly every website does.
   // originArgs: more flags for the origin server (the downloads grid adds its plain-TCP listener).
-  static async open({ profile = 'baseline', outDir, log = () => {}, names = {}, proxy = false, originMptcp = true, originArgs = [] }) {
+  //
+  // profile: a built-in profile id or a profile file (an absolute path, or one relative to the working directory);
+  // output files are named after the profile's own id. corpus: corpus files (absolute paths) whose sites the
+  // origin serves beside the built-in ones. history: what the mp-adaptive loads' native host remembers, "session"
+  // (one decision log for this profile's mp-adaptive loads, fed by no other mode) or "none" (a new one per load).
+  static async open({ profile = 'baseline', outDir, log = () => {}, names = {}, proxy = false, originMptcp = true, originArgs = [], corpus = [], history = 'session' }) {
+    if (!HISTORIES.includes(history)) throw new Error(`history ${history}: want one of ${HISTORIES.join(', ')}`);
     fs.mkdirSync(outDir, { recursive: true });
     const s = new Session();
+    const prof = readProfile(profile);
     s.outDir = outDir;
-    s.profile = profile;
-    s.timelineDir = path.join(outDir, 'timeline', profile);
+    s.profile = prof.id;
+    s.profileArg = prof.arg;
+    s.cellTech = prof.tech;
+    s.corpus = corpus;
+    s.history = history;
+    s.timelineDir = path.join(outDir, 'timeline', s.profile);
     fs.mkdirSync(s.timelineDir, { recursive: true });
-    s.originLog = path.join(outDir, `origin-${profile}.jsonl`);
+    s.originLog = path.join(outDir, `origin-${s.profile}.jsonl`);
     fs.rmSync(s.originLog, { force: true });
-    for (const ext of ['', '-wal', '-shm']) fs.rmSync(path.join(outDir, `host-${profile}.db${ext}`), { force: true });
+    s.adaptiveDB = path.join(outDir, `host-${s.profile}-adaptive.db`);
+    for (const ext of ['', '-wal', '-shm']) fs.rmSync(s.adaptiveDB + ext, { force: true });
     const cleanup = () => s.close();
     s.onSignal = () => cleanup().finally(() => process.exit(130));
     process.once('SIGINT', s.onSignal);
     process.once('SIGTERM', s.onSignal);
     try {
-      log(`testbed up: profile ${profile}`);
-      s.testbed = spawn(testbedBin, ['up', '--profile', profile, '--timeline', s.timelineDir, ...(proxy ? ['--proxy'] : [])], {
+      s.pages = corpusManifest(corpus);
+      log(`testbed up: profile ${s.profile}`);
+      s.testbed = spawn(testbedBin, ['up', '--profile', s.profileArg, '--timeline', s.timelineDir, ...(proxy ? ['--proxy'] : [])], {
         detached: true,
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       await waitForLine(s.testbed, (l) => l.trim() === 'ready', 'testbed up');
       s.info = JSON.parse(tb('info', '--json'));
       s.serverAddr = s.info.server.addr;
-      s.names = { 'origin.test': s.serverAddr, 'third.origin.test': s.serverAddr, ...names };
-      for (const addr of new Set(Object.values(names))) {
+      // Every corpus site on a server address of its own: the actuator tells origins apart by destination address.
+      const sites = siteAddresses(s.pages, s.serverAddr);
+      s.names = { 'origin.test': s.serverAddr, 'third.origin.test': s.serverAddr, ...sites, ...names };
+      for (const addr of new Set([...Object.values(sites), ...Object.values(names)])) {
+        if (addr === s.serverAddr) continue;
         execFileSync('ip', ['-n', SERVER_NS, 'addr', 'add', `${addr}/24`, 'dev', s.info.server.if], { stdio: 'pipe' });
       }
-      s.cellTech = profileTech(profile);
       s.origin = spawn(
         'ip',
         // CUBIC, decoupled per subflow: Linux's default when the seeds measured (seed 000 §4.1.4); this machine's
-        // namespaces would otherwise inherit the host's BBR.
+        // namespaces would otherwise inherit the host's BBR. The certificate covers every site's name by itself.
         ['netns', 'exec', SERVER_NS, originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog, '--cc', 'cubic',
-          '--name', Object.keys(s.names).filter((n) => n !== 'third.origin.test').join(','), ...(originMptcp ? [] : ['--mptcp=false']), ...originArgs],
+          '--name', Object.keys({ 'origin.test': 1, ...names }).filter((n) => n !== 'third.origin.test').join(','),
+          ...corpus.flatMap((f) => ['--corpus', f]), ...(originMptcp ? [] : ['--mptcp=false']), ...originArgs],
         // Its error log (mostly browsers dropping speculative connections mid-handshake) goes to a file.
-        { detached: true, stdio: ['ignore', 'pipe', fs.openSync(path.join(outDir, `origin-${profile}.stderr`), 'w')] },
+        { detached: true, stdio: ['ignore', 'pipe', fs.openSync(path.join(outDir, `origin-${s.profile}.stderr`), 'w')] },
       );
       const start = JSON.parse(await waitForLine(s.origin, (l) => l.startsWith('{'), 'origin server'));
       s.spki = start.spki_list; // both origins' certificates
-      s.pages = JSON.parse(execFileSync(originBin, ['corpus', '--list', '--json'], { encoding: 'utf8' }));
       s.originMptcp = originMptcp;
-      if (proxy) s.proxy = await SquidProxy.start({ ns: `${PREFIX}-proxy`, dir: path.join(outDir, `squid-${profile}`), names: s.names, log });
+      if (proxy) s.proxy = await SquidProxy.start({ ns: `${PREFIX}-proxy`, dir: path.join(outDir, `squid-${s.profile}`), names: s.names, log });
       return s;
     } catch (err) {
       await s.close();
@@ -240,14 +255,21 @@ export class Session {
   // it would across page loads in one long browser session: the interface kinds (the testbed's TUN devices carry
   // no wireless or WWAN marks in sysfs), the probe target for RTT, the radio technology, and one decision log
   // for the whole session (each load's browser profile is new, so it would otherwise start from nothing).
-  hostBaseEnv() {
-    return {
+  //
+  // Only mp-adaptive loads decide anything: their host keeps the session's decision log (history "session") or
+  // starts from nothing (history "none"; the log then lives in the load's browser profile and goes with it). The
+  // other modes' hosts only set the header: they measure nothing and keep their log in the load's browser profile,
+  // so that no sp-wifi or mp-always load teaches the adaptive host page sizes or link rates.
+  hostBaseEnv(mode = 'mp-adaptive') {
+    const env = {
       MPSURF_NAMES: 'wlan0=wifi,wwan0=cellular',
       MPSURF_PROBE_TARGET: `${this.serverAddr}:443`,
       MPSURF_CELL: this.cellTech,
-      MPSURF_DB: path.join(this.outDir, `host-${this.profile}.db`),
-      MPSURF_LOG: path.join(this.outDir, `host-${this.profile}.log`),
+      MPSURF_LOG: path.join(this.outDir, `host-${this.profile}-${mode === 'mp-adaptive' ? 'adaptive' : 'other'}.log`),
     };
+    if (mode !== 'mp-adaptive') env.MPSURF_NO_MEASURE = '1';
+    else if (this.history === 'session') env.MPSURF_DB = this.adaptiveDB;
+    return env;
   }
 
   // hostsEnv is MPSURF_HOSTS for the native host: the same names, since Chromium's resolver rules are its own.
@@ -256,10 +278,15 @@ export class Session {
   }
 
   page(name) {
-    const list = Array.isArray(this.pages) ? this.pages : this.pages.pages;
-    const p = list.find((x) => x.name === name);
+    const p = this.pages.pages.find((x) => x.name === name);
     if (!p) throw new Error(`no page ${name} in the corpus`);
     return p;
+  }
+
+  // urlPath is where page is on host: its own path on its site's host, /p/<name>/ on any other.
+  urlPath(name, host) {
+    const p = this.page(name);
+    return host === p.host ? p.path : `/p/${p.name}/`;
   }
 
   counters() {
@@ -286,21 +313,19 @@ export class Session {
       .filter((x) => x.type === type && (x.open_ns ?? x.time_ns) >= sinceNs);
   }
 
-  // load performs one cold page load in a fresh browser profile and returns its run record.
-  async load({ page, mode, proto = 'h2', rep = 0, runId, host = 'origin.test', hostEnv = {} }) {
+  // load performs one cold page load in a fresh browser profile and returns its run record. host: the page's own
+  // site unless given (a name the origin's certificate covers); proto: "h2" or "h1" (the HTTP/1.1-only port), or
+  // "site" for the protocol the page's site serves.
+  async load({ page, mode, proto = 'h2', rep = 0, runId, host, hostEnv = {} }) {
     const p = this.page(page);
-    // host: a name the origin server's certificate covers (dist/origin serve --name); *.origin.test maps to it.
+    host ??= p.host;
+    if (proto === 'site') proto = p.proto === 'http/1.1' ? 'h1' : 'h2';
     const port = proto === 'h2' ? 443 : 8443;
     const origin = port === 443 ? `https://${host}` : `https://${host}:${port}`;
-    const url = origin + p.path;
+    const url = origin + this.urlPath(page, host);
     let decision = null;
     const kernelMode = KERNEL_MODE[mode];
-    tb('mode', kernelMode);
-    // mp-adaptive: the host's decision, through the extension, reaches the kernel per connection via the actuator.
-    let actuator = null;
-    if (mode === 'mp-adaptive') actuator = await Actuator.start();
-
-    const profile = makeProfile({ prefix: 'mpsurf-tb-' });
+    // Every key the report needs is present from the start, so that a failed load is still a record it counts.
     const rec = {
       run_id: runId,
       mode,
@@ -311,16 +336,31 @@ export class Session {
       objects: p.objects,
       proto: proto === 'h2' ? 'h2' : 'http/1.1',
       rep,
+      host,
+      history: mode === 'mp-adaptive' ? this.history : null,
       kernel_mode: kernelMode,
       ok: false,
+      start_unix_ns: null,
+      end_unix_ns: null,
+      plt_ms: null,
+      link_bytes: null,
+      server_path_bytes: null,
+      decision: null,
+      header_seen: false,
       timeline_dir: path.relative(this.outDir, this.timelineDir),
     };
+    // mp-adaptive: the host's decision, through the extension, reaches the kernel per connection via the actuator.
+    let actuator = null;
+    let profile;
     let browser;
     try {
+      tb('mode', kernelMode);
+      if (mode === 'mp-adaptive') actuator = await Actuator.start();
+      profile = makeProfile({ prefix: 'mpsurf-tb-' });
       browser = await launch(profile.dir, {
         executablePath: wrapper,
         env: {
-          ...this.hostBaseEnv(),
+          ...this.hostBaseEnv(mode),
           ...(actuator ? { MPSURF_ACTUATOR: actuator.socket, MPSURF_HOSTS: this.hostsEnv() } : {}),
           ...hostEnv,
         },
@@ -356,7 +396,7 @@ export class Session {
       rec.error = String(err.message || err).split('\n')[0];
     } finally {
       await browser?.context.close().catch(() => {});
-      profile.remove();
+      profile?.remove();
       if (actuator) {
         // Connections close with the browser; the actuator logs them as CLOSED shortly after.
         await new Promise((r) => setTimeout(r, 300));
@@ -386,14 +426,60 @@ export class Session {
   }
 }
 
-// profileTech reads the cellular technology (lte or 3g) of a built-in profile or a profile file.
-function profileTech(profile) {
-  const file = fs.existsSync(profile) ? profile : path.join(root, 'e2e', 'profiles', `${profile}.json`);
-  return JSON.parse(fs.readFileSync(file, 'utf8')).links.wwan0.tech;
+// What the native host of an mp-adaptive load remembers: see Session.hostBaseEnv.
+export const HISTORIES = ['session', 'none'];
+
+// isProfilePath tells a profile file from a built-in profile id, as dist/testbed does (e2e/profiles Load).
+export function isProfilePath(p) {
+  return p.includes('/') || p.endsWith('.json');
+}
+
+// readProfile reads a built-in profile or a profile file: its id (what output files are named after), its
+// cellular technology (lte or 3g), and the argument for dist/testbed (an absolute path for a file).
+export function readProfile(profile, cwd = process.cwd()) {
+  const file = isProfilePath(profile) ? path.resolve(cwd, profile) : path.join(root, 'e2e', 'profiles', `${profile}.json`);
+  let p;
+  try {
+    p = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    if (err.code === 'ENOENT') {
+      throw new Error(isProfilePath(profile) ? `profile file ${file} does not exist` : `no built-in profile ${profile} (e2e/profiles/*.json, or give a file)`);
+    }
+    throw new Error(`profile ${file}: ${err.message}`);
+  }
+  const id = p?.id;
+  const tech = p?.links?.wwan0?.tech;
+  // dist/testbed validates the whole profile; these two are needed before it runs.
+  if (typeof id !== 'string' || !/^[a-z0-9][a-z0-9.+_-]{0,63}$/.test(id)) throw new Error(`profile ${file}: id ${JSON.stringify(id)} is not a profile id`);
+  if (tech !== 'lte' && tech !== '3g') throw new Error(`profile ${file}: links.wwan0.tech ${JSON.stringify(tech)}, want lte or 3g`);
+  return { id, tech, file, arg: isProfilePath(profile) ? file : profile };
+}
+
+// corpusManifest lists the corpus (dist/origin corpus --list) with the given corpus files' sites added.
+export function corpusManifest(corpus = []) {
+  const args = ['corpus', '--list', '--json', ...corpus.flatMap((f) => ['--corpus', f])];
+  try {
+    return JSON.parse(execFileSync(originBin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+  } catch (err) {
+    throw new Error(String(err.stderr || err.message).trim().split('\n')[0]);
+  }
+}
+
+// The corpus sites' server addresses: 10.200.3.16 and up, in corpus order (below .16 is left to callers' own names).
+export const SITE_ADDR_FIRST = 16;
+
+export function siteAddresses(manifest, serverAddr) {
+  const hosts = [...new Set(manifest.pages.map((p) => p.host))];
+  const base = serverAddr.split('.').slice(0, 3).join('.');
+  if (SITE_ADDR_FIRST + hosts.length > 255) throw new Error(`${hosts.length} sites: more than the server's /24 holds`);
+  return Object.fromEntries(hosts.map((h, i) => [h, `${base}.${SITE_ADDR_FIRST + i}`]));
 }
 
 function pickDecision(d) {
   const out = { multipath: d.multipath, theta1: d.theta1, theta2: d.theta2 ?? null, reason: d.reason };
+  // The basis of the decision (measured, prior, rule) when the host gives one, and the size it predicted.
+  out.basis = d.basis ?? d.inputs?.basis ?? null;
+  if (d.size && typeof d.size === 'object') out.predicted_bytes = d.size.known ? (d.size.median ?? null) : null;
   if (d.inputs?.actuation !== undefined) out.actuation = d.inputs.actuation;
   return out;
 }
@@ -450,7 +536,7 @@ export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHo
       const id = writePolicy(policyFile, l.multipath, l);
       process.kill(out.hostPid, 'SIGHUP');
       await untilStatus(browser.worker, (s) => s.policy?.multipath === l.multipath && s.policy?.model?.id === id, 10000);
-      const url = `https://${l.host}${session.page(l.page).path}`;
+      const url = `https://${l.host}${session.urlPath(l.page, l.host)}`;
       const tab = await browser.context.newPage();
       await tab.goto(url, { waitUntil: 'load', timeout: 120000 });
       const all = await browser.worker.evaluate(() => self.mpsurf.decisions());

@@ -3,7 +3,8 @@
 //
 //	go run ./e2e/cmd/report --runs out/runs.jsonl --out out/
 //
-// It writes out/summary.csv (one row per load), out/report.md and the SVG figures the report links.
+// It writes out/summary.csv (one row per load), out/report.md and the SVG figures the report links, and prints a
+// one-screen summary of the decisions benchmark when the runs have sp-wifi, mp-always and mp-adaptive loads.
 package main
 
 import (
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,7 +24,7 @@ import (
 func main() {
 	runs := flag.String("runs", "out/runs.jsonl", "run records, one JSON object per line")
 	out := flag.String("out", "out", "output directory")
-	models := flag.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json")
+	models := flag.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (the balanced mode's weights value the decisions' regret)")
 	initial := flag.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle", or "connected" (pre-promoted, as seed 000 did with pings)`)
 	chromium := flag.String("chromium", "/usr/bin/chromium", `browser binary whose --version the report states ("" to leave it out)`)
 	flag.Parse()
@@ -38,6 +40,10 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	w, err := report.LoadWeights(filepath.Join(*models, "model.json"))
+	if err != nil {
+		fail(err)
+	}
 	env := map[string]string{}
 	if v := browserVersion(*chromium); v != "" {
 		env["browser"] = v
@@ -45,7 +51,7 @@ func main() {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		env["kernel"] = strings.TrimSpace(string(b))
 	}
-	res, err := report.Generate(report.Options{RunsPath: *runs, OutDir: *out, Models: m, CellInitial: init, Environment: env})
+	res, err := report.Generate(report.Options{RunsPath: *runs, OutDir: *out, Models: m, CellInitial: init, Environment: env, Weights: &w})
 	if err != nil {
 		fail(err)
 	}
@@ -53,6 +59,10 @@ func main() {
 	fmt.Printf("%d loads: %d ok, %d failed, %d ok without energy\n", len(a.Loads), len(a.OK), len(a.Failed), len(a.NoEnergy))
 	for _, f := range res.Files {
 		fmt.Println(f)
+	}
+	if res.Decisions != nil {
+		fmt.Println()
+		res.Decisions.WriteSummary(os.Stdout)
 	}
 }
 
