@@ -420,6 +420,7 @@ func TestSiteFileErrors(t *testing.T) {
 		{"query in path", site("a.test", "h2", strings.Replace(page, `"/a"`, `"/a?x=1"`, 1)), "path"},
 		{"dot-dot path", site("a.test", "h2", strings.Replace(page, `"/a"`, `"/x/../a"`, 1)), "path"},
 		{"object path space", site("a.test", "h2", strings.Replace(page, `"/a"`, `"/p/x"`, 1)), "path"},
+		{"download path space", site("a.test", "h2", strings.Replace(page, `"/a"`, `"/dl/x"`, 1)), "path"},
 		{"same path twice", site("a.test", "h2", page+","+strings.Replace(page, `"p1"`, `"p2"`, 1)), "another page's"},
 		{"zero bytes", site("a.test", "h2", strings.Replace(page, "50000", "0", 1)), "bytes"},
 		{"absurd bytes", site("a.test", "h2", strings.Replace(page, "50000", "1e12", 1)), "bytes"},

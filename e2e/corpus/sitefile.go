@@ -198,8 +198,8 @@ func (f *SiteFile) check() error {
 			if !pageNameRE.MatchString(p.Name) || reserved(p.Name) {
 				return fmt.Errorf("%s.name: %q, want 1-63 of a-z 0-9 - starting with a letter or digit, not a built-in selector", at, p.Name)
 			}
-			if !pathRE.MatchString(p.Path) || strings.HasPrefix(p.Path, "/p/") || strings.Contains(p.Path, "//") || strings.Contains(p.Path, "/../") || strings.HasSuffix(p.Path, "/..") {
-				return fmt.Errorf("%s.path: %q, want an absolute URL path of A-Z a-z 0-9 / . _ ~ -, without query, \"//\", \"..\" or the /p/ prefix", at, p.Path)
+			if !pathRE.MatchString(p.Path) || strings.HasPrefix(p.Path, "/p/") || strings.HasPrefix(p.Path, "/dl/") || strings.Contains(p.Path, "//") || strings.Contains(p.Path, "/../") || strings.HasSuffix(p.Path, "/..") {
+				return fmt.Errorf("%s.path: %q, want an absolute URL path of A-Z a-z 0-9 / . _ ~ -, without query, \"//\", \"..\" or the /p/ and /dl/ prefixes", at, p.Path)
 			}
 			if paths[p.Path] {
 				return fmt.Errorf("%s.path: %s is another page's", at, p.Path)
