@@ -346,9 +346,9 @@ export async function main(argv = process.argv.slice(2)) {
     return 0;
   }
   const { spec, outDir, fresh, dryRun, corpus } = parsed;
+  if (dryRun && spec.runner === 'downloads') throw new UsageError('--dry-run plans page loads; the downloads grid has none');
   const seed = parsed.seed ?? Date.now() % 2 ** 32;
   console.log(`grid: ${JSON.stringify({ ...spec, seed, corpus })}`);
-  if (dryRun && spec.runner === 'downloads') throw new UsageError('--dry-run plans page loads; the downloads grid has none');
   if (dryRun) {
     const manifest = corpusManifest(corpus);
     const plan = buildPlan(parsed, manifest, seed);
