@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Session, Actuator, adaptiveMix, classifyConns, mptcpSysctls, canRun, testbedBin, CLIENT_NS, CELL_ADDR, PREFIX } from './testbed/lib.mjs';
-import { hostBinary } from './lib/paths.mjs';
+import { actuatorBinary } from './lib/paths.mjs';
 
 const SP_ADDR = '10.200.3.3'; // a second server address, so that the actuator can tell sp.origin.test apart
 const LEASE_MS = 2000; // native-host/host/actuate.go actuatorLease
@@ -128,7 +128,7 @@ test('actuation: cellular subflows only for multipath-decided origins; kill -9 o
   process.kill(actuator.pid, 'SIGKILL');
   await actuator.stop();
   assert.notDeepEqual(mptcpSysctls(), pristine, 'the kill left nothing to restore: the check would prove nothing');
-  execFileSync('ip', ['netns', 'exec', CLIENT_NS, hostBinary, 'actuator', '--restore', '--state-dir', actuator.stateDir], { stdio: 'pipe' });
+  execFileSync('ip', ['netns', 'exec', CLIENT_NS, actuatorBinary, '--restore', '--state-dir', actuator.stateDir], { stdio: 'pipe' });
   assert.deepEqual(mptcpSysctls(), pristine);
 
   actuator = await Actuator.start();

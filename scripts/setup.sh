@@ -48,10 +48,10 @@ if [ "$(id -u)" = 0 ]; then
   unit=/etc/systemd/system/mpsurf-actuator.service
   uid=${MPSURF_ALLOWED_UID:-${SUDO_UID:-$(id -u)}}
   cell_if=${MPSURF_CELL_IF:-$(ls /sys/class/net | grep -m1 -E '^(wwan|rmnet|ccmni|usb)' || echo wwan0)}
-  install -D -m 0755 dist/mpsurf-host /usr/local/bin/mpsurf-host
+  install -D -m 0755 dist/mpsurf-actuator /usr/local/bin/mpsurf-actuator
   sed -e "s/ALLOWED_UID/$uid/" -e "s/CELL_IF/$cell_if/" packaging/systemd/mpsurf-actuator.service >"$unit.tmp"
   mv "$unit.tmp" "$unit"
-  log "installed $unit (allowed uid $uid, cellular interface $cell_if) and /usr/local/bin/mpsurf-host"
+  log "installed $unit (allowed uid $uid, cellular interface $cell_if) and /usr/local/bin/mpsurf-actuator"
   if [ -d /run/systemd/system ]; then
     systemctl daemon-reload
     if [ "${MPSURF_ENABLE_ACTUATOR:-0}" = 1 ]; then

@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { launch, makeProfile, untilStatus, untilRules, hostPids } from '../lib/browser.mjs';
-import { dist, root, hostBinary } from '../lib/paths.mjs';
+import { dist, root, hostBinary, actuatorBinary } from '../lib/paths.mjs';
 import { SquidProxy } from './proxy.mjs';
 
 export const testbedBin = path.join(dist, 'testbed');
@@ -27,7 +27,7 @@ export const CELL_ADDR = '10.200.2.2';
 export const ACTUATOR_SOCKET = `/run/mpsurf/actuator-${PREFIX}.sock`;
 export const ACTUATOR_STATE = `/run/mpsurf/actuator-${PREFIX}`;
 
-// Actuator: `mpsurf-host actuator --backend userspace` as root in the client namespace, for the browser's host
+// Actuator: `mpsurf-actuator --backend userspace` as root in the client namespace, for the browser's host
 // to reach over its socket. It selects the userspace path manager there and restores the namespace on exit.
 export class Actuator {
   static async start({ socket = ACTUATOR_SOCKET, stateDir = ACTUATOR_STATE, log = () => {} } = {}) {
@@ -38,7 +38,7 @@ export class Actuator {
     a.stderr = '';
     a.child = spawn(
       'ip',
-      ['netns', 'exec', CLIENT_NS, hostBinary, 'actuator', '--backend', 'userspace', '--socket', socket, '--state-dir', stateDir,
+      ['netns', 'exec', CLIENT_NS, actuatorBinary, '--backend', 'userspace', '--socket', socket, '--state-dir', stateDir,
         '--allow-uid', '0', '--cell-addr', CELL_ADDR],
       { detached: true, stdio: ['ignore', 'ignore', 'pipe'] },
     );
@@ -118,7 +118,7 @@ export function canRun() {
   if (process.getuid?.() !== 0) return 'needs root (network namespaces)';
   if (!fs.existsSync('/proc/sys/net/mptcp/enabled')) return 'the kernel has no MPTCP';
   if (!fs.existsSync('/dev/net/tun')) return 'no /dev/net/tun';
-  for (const [bin, what] of [[testbedBin, 'dist/testbed'], [originBin, 'dist/origin'], [hostBinary, 'dist/mpsurf-host']]) {
+  for (const [bin, what] of [[testbedBin, 'dist/testbed'], [originBin, 'dist/origin'], [hostBinary, 'dist/mpsurf-host'], [actuatorBinary, 'dist/mpsurf-actuator']]) {
     if (!fs.existsSync(bin)) return `${what} is not built (npm run build / npm start)`;
   }
   for (const cmd of ['mptcpize', 'ip']) {

@@ -5,7 +5,7 @@
 // Every kernel change is a lease: the client renews it, and when it stops (killed, hung) the change is undone
 // within the lease plus one second. Before any change the helper writes the prior value of what it touches to
 // an undo record (undo.go) under its state directory; it restores from that record on exit, on SIGTERM, from
-// `mpsurf-host actuator --restore` (the systemd unit's ExecStopPost), and at the next start after a crash.
+// `mpsurf-actuator --restore` (the systemd unit's ExecStopPost), and at the next start after a crash.
 //
 // Backends (backend.go) are the kernel levers: the userspace path manager (per connection: the cellular subflow
 // opens once the connection has received θ1 bytes and closes once it has carried θ2, counted from the subflows'

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mpsurf/mpsurf/native-host/paths"
+	"github.com/mpsurf/mpsurf/native-host/diag"
 )
 
 // Config is the helper's configuration (the actuator subcommand's flags).
@@ -380,21 +380,16 @@ func (s *Server) owns(peer Peer, local, remote netip.AddrPort) error {
 }
 
 func findSock(local, remote netip.AddrPort) (uint32, bool, error) {
-	d, err := paths.OpenDiag()
+	d, err := diag.Open()
 	if err != nil {
 		return 0, false, err
 	}
 	defer d.Close()
-	socks, err := d.Dump(nil)
-	if err != nil {
+	k, ok, err := d.Find(local, remote)
+	if err != nil || !ok || k.State != diag.TCPEstablished {
 		return 0, false, err
 	}
-	for _, k := range socks {
-		if k.Local == local && k.Remote == remote {
-			return k.UID, true, nil
-		}
-	}
-	return 0, false, nil
+	return k.UID, true, nil
 }
 
 // underMptcpize reports whether the peer or its parent (the browser that started the host) runs with

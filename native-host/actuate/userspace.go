@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/diag"
 	"github.com/mpsurf/mpsurf/native-host/mptcp"
-	"github.com/mpsurf/mpsurf/native-host/paths"
 )
 
 // pollEvery is how often the byte counters of connections waiting for θ1 and of capped cellular subflows are
@@ -39,7 +39,7 @@ type userspaceBackend struct {
 	events  *mptcp.Events
 	done    chan struct{}
 	closing atomic.Bool
-	diag    *paths.Diag   // subflow byte counters (each subflow is a TCP socket); the poll goroutine's alone
+	diag    *diag.Conn    // subflow byte counters (each subflow is a TCP socket); the poll goroutine's alone
 	wake    chan struct{} // a connection started to need polling
 	stop    chan struct{}
 	pollEnd chan struct{}
@@ -126,23 +126,23 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 	} else if err := j.SetSysctl(ScopeSession, "pm_type", "1"); err != nil {
 		return nil, fmt.Errorf("select the userspace path manager: %w", err)
 	}
-	diag, err := paths.OpenDiag()
+	dg, err := diag.Open()
 	if err != nil {
 		return nil, err
 	}
 	pm, err := mptcp.Dial(0)
 	if err != nil {
-		diag.Close()
+		dg.Close()
 		return nil, err
 	}
 	ev, err := mptcp.Subscribe(0)
 	if err != nil {
 		pm.Close()
-		diag.Close()
+		dg.Close()
 		return nil, err
 	}
 	u := &userspaceBackend{j: j, cell: cellSource{cfg.CellAddr, cfg.CellIf}, log: cfg.Log, events: ev, done: make(chan struct{}), pm: pm,
-		diag: diag, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
+		diag: dg, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
 		policy: map[netip.Addr]addrPolicy{}, connPol: map[flow]addrPolicy{}, conns: map[uint32]*conn{}}
 	if u.log == nil {
 		u.log = func(string, ...any) {}
@@ -294,7 +294,7 @@ func (u *userspaceBackend) pollLoop() {
 	defer close(u.pollEnd)
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
-	var buf []paths.Sock
+	var buf []diag.Sock
 	for {
 		select {
 		case <-u.stop:
@@ -321,7 +321,7 @@ type flow struct{ local, remote netip.AddrPort }
 
 // poll reads the counters once and acts on them: opens the subflows whose connection has now received θ1
 // bytes, closes those that have carried θ2. It reports whether a connection still needs polling.
-func (u *userspaceBackend) poll(buf []paths.Sock) ([]paths.Sock, bool) {
+func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, bool) {
 	u.mu.Lock()
 	need := false
 	for _, c := range u.conns {
@@ -344,7 +344,7 @@ func (u *userspaceBackend) poll(buf []paths.Sock) ([]paths.Sock, bool) {
 		u.stats.LastError = err.Error()
 		return buf, true
 	}
-	socks := make(map[flow]*paths.Sock, len(buf))
+	socks := make(map[flow]*diag.Sock, len(buf))
 	for i := range buf {
 		socks[flow{buf[i].Local, buf[i].Remote}] = &buf[i]
 	}

@@ -21,7 +21,7 @@ import (
 
 // Environment knobs of the actuation client.
 const (
-	// EnvActuator is the privileged helper's socket (mpsurf-host actuator --socket). Unset: DefaultActuator when
+	// EnvActuator is the privileged helper's socket (mpsurf-actuator --socket). Unset: DefaultActuator when
 	// the installed unit made it, else no actuation; "off": no actuation. Decisions say which in inputs.actuation.
 	EnvActuator = "MPSURF_ACTUATOR"
 	// DefaultActuator is the socket of the installed systemd unit (packaging/systemd/mpsurf-actuator.service).

@@ -12,6 +12,7 @@ import (
 	"github.com/shirou/gopsutil/v4/common"
 	psnet "github.com/shirou/gopsutil/v4/net"
 
+	"github.com/mpsurf/mpsurf/native-host/diag"
 	"github.com/mpsurf/mpsurf/native-host/rrc"
 )
 
@@ -19,7 +20,7 @@ import (
 type Sampler struct {
 	cfg  Config
 	ctx  context.Context // carries Root to gopsutil
-	diag *Diag
+	diag *diag.Conn
 
 	mu     sync.Mutex
 	paths  map[string]*pathState
@@ -64,7 +65,7 @@ func NewSampler(cfg Config) (*Sampler, error) {
 		root = "/"
 	}
 	cfg.Root = root
-	d, err := OpenDiag()
+	d, err := diag.Open()
 	if err != nil {
 		return nil, err
 	}

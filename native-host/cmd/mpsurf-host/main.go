@@ -62,8 +62,6 @@ const usage = `usage:
         print the decision log from one consistent snapshot
   mpsurf-host replay [--model DIR] [--db PATH] [--since WHEN] [--json]
         evaluate every logged decision again under the model in DIR and report what would change
-  mpsurf-host actuator --socket PATH --allow-uid UID ... [--backend auto|userspace|endpoint|sysctl|dryrun]
-        the privileged helper that carries decisions into the kernel (see packaging/systemd/)
   mpsurf-host proxy set --server HOST:PORT --user NAME --password-stdin [--pin BASE64]
   mpsurf-host proxy test [--target HOST:443] [--wait DURATION] [--json]
   mpsurf-host proxy show [--json]
@@ -112,8 +110,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return frameCmd(rest, stdin, stdout, stderr)
 	case "unframe":
 		return unframeCmd(rest, stdin, stdout, stderr)
-	case "actuator":
-		return actuatorCmd(rest, stderr)
 	case "fetch":
 		return fetchCmd(rest, stdout, stderr)
 	case "proxy":

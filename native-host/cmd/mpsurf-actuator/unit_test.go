@@ -37,12 +37,12 @@ func TestSystemdUnit(t *testing.T) {
 			t.Errorf("%s would hide the host's network namespace or /proc/sys/net/mptcp", k)
 		}
 	}
-	if got := strings.Join(keys["ExecStopPost"], "|"); !strings.Contains(got, "actuator --restore") {
+	if got := strings.Join(keys["ExecStopPost"], "|"); !strings.Contains(got, "/usr/local/bin/mpsurf-actuator --restore") {
 		t.Errorf("ExecStopPost=%q does not restore", got)
 	}
 	start := strings.Join(keys["ExecStart"], "|")
 	for _, f := range regexp.MustCompile(`--[a-z-]+`).FindAllString(start, -1) {
-		if !strings.Contains(actuatorUsage, f) {
+		if !strings.Contains(usage, f) {
 			t.Errorf("ExecStart passes %s, which the actuator does not take", f)
 		}
 	}
@@ -56,13 +56,13 @@ func TestSystemdUnit(t *testing.T) {
 	if err != nil {
 		t.Skip("systemd-analyze not installed: the unit's syntax is not verified here")
 	}
-	// verify checks that ExecStart's binary exists: point it at this test binary's own build of the host.
+	// verify checks that ExecStart's binary exists: point it at this package's own build of the helper.
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "mpsurf-host")
+	bin := filepath.Join(dir, "mpsurf-actuator")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	unit := strings.NewReplacer("ALLOWED_UID", "1000", "CELL_IF", "wwan0", "/usr/local/bin/mpsurf-host", bin).Replace(string(b))
+	unit := strings.NewReplacer("ALLOWED_UID", "1000", "CELL_IF", "wwan0", "/usr/local/bin/mpsurf-actuator", bin).Replace(string(b))
 	path := filepath.Join(dir, "mpsurf-actuator.service")
 	if err := os.WriteFile(path, []byte(unit), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package paths
+package diag
 
 import (
 	"encoding/binary"
@@ -43,7 +43,7 @@ func diagMsg(family byte, src []byte, infoLen int, rtt, minRTT, retr, segs uint3
 	return append(append(b, hdr...), info...)
 }
 
-func TestParseDiag(t *testing.T) {
+func TestParse(t *testing.T) {
 	v4 := []byte{10, 0, 1, 2}
 	v6 := netip.MustParseAddr("fd00::5").AsSlice()
 	ap := netip.MustParseAddrPort
@@ -67,7 +67,7 @@ func TestParseDiag(t *testing.T) {
 	cases[6].msg[0] = 2
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, ok, err := ParseDiag(c.msg)
+			got, ok, err := Parse(c.msg)
 			if (err != nil) != c.err || ok != c.ok {
 				t.Fatalf("ok %v err %v; want ok %v, error %v", ok, err, c.ok, c.err)
 			}
@@ -78,12 +78,12 @@ func TestParseDiag(t *testing.T) {
 	}
 }
 
-func FuzzParseDiag(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add(diagMsg(2, []byte{10, 0, 1, 2}, 232, 1, 2, 3, 4))
 	f.Add(diagMsg(10, make([]byte, 16), 140, 1, 2, 3, 4))
 	f.Add(make([]byte, diagMsgLen+4))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, ok, err := ParseDiag(b)
+		s, ok, err := Parse(b)
 		if ok && (err != nil || !s.Src.IsValid() || s.Local.Addr() != s.Src || !s.Remote.IsValid()) {
 			t.Fatalf("ok with err %v, src %v local %v remote %v", err, s.Src, s.Local, s.Remote)
 		}

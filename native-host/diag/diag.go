@@ -1,4 +1,4 @@
-package paths
+package diag
 
 import (
 	"encoding/binary"
@@ -31,6 +31,7 @@ type Sock struct {
 	// UID owns the socket (idiag_uid); the kernel gives an MPTCP connection's subflows the uid of the process
 	// that made the connection, so the helper can tell whose connection a subflow belongs to.
 	UID          uint32
+	State        uint8  // TCP state (TCP_ESTABLISHED = 1)
 	RTTUS        uint32 // smoothed RTT, µs
 	MinRTTUS     uint32 // windowed minimum RTT, µs; 0 when the kernel's tcp_info is too short to have it
 	TotalRetrans uint32
@@ -46,8 +47,8 @@ type Sock struct {
 	RcvWnd  uint32
 }
 
-// ParseDiag decodes one inet_diag_msg with its attributes. ok is false for a socket without tcp_info.
-func ParseDiag(b []byte) (s Sock, ok bool, err error) {
+// Parse decodes one inet_diag_msg with its attributes. ok is false for a socket without tcp_info.
+func Parse(b []byte) (s Sock, ok bool, err error) {
 	if len(b) < diagMsgLen {
 		return s, false, fmt.Errorf("inet_diag_msg: %d bytes, want >= %d", len(b), diagMsgLen)
 	}
@@ -65,6 +66,7 @@ func ParseDiag(b []byte) (s Sock, ok bool, err error) {
 	s.Local = netip.AddrPortFrom(src, binary.BigEndian.Uint16(b[4:]))
 	s.Remote = netip.AddrPortFrom(dst, binary.BigEndian.Uint16(b[6:]))
 	s.UID = binary.NativeEndian.Uint32(b[diagOffUID:])
+	s.State = b[1]
 	info, err := findAttr(b[diagMsgLen:], attrInfo)
 	if err != nil || info == nil {
 		return s, false, err
@@ -109,12 +111,52 @@ func findAttr(b []byte, typ uint16) ([]byte, error) {
 	return nil, nil
 }
 
-// diagRequest is an inet_diag_req_v2 for established TCP sockets of family with tcp_info.
-func diagRequest(family uint8) []byte {
-	req := make([]byte, 56)
+// TCPEstablished is Sock.State of an established socket (include/net/tcp_states.h).
+const TCPEstablished = 1
+
+// TCP states as bits of a dump's state mask.
+const (
+	StateEstablished = 1 << 1
+	// StatesOpen is every state of a socket that still has its owner (TIME_WAIT sockets report uid 0): established
+	// and the closing states that follow it.
+	StatesOpen = StateEstablished | 1<<4 | 1<<5 | 1<<8 | 1<<9 | 1<<11 // FIN_WAIT1, FIN_WAIT2, CLOSE_WAIT, LAST_ACK, CLOSING
+)
+
+// reqLen is the size of struct inet_diag_req_v2: family, protocol, ext, pad, states (4), then inet_diag_sockid
+// (sport, dport, src [16], dst [16], if, cookie [2]).
+const reqLen = 56
+
+// request is an inet_diag_req_v2 for TCP sockets of family in the given states, with tcp_info.
+func request(family uint8, states uint32) []byte {
+	req := make([]byte, reqLen)
 	req[0] = family
-	req[1] = 6                                   // IPPROTO_TCP
-	req[2] = 1 << (attrInfo - 1)                 // idiag_ext
-	binary.NativeEndian.PutUint32(req[4:], 1<<1) // states: TCP_ESTABLISHED
+	req[1] = 6                   // IPPROTO_TCP
+	req[2] = 1 << (attrInfo - 1) // idiag_ext
+	binary.NativeEndian.PutUint32(req[4:], states)
+	return req
+}
+
+// exact is an inet_diag_req_v2 naming one socket by its two ends: the kernel looks it up instead of walking
+// every socket. Both ends must be of one family.
+func exact(local, remote netip.AddrPort) []byte {
+	fam := uint8(2) // AF_INET
+	if !local.Addr().Is4() {
+		fam = 10 // AF_INET6
+	}
+	req := request(fam, 0xffffffff)
+	binary.BigEndian.PutUint16(req[8:], local.Port())
+	binary.BigEndian.PutUint16(req[10:], remote.Port())
+	if fam == 2 {
+		l, r := local.Addr().As4(), remote.Addr().As4()
+		copy(req[12:], l[:])
+		copy(req[28:], r[:])
+	} else {
+		l, r := local.Addr().As16(), remote.Addr().As16()
+		copy(req[12:], l[:])
+		copy(req[28:], r[:])
+	}
+	// idiag_if 0 (any), idiag_cookie INET_DIAG_NOCOOKIE: match by address only.
+	binary.NativeEndian.PutUint32(req[48:], 0xffffffff)
+	binary.NativeEndian.PutUint32(req[52:], 0xffffffff)
 	return req
 }

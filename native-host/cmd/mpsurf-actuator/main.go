@@ -1,27 +1,47 @@
+// Command mpsurf-actuator is MPSurf's privileged helper: the only MPSurf process that holds CAP_NET_ADMIN. It
+// carries the native host's decisions into the kernel's MPTCP path manager (package actuate). It is a binary of
+// its own so that what runs privileged links only the helper, the MPTCP and sock_diag netlink clients and the
+// standard library: none of the host's measurement, model, store or SQLite code (deps_test.go checks it).
 package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
+	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
 )
 
-const actuatorUsage = `usage:
-  mpsurf-host actuator [--socket PATH] [--state-dir DIR] --allow-uid N[,M] [--allow-gid G]
+// Exit statuses. A helper that stops because it cannot go on exits exitFailed, so that the unit's Restart=
+// brings it back.
+const (
+	exitOK     = 0
+	exitFailed = 1
+	exitUsage  = 2
+)
+
+const usage = `usage:
+  mpsurf-actuator [--socket PATH] [--state-dir DIR] --allow-uid N[,M] [--allow-gid G]
         [--backend auto|userspace|endpoint|sysctl|dryrun] [--cell-if IFACE | --cell-addr IP] [--audit FILE]
         run the privileged helper (needs CAP_NET_ADMIN; see packaging/systemd/mpsurf-actuator.service)
-  mpsurf-host actuator --restore [--state-dir DIR]
+  mpsurf-actuator --restore [--state-dir DIR]
         undo what the undo record in DIR holds (the unit's ExecStopPost) and exit
 `
 
-func actuatorCmd(args []string, stderr io.Writer) int {
-	fs := newFlags("actuator")
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mpsurf-actuator", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
 	socket := fs.String("socket", "/run/mpsurf/actuator.sock", "")
 	stateDir := fs.String("state-dir", "/run/mpsurf", "")
 	uids := fs.String("allow-uid", "", "")
@@ -31,8 +51,16 @@ func actuatorCmd(args []string, stderr io.Writer) int {
 	cellIf := fs.String("cell-if", "", "")
 	audit := fs.String("audit", "", "")
 	restore := fs.Bool("restore", false, "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mpsurf-host: actuator: bad arguments %q\n\n%s", args, actuatorUsage)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "mpsurf-actuator: %v (--help for usage)\n", err)
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "mpsurf-actuator: unexpected argument %q (--help for usage)\n", fs.Arg(0))
 		return exitUsage
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -48,16 +76,16 @@ func actuatorCmd(args []string, stderr io.Writer) int {
 	cfg := actuate.Config{Socket: *socket, StateDir: *stateDir, Backend: *backend, AuditFile: *audit, Log: log, CellIf: *cellIf}
 	var err error
 	if cfg.AllowUIDs, err = actuate.ParseIDs(*uids); err != nil {
-		fmt.Fprintf(stderr, "mpsurf-host: actuator: --allow-uid: %v\n", err)
+		fmt.Fprintf(stderr, "mpsurf-actuator: --allow-uid: %v\n", err)
 		return exitUsage
 	}
 	if cfg.AllowGIDs, err = actuate.ParseIDs(*gids); err != nil {
-		fmt.Fprintf(stderr, "mpsurf-host: actuator: --allow-gid: %v\n", err)
+		fmt.Fprintf(stderr, "mpsurf-actuator: --allow-gid: %v\n", err)
 		return exitUsage
 	}
 	if *cell != "" {
 		if cfg.CellAddr, err = netip.ParseAddr(*cell); err != nil {
-			fmt.Fprintf(stderr, "mpsurf-host: actuator: --cell-addr: %v\n", err)
+			fmt.Fprintf(stderr, "mpsurf-actuator: --cell-addr: %v\n", err)
 			return exitUsage
 		}
 	}

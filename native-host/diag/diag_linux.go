@@ -1,0 +1,72 @@
+package diag
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// Conn dumps TCP sockets through NETLINK_SOCK_DIAG. It needs no privilege. Not safe for concurrent use.
+type Conn struct{ c *netlink.Conn }
+
+// Open opens a sock_diag socket in the caller's network namespace.
+func Open() (*Conn, error) {
+	c, err := netlink.Dial(unix.NETLINK_SOCK_DIAG, nil)
+	if err != nil {
+		return nil, fmt.Errorf("sock_diag: %w", err)
+	}
+	return &Conn{c}, nil
+}
+
+// Dump returns the established TCP sockets of both families (MPTCP subflows included: each is a TCP socket),
+// appended to out.
+func (d *Conn) Dump(out []Sock) ([]Sock, error) { return d.DumpStates(out, StateEstablished) }
+
+// DumpStates is Dump for the sockets in any of the states of the mask (StateEstablished, StatesOpen).
+func (d *Conn) DumpStates(out []Sock, states uint32) ([]Sock, error) {
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		msgs, err := d.c.Execute(netlink.Message{
+			Header: netlink.Header{Type: unix.SOCK_DIAG_BY_FAMILY, Flags: netlink.Request | netlink.Dump},
+			Data:   request(fam, states),
+		})
+		if err != nil {
+			return out, fmt.Errorf("sock_diag: %w", err)
+		}
+		for _, m := range msgs {
+			if s, ok, err := Parse(m.Data); err == nil && ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Find looks up the one TCP socket local -> remote in any state; ok is false when there is none.
+func (d *Conn) Find(local, remote netip.AddrPort) (Sock, bool, error) {
+	if local.Addr().Is4() != remote.Addr().Is4() {
+		return Sock{}, false, nil
+	}
+	msgs, err := d.c.Execute(netlink.Message{
+		Header: netlink.Header{Type: unix.SOCK_DIAG_BY_FAMILY, Flags: netlink.Request},
+		Data:   exact(local, remote),
+	})
+	if errors.Is(err, unix.ENOENT) {
+		return Sock{}, false, nil
+	}
+	if err != nil {
+		return Sock{}, false, fmt.Errorf("sock_diag: %w", err)
+	}
+	for _, m := range msgs {
+		s, _, err := Parse(m.Data)
+		if err == nil && s.Local == local && s.Remote == remote {
+			return s, true, nil
+		}
+	}
+	return Sock{}, false, nil
+}
+
+// Close releases the socket.
+func (d *Conn) Close() error { return d.c.Close() }

@@ -1,0 +1,84 @@
+package diag
+
+import (
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The offsets Parse reads are those of the kernel's struct tcp_info as x/sys/unix mirrors it.
+func TestTCPInfoOffsets(t *testing.T) {
+	var ti unix.TCPInfo
+	for _, c := range []struct {
+		name string
+		got  uintptr
+		want int
+	}{
+		{"rtt", unsafe.Offsetof(ti.Rtt), tcpiRTT},
+		{"total_retrans", unsafe.Offsetof(ti.Total_retrans), tcpiTotRetr},
+		{"segs_out", unsafe.Offsetof(ti.Segs_out), tcpiSegsOut},
+		{"min_rtt", unsafe.Offsetof(ti.Min_rtt), tcpiMinRTT},
+		{"snd_mss", unsafe.Offsetof(ti.Snd_mss), tcpiSndMSS},
+		{"snd_cwnd", unsafe.Offsetof(ti.Snd_cwnd), tcpiSndCwnd},
+		{"rcv_wnd", unsafe.Offsetof(ti.Rcv_wnd), tcpiRcvWnd},
+		{"bytes_acked", unsafe.Offsetof(ti.Bytes_acked), tcpiBytesAck},
+		{"bytes_received", unsafe.Offsetof(ti.Bytes_received), tcpiBytesRcv},
+	} {
+		if int(c.got) != c.want {
+			t.Errorf("tcp_info.%s at %d, parser reads %d", c.name, c.got, c.want)
+		}
+	}
+}
+
+// Find names one socket by its two ends and reports its owner; DumpStates sees it too. Real kernel, loopback.
+func TestIntegrationFind(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			defer c.Close()
+			io.Copy(io.Discard, c)
+		}
+	}()
+	c, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	local := netip.MustParseAddrPort(c.LocalAddr().String())
+	remote := netip.MustParseAddrPort(c.RemoteAddr().String())
+	d, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s, ok, err := d.Find(local, remote)
+	if err != nil || !ok || s.State != TCPEstablished || s.UID != uint32(os.Getuid()) || s.Local != local || s.Remote != remote {
+		t.Fatalf("Find(%v, %v) = %+v %v %v", local, remote, s, ok, err)
+	}
+	gone := netip.AddrPortFrom(local.Addr(), 1)
+	if _, ok, err := d.Find(gone, remote); ok || err != nil {
+		t.Fatalf("Find of a socket that does not exist: ok %v err %v", ok, err)
+	}
+	socks, err := d.DumpStates(nil, StatesOpen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range socks {
+		if s.Local == local && s.Remote == remote {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("DumpStates listed %d sockets %v -> %v", n, local, remote)
+	}
+}
