@@ -34,6 +34,7 @@ type Server struct {
 	rec       record     // the decision log; see SetStore
 	proxy     *proxyHub  // the relay to the user's MPTCP proxy (proxy.go)
 	paused    pauseState // pause.go
+	downloads *downloadHub // download.go
 }
 
 // NewServer returns a Server that answers hello and status with the network-wide policy in store, decides with
@@ -46,6 +47,7 @@ func NewServer(store *policy.Store, dec *decide.Decider, act *actuatorClient, lo
 	}
 	s := &Server{store: store, dec: dec, act: act, log: log, start: time.Now(), pid: os.Getpid()}
 	s.proxy = newProxyHub(s)
+	s.downloads = newDownloadHub(s)
 	return s
 }
 
@@ -70,6 +72,12 @@ func (s *Server) Handle(payload []byte) protocol.Reply {
 			return s.logDelete(req)
 		case TypePeers:
 			return s.peers(req)
+		case TypeDownloadOffer:
+			return s.downloadOffer(req)
+		case TypeDownloadControl:
+			return s.downloadControl(req)
+		case TypeDownloadList:
+			return s.downloadList(req)
 		case TypeProxyStatus:
 			return s.proxyStatus(req)
 		case TypeProxyConfig:
@@ -79,9 +87,9 @@ func (s *Server) Handle(payload []byte) protocol.Reply {
 		case TypePause:
 			return s.pause(req)
 		}
-		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s",
+		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s",
 			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete, TypePeers,
-			TypeProxyStatus, TypeProxyConfig, TypeProxyTest, TypePause)
+			TypeProxyStatus, TypeProxyConfig, TypeProxyTest, TypePause, TypeDownloadOffer, TypeDownloadControl, TypeDownloadList)
 	}
 	s.log.Warn("bad request", "id", req.ID, "type", req.Type, "err", perr)
 	return protocol.Fail(req, perr)
@@ -151,6 +159,10 @@ func (s *Server) Serve(ctx context.Context, cfg Config) error {
 				if err := s.send(w, p); err != nil {
 					fail(err)
 				}
+			case p := <-s.downloads.pushes:
+				if err := s.send(w, p); err != nil {
+					fail(err)
+				}
 			}
 		}
 	}()
@@ -164,6 +176,8 @@ func (s *Server) Serve(ctx context.Context, cfg Config) error {
 	// No push may be written after Serve returns.
 	cancel()
 	watching.Wait()
+	// Downloads pause with their partial files and sidecars written, for the next host to resume.
+	s.downloads.stop(time.Second)
 	return err
 }
 

@@ -43,7 +43,10 @@ type Options struct {
 	// as gone (0: 5 s); ProgressEvery how often Progress is called (0: 500 ms).
 	Delta, PathTimeout, ProgressEvery time.Duration
 	Progress                          func(Progress)
-	Log                               *slog.Logger
+	// OnStart, when set, is called once the first response has been checked (status, size, validators): from
+	// then on the download is under way. It must not block.
+	OnStart func(size int64)
+	Log     *slog.Logger
 }
 
 // PathStat is one path's share of a download.
@@ -661,6 +664,9 @@ func (e *engine) firstHead(st *est, status int, h http.Header) error {
 		e.single = true
 	}
 	e.dirty = true
+	if e.o.OnStart != nil && e.restarts == 0 {
+		e.o.OnStart(e.size)
+	}
 	return nil
 }
 

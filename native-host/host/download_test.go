@@ -1,0 +1,125 @@
+package host
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mpsurf/mpsurf/native-host/decide"
+	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+type downloadVectors struct {
+	Offers []struct {
+		Name  string          `json:"name"`
+		Error int             `json:"error"`
+		Field string          `json:"field"`
+		Body  json.RawMessage `json:"body"`
+	} `json:"offers"`
+	States []struct {
+		Name  string          `json:"name"`
+		Valid bool            `json:"valid"`
+		Body  json.RawMessage `json:"body"`
+	} `json:"states"`
+}
+
+func readDownloadVectors(t *testing.T) downloadVectors {
+	data, err := os.ReadFile("../vectors/downloads.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v downloadVectors
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestDownloadOfferVectors(t *testing.T) {
+	for _, c := range readDownloadVectors(t).Offers {
+		t.Run(c.Name, func(t *testing.T) {
+			o, perr := parseDownloadOffer(c.Body)
+			code := 0
+			if perr != nil {
+				code = int(perr.Code)
+			}
+			if code != c.Error {
+				t.Fatalf("code %d (%v), want %d", code, perr, c.Error)
+			}
+			if perr != nil && !strings.HasPrefix(perr.Message, c.Field) {
+				t.Errorf("message %q does not name %s", perr.Message, c.Field)
+			}
+			if perr == nil && (o.header.Get("X-Forwarded-For") != "" || o.url == "" || o.size <= 0) {
+				t.Errorf("parsed %+v", o)
+			}
+		})
+	}
+}
+
+// Every state the host sends is one the vectors call valid: the states the host can be in, and their fields.
+func TestDownloadStateShape(t *testing.T) {
+	for _, c := range readDownloadVectors(t).States {
+		var st DownloadState
+		dec := json.NewDecoder(strings.NewReader(string(c.Body)))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(&st)
+		known := map[string]bool{DownloadDeclined: true, DownloadStarting: true, DownloadRunning: true, DownloadPaused: true,
+			DownloadDone: true, DownloadFailed: true, DownloadCanceled: true}
+		if c.Valid && (err != nil || !known[st.State]) {
+			t.Errorf("%s: a valid state does not decode into DownloadState: %v", c.Name, err)
+		}
+	}
+}
+
+// A download the model does not find worth both links is declined with its reason and logged; the browser's
+// own download then goes on.
+func TestDownloadOfferDeclined(t *testing.T) {
+	p, _, err := model.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &decide.Given{}
+	srv := NewServer(nil, decide.New(decide.Config{Params: p, Links: g, Memory: g}), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv.store = nil
+	for _, c := range []struct {
+		name string
+		size int64
+		want string
+	}{
+		{"too small to be worth it", 4096, "single path"},
+		{"worth it, but no cellular interface", 64 << 20, "does not see both"},
+	} {
+		body, _ := json.Marshal(map[string]any{"id": "c1" + c.name[:3], "url": "https://files.example/a.bin", "origin": "https://files.example",
+			"size": c.size, "file": t.TempDir() + "/a.bin"})
+		rep := srv.Handle(mustRequest(t, TypeDownloadOffer, body))
+		if !rep.OK {
+			t.Fatalf("%s: %+v", c.name, rep.Error)
+		}
+		st := rep.Body.(DownloadState)
+		if st.State != DownloadDeclined || !strings.Contains(st.Reason, c.want) {
+			t.Errorf("%s: %+v", c.name, st)
+		}
+	}
+	rep := srv.Handle(mustRequest(t, TypeDownloadControl, []byte(`{"id":"nope","action":"pause"}`)))
+	if rep.OK || rep.Error.Code != protocol.CodeBadRequest {
+		t.Errorf("control of an unknown download: %+v", rep)
+	}
+	rep = srv.Handle(mustRequest(t, TypeDownloadList, nil))
+	if !rep.OK || len(rep.Body.(DownloadList).Downloads) != 0 {
+		t.Errorf("list: %+v", rep)
+	}
+}
+
+func mustRequest(t *testing.T, typ string, body []byte) []byte {
+	t.Helper()
+	m := map[string]any{"v": 1, "id": 5, "type": typ}
+	if body != nil {
+		m["body"] = json.RawMessage(body)
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
