@@ -31,9 +31,9 @@ type Server struct {
 	start     time.Time
 	pid       int
 	decisions atomic.Int64
-	rec       record     // the decision log; see SetStore
-	proxy     *proxyHub  // the relay to the user's MPTCP proxy (proxy.go)
-	paused    pauseState // pause.go
+	rec       record       // the decision log; see SetStore
+	proxy     *proxyHub    // the relay to the user's MPTCP proxy (proxy.go)
+	paused    pauseState   // pause.go
 	downloads *downloadHub // download.go
 }
 
