@@ -45,6 +45,7 @@ module.exports = (env, argv) => {
       popup: './src/popup.ts',
       options: './src/options.ts',
       content: './src/content.ts',
+      'downloads-ui': './src/downloads-ui.ts',
     },
     output: {
       path: out,

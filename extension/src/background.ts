@@ -12,6 +12,8 @@ import { isPageRequest, type PageReply, type PageRequest, type PopupState, type 
 import { OPT_IN_HEADER, parseOptIn } from './prefs';
 import { RECENT_LOADS, buildReport, isLoadTiming, type LoadPoint } from './reports';
 import { OPT_IN_KEY, PREFS_KEY, Settings, isUnsupported, unsupportedText, type Support } from './settings';
+import { Downloads, ruleFor } from './downloads';
+import { downloadControlRequest, downloadDiscardRequest, downloadOfferRequest, parseDownloadState } from './protocol';
 
 const SESSION_KEY = 'pages';
 
@@ -44,6 +46,35 @@ const settings = new Settings({
   save: (key, value) => b.saveLocal(key, value),
   log,
 });
+// Large downloads handed to the host (downloads.ts); off until the user turns it on in the options page.
+const DOWNLOADS_KEY = 'downloads';
+const DOWNLOADS_ON_KEY = 'downloads_enabled';
+let downloadsEnabled = false;
+const authorizationFor = b.watchAuthorization();
+const downloads = new Downloads({
+  enabled: () => downloadsEnabled,
+  threshold: () => host.status().policy?.theta1 ?? null,
+  siteRule: (origin) => ruleFor(settings.view().prefs.overrides, origin),
+  offer: (o) => host.request((id) => downloadOfferRequest(id, o), parseDownloadState, 5_000),
+  control: (id, action) => host.request((rid) => downloadControlRequest(rid, id, action), parseDownloadState, 5_000),
+  discard: (file) => host.request((rid) => downloadDiscardRequest(rid, file), parseDownloadState).then(() => undefined),
+  cookies: (url) => b.cookieHeader(url),
+  authorization: authorizationFor,
+  userAgent: b.userAgent,
+  cancelChrome: (id) => b.cancelDownload(id),
+  save: (records) => {
+    b.saveLocal(DOWNLOADS_KEY, records).catch((e: unknown) => log(`storage.local: ${String(e)}`));
+  },
+  now: () => Date.now(),
+  log,
+});
+b.onDownloadCreated((item) => void downloads.created(item));
+b.onDownloadChanged((delta) => void downloads.changed(delta));
+
+function downloadsView() {
+  return { enabled: downloadsEnabled, threshold: host.connected ? (host.status().policy?.theta1 ?? null) : null, downloads: downloads.list() };
+}
+
 host = new HostLink({
   connect: () => b.connectNative(HOST_NAME),
   version: b.extensionVersion(),
@@ -53,6 +84,15 @@ host = new HostLink({
       if (s.host !== 'connecting') log(`host ${s.host}: ${s.detail}`);
       void pages.hostChanged(s);
       void settings.hostChanged(s);
+      if (s.host === 'connected') void downloads.hostConnected();
+    },
+    push: (type, body) => {
+      if (type !== 'download') return log(`ignored an unknown push "${type}"`);
+      try {
+        downloads.pushed(parseDownloadState(body));
+      } catch (e) {
+        log(`ignored a malformed download push: ${(e as Error).message}`);
+      }
     },
     policy: (p) => {
       if (p) log(`policy revision ${p.revision}: multipath ${p.multipath}, ${p.reason}`);
@@ -170,6 +210,15 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
       case 'log-delete':
         await settings.deleteLog();
         return { ok: true, value: await settingsState() };
+      case 'downloads-get':
+        return { ok: true, value: downloadsView() };
+      case 'downloads-enable':
+        downloadsEnabled = m.enabled;
+        await b.saveLocal(DOWNLOADS_ON_KEY, m.enabled);
+        return { ok: true, value: downloadsView() };
+      case 'download-act':
+        await downloads.act(m.id, m.action);
+        return { ok: true, value: downloadsView() };
     }
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
@@ -202,6 +251,12 @@ const api = {
   loads: () => loads.map((l) => ({ ...l })),
   reports: () => ({ ...reportSupport }),
   peers: () => ({ supported: peersSupported, sent: peersSent, last: peersLast }),
+  downloads: () => downloadsView(),
+  setDownloads: async (enabled: boolean) => {
+    downloadsEnabled = enabled;
+    await b.saveLocal(DOWNLOADS_ON_KEY, enabled);
+  },
+  downloadAct: (id: string, action: 'pause' | 'resume' | 'cancel') => downloads.act(id, action),
   /** n sequential decide round trips, in ms; no rules are touched. */
   benchDecide: async (n: number) => {
     const out: number[] = [];
@@ -222,8 +277,10 @@ async function startup(): Promise<void> {
     log(`could not restore tab state: ${String(e)}`);
   }
   try {
-    const stored = await b.loadLocal([PREFS_KEY, OPT_IN_KEY]);
+    const stored = await b.loadLocal([PREFS_KEY, OPT_IN_KEY, DOWNLOADS_KEY, DOWNLOADS_ON_KEY]);
     settings.restore(stored[PREFS_KEY], stored[OPT_IN_KEY]);
+    downloadsEnabled = stored[DOWNLOADS_ON_KEY] === true;
+    downloads.restore(stored[DOWNLOADS_KEY]);
   } catch (e) {
     log(`could not read preferences: ${String(e)}`);
   }

@@ -149,3 +149,67 @@ export function onMessage(handler: (message: unknown, sender: Sender) => Promise
 export function sendMessage(message: object): Promise<unknown> {
   return browser.runtime.sendMessage(message);
 }
+
+// Downloads (downloads.ts): Chrome's download events, cancelling Chrome's copy, and the request's credentials for
+// one URL.
+
+export function onDownloadCreated(listener: (item: import('./downloads').ChromeDownload) => void): void {
+  browser.downloads.onCreated.addListener((item) =>
+    listener({
+      id: item.id,
+      url: item.url,
+      finalUrl: (item as { finalUrl?: string }).finalUrl,
+      filename: item.filename,
+      totalBytes: item.totalBytes,
+      state: item.state,
+      incognito: item.incognito,
+      byExtensionId: item.byExtensionId,
+    }),
+  );
+}
+
+export function onDownloadChanged(listener: (delta: { id: number; filename?: string; totalBytes?: number; state?: string }) => void): void {
+  browser.downloads.onChanged.addListener((d) =>
+    listener({ id: d.id, filename: d.filename?.current, totalBytes: d.totalBytes?.current, state: d.state?.current }),
+  );
+}
+
+export function cancelDownload(id: number): Promise<void> {
+  return browser.downloads.cancel(id);
+}
+
+/** The Cookie header the browser would send to url: its cookies for that URL, longer paths first (RFC 6265 §5.4). */
+export async function cookieHeader(url: string): Promise<string> {
+  const all = await browser.cookies.getAll({ url });
+  return all
+    .sort((a, b) => b.path.length - a.path.length)
+    .map((c) => `${c.name}=${c.value}`)
+    .join('; ');
+}
+
+/**
+ * Authorization headers the browser sends, remembered per URL for a minute (at most 32), so that a download behind
+ * HTTP authentication can carry it to the host. Read-only and non-blocking; kept in memory only.
+ */
+export function watchAuthorization(): (url: string) => string | undefined {
+  const seen = new Map<string, { value: string; at: number }>();
+  browser.webRequest.onSendHeaders.addListener(
+    (d) => {
+      const h = d.requestHeaders?.find((x) => x.name.toLowerCase() === 'authorization');
+      if (h?.value === undefined) return;
+      seen.delete(d.url);
+      seen.set(d.url, { value: h.value, at: Date.now() });
+      while (seen.size > 32) seen.delete(seen.keys().next().value as string);
+    },
+    { urls: ['https://*/*'], types: ['main_frame', 'sub_frame', 'other'] },
+    ['requestHeaders', 'extraHeaders'] as browser.WebRequest.OnSendHeadersOptions[],
+  );
+  return (url) => {
+    const e = seen.get(url);
+    return e && Date.now() - e.at < 60_000 ? e.value : undefined;
+  };
+}
+
+export function userAgent(): string {
+  return globalThis.navigator?.userAgent ?? '';
+}

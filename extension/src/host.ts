@@ -94,6 +94,8 @@ export interface HostEvents {
   status?(s: HostStatus): void;
   /** A new network-wide policy is in force (hello reply or push), or none (null) because the host went away. */
   policy?(p: Policy | null): void;
+  /** A push other than `policy` (e.g. `download`), while connected; its body is unchecked. */
+  push?(type: string, body: unknown): void;
   /** Something worth a line in the service worker's console. */
   log?(line: string): void;
 }
@@ -336,7 +338,8 @@ export class HostLink {
 
   private push(type: string, body: unknown): void {
     if (type !== 'policy') {
-      this.log(`ignored an unknown push "${type}"`);
+      if (this.opts.events?.push && this.connected) this.opts.events.push(type, body);
+      else this.log(`ignored an unknown push "${type}"`);
       return;
     }
     if (!this.connected) {

@@ -28,7 +28,10 @@ export type PageRequest =
   | { type: 'settings-get' }
   | { type: 'settings-set'; prefs: unknown }
   | { type: 'log-export'; format: 'csv' | 'jsonl' }
-  | { type: 'log-delete' };
+  | { type: 'log-delete' }
+  | { type: 'downloads-get' }
+  | { type: 'downloads-enable'; enabled: boolean }
+  | { type: 'download-act'; id: string; action: 'pause' | 'resume' | 'cancel' };
 
 export interface SettingsState {
   settings: SettingsView;
@@ -62,6 +65,12 @@ export function isPageRequest(m: unknown): m is PageRequest {
       return 'prefs' in q;
     case 'log-export':
       return q.format === 'csv' || q.format === 'jsonl';
+    case 'downloads-get':
+      return true;
+    case 'downloads-enable':
+      return typeof q.enabled === 'boolean';
+    case 'download-act':
+      return typeof q.id === 'string' && (q.action === 'pause' || q.action === 'resume' || q.action === 'cancel');
     default:
       return false;
   }

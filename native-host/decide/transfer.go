@@ -28,6 +28,8 @@ func (d *Decider) Transfer(ctx context.Context, r Request, size int64, proto str
 		return dec, err
 	}
 	dec.pause(r.Paused)
+	// The model speaks of pages; this is one file.
+	dec.Reason = strings.Replace(dec.Reason, " page ", " file ", 1)
 	if dec.Multipath && dec.Basis == BasisPrior {
 		// Without measured links the model weighs priors; a transfer that is large by the model's own measure is
 		// still worth both links, but say so.

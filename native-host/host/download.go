@@ -148,17 +148,32 @@ func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
 	}
 	s.logTransfer(req, o, dec)
 	st.Multipath, st.Reason = dec.Multipath, dec.Reason
-	if !dec.Multipath {
-		return protocol.OK(req, st)
-	}
 	primary, secondary := s.dec.Interfaces()
-	if primary == nil || secondary == nil {
+	use := []*paths.Path{primary, secondary}
+	switch {
+	case o.resume:
+		// The browser's own download was cancelled when this one started: declining now would lose the file.
+		// Without multipath it resumes on one path.
+		use = nil
+		for _, p := range []*paths.Path{primary, secondary} {
+			if p != nil && (dec.Multipath || len(use) == 0) {
+				use = append(use, p)
+			}
+		}
+		if len(use) == 0 {
+			return protocol.OK(req, DownloadState{ID: o.id, URL: o.url, File: o.file, Size: o.size, State: DownloadFailed,
+				Reason: "no network interface is up to resume on"})
+		}
+		st.Multipath = len(use) == 2
+	case !dec.Multipath:
+		return protocol.OK(req, st)
+	case primary == nil || secondary == nil:
 		st.Multipath = false
 		st.Reason = "single path: the host does not see both a WiFi (or wired) and a cellular interface up"
 		return protocol.OK(req, st)
 	}
 	d := &download{offer: o, kinds: map[string]string{}, done: make(chan struct{}), started: time.Now()}
-	for _, p := range []*paths.Path{primary, secondary} {
+	for _, p := range use {
 		mp := mph2.Path{Name: p.Name, Interface: p.Name}
 		for _, a := range p.Addrs {
 			if pfx, err := netip.ParsePrefix(a); err == nil && pfx.Addr().Is4() {
