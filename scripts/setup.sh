@@ -49,6 +49,11 @@ if [ "$(id -u)" = 0 ]; then
   uid=${MPSURF_ALLOWED_UID:-${SUDO_UID:-$(id -u)}}
   cell_if=${MPSURF_CELL_IF:-$(ls /sys/class/net | grep -m1 -E '^(wwan|rmnet|ccmni|usb)' || echo wwan0)}
   install -D -m 0755 dist/mpsurf-actuator /usr/local/bin/mpsurf-actuator
+  # The helper runs as a system user of its own with CAP_NET_ADMIN only (the unit's User=), never as root.
+  if ! id -u mpsurf-actuator >/dev/null 2>&1; then
+    useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin mpsurf-actuator
+    log "created the system user mpsurf-actuator, which the helper runs as"
+  fi
   sed -e "s/ALLOWED_UID/$uid/" -e "s/CELL_IF/$cell_if/" packaging/systemd/mpsurf-actuator.service >"$unit.tmp"
   mv "$unit.tmp" "$unit"
   log "installed $unit (allowed uid $uid, cellular interface $cell_if) and /usr/local/bin/mpsurf-actuator"

@@ -143,6 +143,17 @@ type helper struct {
 	ns   *testNS
 	cfg  map[string]any
 	t    *testing.T
+	unit *unitRun // nil: as root with every capability
+	errs *syncBuffer
+	// exited holds the process's end once it has come (Wait runs in a goroutine of launch).
+	exited chan error
+}
+
+// wait waits for the helper process to end and returns how it ended.
+func (h *helper) wait() error {
+	err := <-h.exited
+	h.exited <- err
+	return err
 }
 
 func startHelper(t *testing.T, ns *testNS, dir string, extra map[string]any) *helper {
@@ -158,27 +169,51 @@ func startHelper(t *testing.T, ns *testNS, dir string, extra map[string]any) *he
 }
 
 func (h *helper) start() {
+	h.t.Helper()
+	if err := h.launch(); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// launch starts the helper and waits until it listens; an error says why it did not (its stderr included).
+func (h *helper) launch() error {
 	t := h.t
 	t.Helper()
-	exe, _ := os.Executable()
 	b, _ := json.Marshal(h.cfg)
 	os.Remove(h.sock)
-	h.cmd = exec.Command("ip", "netns", "exec", h.ns.Name, exe)
+	args := []string{"netns", "exec", h.ns.Name}
+	if h.unit != nil {
+		args = append(args, h.unit.command()...)
+	} else {
+		exe, _ := os.Executable()
+		args = append(args, exe)
+	}
+	h.cmd = exec.Command("ip", args...)
 	h.cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_HELPER="+string(b))
-	h.cmd.Stderr = os.Stderr
+	h.errs = &syncBuffer{}
+	h.cmd.Stderr = io.MultiWriter(os.Stderr, h.errs)
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	cmd := h.cmd
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	exited := make(chan error, 1)
+	h.exited = exited
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); err := <-exited; exited <- err })
 	deadline := time.Now().Add(5 * time.Second)
 	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			return fmt.Errorf("helper exited (%v) before listening: %s", err, h.errs.String())
+		default:
+		}
 		if c, err := net.Dial("unix", h.sock); err == nil {
 			c.Close()
-			return
+			return nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("helper did not start listening")
+			return fmt.Errorf("helper did not start listening: %s", h.errs.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -390,7 +425,7 @@ func TestIntegrationHelperKilledRestoresAtRestart(t *testing.T) {
 		t.Fatalf("%+v", r)
 	}
 	h.cmd.Process.Signal(syscall.SIGKILL)
-	h.cmd.Wait()
+	h.wait()
 	if readMPTCP(ns, t, "enabled") != "0" {
 		t.Fatal("precondition: a killed helper cannot restore by itself")
 	}
@@ -403,7 +438,7 @@ func TestIntegrationHelperKilledRestoresAtRestart(t *testing.T) {
 	hello = c.do(map[string]any{"verb": "hello"})
 	c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 60000, "value": 0})
 	h.cmd.Process.Signal(syscall.SIGKILL)
-	h.cmd.Wait()
+	h.wait()
 	var n int
 	var err error
 	if e := ns.In(func() error { n, err = RestoreOnly(filepath.Join(h.dir, "state"), ""); return nil }); e != nil || err != nil || n != 1 {
@@ -544,7 +579,7 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 	}
 	// SIGTERM: the helper puts the in-kernel PM back.
 	h.cmd.Process.Signal(syscall.SIGTERM)
-	h.cmd.Wait()
+	h.wait()
 	if got := readMPTCP(cli, t, "path_manager"); got != "kernel" {
 		t.Fatalf("path_manager %s after SIGTERM", got)
 	}

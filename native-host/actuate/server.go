@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/diag"
@@ -109,8 +110,8 @@ func Start(cfg Config) (*Server, error) {
 	if len(cfg.AllowUIDs) == 0 && len(cfg.AllowGIDs) == 0 {
 		return nil, errors.New("no peer allowed: give --allow-uid or --allow-gid")
 	}
-	if err := os.MkdirAll(cfg.StateDir, 0o700); err != nil {
-		return nil, err
+	if err := checkDir(cfg.StateDir); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	j, left, err := OpenJournal(cfg.StateDir, cfg.SysctlDir)
 	if len(left) > 0 {
@@ -135,16 +136,21 @@ func Start(cfg Config) (*Server, error) {
 		j.Restore("")
 		return nil, err
 	}
-	os.Remove(cfg.Socket) // a stale socket from a crash; the undo record was handled above
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: cfg.Socket, Net: "unix"})
+	// A stale socket from a crash goes (the undo record was handled above). Anyone may connect, SO_PEERCRED decides
+	// who is served: the socket is made 0666 by the umask at bind, never by a chmod that a symlink could redirect.
+	err = prepareSocket(cfg.Socket)
+	var ln *net.UnixListener
+	if err == nil {
+		old := syscall.Umask(0o111)
+		ln, err = net.ListenUnix("unix", &net.UnixAddr{Name: cfg.Socket, Net: "unix"})
+		syscall.Umask(old)
+	}
 	if err != nil {
 		b.Close()
 		j.Restore("")
 		audit.Close()
 		return nil, err
 	}
-	// Anyone may connect; SO_PEERCRED decides who is served. 0666 lets the unprivileged host reach it.
-	os.Chmod(cfg.Socket, 0o666)
 	cfg.Log.Info("actuator started", "backend", name, "why", why, "socket", cfg.Socket, "pid", os.Getpid())
 	return &Server{cfg: cfg, log: cfg.Log, journal: j, backend: b, ln: ln, audit: audit, buckets: map[Peer]*bucket{}}, nil
 }
@@ -507,7 +513,7 @@ type auditRecord struct {
 }
 
 func openAudit(path string) (*auditLog, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := openOwn(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
@@ -531,6 +537,12 @@ func (a *auditLog) Close() error { return a.f.Close() }
 func RestoreOnly(dir, sysctlDir string) (int, error) {
 	if sysctlDir == "" {
 		sysctlDir = SysctlDir
+	}
+	if err := checkOwn(dir, true, false); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, nil // never started: nothing to undo
+		}
+		return 0, fmt.Errorf("state directory: %w", err)
 	}
 	_, left, err := OpenJournal(dir, sysctlDir)
 	return len(left), err

@@ -1,6 +1,7 @@
 package actuate
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/mpsurf/mpsurf/native-host/mptcp"
 )
@@ -38,6 +40,9 @@ type Entry struct {
 	Flags   uint32 `json:"flags,omitempty"`
 	IfIndex int32  `json:"ifindex,omitempty"`
 }
+
+// recordVersion is the undo record's format.
+const recordVersion = 1
 
 type record struct {
 	Version int     `json:"version"`
@@ -74,17 +79,119 @@ func OpenJournal(dir, sysctlDir string) (*Journal, []Entry, error) {
 	return j, left, nil
 }
 
+// Bounds of an undo record. The helper writes a handful of entries (the path manager, net.mptcp.enabled, an
+// endpoint or two); anything larger was not written by it.
+const (
+	maxRecordBytes = 64 << 10
+	maxEntries     = 64
+	maxPriorLen    = 32
+)
+
+// undoableSysctl reports whether key is an MPTCP sysctl the helper changes: the only names an undo record may
+// hold, so that a forged record cannot make the helper write anywhere else (with CAP_NET_ADMIN it could write
+// every net.* sysctl).
+func undoableSysctl(key string) bool {
+	switch key {
+	case "enabled", "path_manager", "pm_type":
+		return true
+	}
+	return false
+}
+
+// sysctlName is a plain file name under SysctlDir: lower case letters, digits and '_'.
+func sysctlName(key string) bool {
+	if key == "" || len(key) > 64 {
+		return false
+	}
+	for _, c := range key {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// sysctlValue is a value the helper writes or restores: 1 to maxPriorLen of [a-z0-9_].
+func sysctlValue(v string) bool { return len(v) <= maxPriorLen && sysctlName(v) }
+
+// check validates one entry of a record read from disk.
+func (e Entry) check() error {
+	if e.Scope != ScopeLease && e.Scope != ScopeSession {
+		return fmt.Errorf("scope %.20q", e.Scope)
+	}
+	switch e.Kind {
+	case "sysctl":
+		if !undoableSysctl(e.Key) {
+			return fmt.Errorf("sysctl %.80q is not one the helper changes", e.Key)
+		}
+		if !sysctlValue(e.Prior) {
+			return fmt.Errorf("sysctl %s: prior value %.40q", e.Key, e.Prior)
+		}
+		if e.ID != 0 || e.Present || e.Addr != "" || e.Port != 0 || e.Flags != 0 || e.IfIndex != 0 {
+			return fmt.Errorf("sysctl %s with endpoint fields", e.Key)
+		}
+	case "endpoint":
+		if e.ID == 0 || e.Key != "" || e.Prior != "" {
+			return fmt.Errorf("endpoint %d with sysctl fields or no ID", e.ID)
+		}
+		if !e.Present {
+			if e.Addr != "" || e.Port != 0 || e.Flags != 0 || e.IfIndex != 0 {
+				return fmt.Errorf("absent endpoint %d with an address", e.ID)
+			}
+			return nil
+		}
+		if a, err := netip.ParseAddr(e.Addr); err != nil || a.Zone() != "" {
+			return fmt.Errorf("endpoint %d: address %.60q", e.ID, e.Addr)
+		}
+		if e.Flags > 0xff || e.IfIndex < 0 {
+			return fmt.Errorf("endpoint %d: flags %#x ifindex %d", e.ID, e.Flags, e.IfIndex)
+		}
+	default:
+		return fmt.Errorf("kind %.20q", e.Kind)
+	}
+	return nil
+}
+
+// load reads the record a previous run left, if any. It refuses the whole record, restoring nothing from it,
+// unless it is the helper's own file (not a symlink, its owner, writable by no one else), at most
+// maxRecordBytes of one known version with at most maxEntries valid, distinct entries.
 func (j *Journal) load() ([]Entry, error) {
-	b, err := os.ReadFile(j.path)
+	b, err := readOwn(j.path, maxRecordBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("undo record: %w; nothing was restored from it", err)
 	}
 	var r record
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("undo record %s is corrupt (%v); inspect it and remove it by hand", j.path, err)
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	refuse := func(format string, args ...any) ([]Entry, error) {
+		return nil, fmt.Errorf("undo record %s refused (%s); nothing was restored from it: inspect it and remove it by hand",
+			j.path, fmt.Sprintf(format, args...))
+	}
+	if err := dec.Decode(&r); err != nil {
+		return refuse("corrupt: %v", err)
+	}
+	if dec.More() {
+		return refuse("corrupt: data after the record")
+	}
+	if r.Version != recordVersion {
+		return refuse("version %d", r.Version)
+	}
+	if len(r.Entries) > maxEntries {
+		return refuse("%d entries, at most %d", len(r.Entries), maxEntries)
+	}
+	seen := map[string]bool{}
+	for i, e := range r.Entries {
+		if err := e.check(); err != nil {
+			return refuse("entry %d: %v", i, err)
+		}
+		k := fmt.Sprint(e.Kind, "/", e.Key, "/", e.ID)
+		if seen[k] {
+			return refuse("entry %d: %s %s%d twice", i, e.Kind, e.Key, e.ID)
+		}
+		seen[k] = true
 	}
 	return r.Entries, nil
 }
@@ -98,12 +205,16 @@ func (j *Journal) save() error {
 		}
 		return err
 	}
-	b, err := json.Marshal(record{Version: 1, Pid: os.Getpid(), Entries: j.entries})
+	b, err := json.Marshal(record{Version: recordVersion, Pid: os.Getpid(), Entries: j.entries})
 	if err != nil {
 		return err
 	}
+	// A fresh file, never through a symlink a crash (or someone) left at the temporary name.
 	tmp := j.path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
 		return err
 	}
@@ -132,24 +243,28 @@ func (j *Journal) has(kind, key string, id uint8) bool {
 
 // SetSysctl records the prior value of key (once) and then writes value.
 func (j *Journal) SetSysctl(scope, key, value string) error {
-	if strings.ContainsAny(key, "/.") || key == "" {
-		return fmt.Errorf("bad sysctl name %q", key)
+	if !undoableSysctl(key) || !sysctlValue(value) {
+		return fmt.Errorf("sysctl %.80q=%.40q is not one the helper changes", key, value)
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	path := filepath.Join(j.sysctlDir, key)
 	if !j.has("sysctl", key, 0) {
-		prior, err := os.ReadFile(path)
+		prior, err := readSysctl(path)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
 		}
-		j.entries = append(j.entries, Entry{Scope: scope, Kind: "sysctl", Key: key, Prior: strings.TrimSpace(string(prior))})
+		p := strings.TrimSpace(string(prior))
+		if !sysctlValue(p) {
+			return fmt.Errorf("%s holds %.40q, which the undo record could not restore", path, p)
+		}
+		j.entries = append(j.entries, Entry{Scope: scope, Kind: "sysctl", Key: key, Prior: p})
 		if err := j.save(); err != nil {
 			j.entries = j.entries[:len(j.entries)-1]
 			return fmt.Errorf("write undo record: %w", err)
 		}
 	}
-	if err := os.WriteFile(path, []byte(value), 0); err != nil {
+	if err := writeSysctl(path, value); err != nil {
 		return fmt.Errorf("write %s=%s: %w", path, value, err)
 	}
 	return nil
@@ -157,7 +272,10 @@ func (j *Journal) SetSysctl(scope, key, value string) error {
 
 // ReadSysctl reads one MPTCP sysctl.
 func (j *Journal) ReadSysctl(key string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(j.sysctlDir, key))
+	if !sysctlName(key) {
+		return "", fmt.Errorf("bad sysctl name %.80q", key)
+	}
+	b, err := readSysctl(filepath.Join(j.sysctlDir, key))
 	return strings.TrimSpace(string(b)), err
 }
 
@@ -202,7 +320,7 @@ func (j *Journal) Restore(scope string) error {
 		var err error
 		switch e.Kind {
 		case "sysctl":
-			err = os.WriteFile(filepath.Join(j.sysctlDir, e.Key), []byte(e.Prior), 0)
+			err = writeSysctl(filepath.Join(j.sysctlDir, e.Key), e.Prior)
 		case "endpoint":
 			if pm == nil {
 				pm, err = mptcp.Dial(0)

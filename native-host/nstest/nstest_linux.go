@@ -143,3 +143,67 @@ func (ns *NS) DialMPTCP(t *testing.T, addr string) net.Conn {
 	t.Cleanup(func() { conn.Close() })
 	return conn
 }
+
+// ThrowawayUID returns a uid that no account in /etc/passwd and no running process has, for a test to run a
+// process as "another local user" (setpriv or syscall.Credential need no account). The cleanup kills every
+// process still running as it, so nothing the test started outlives it.
+func ThrowawayUID(t *testing.T) uint32 {
+	t.Helper()
+	passwd, _ := os.ReadFile("/etc/passwd")
+	group, _ := os.ReadFile("/etc/group")
+	for u := uint32(4_100_000 + os.Getpid()%100_000); ; u++ {
+		id := fmt.Sprintf(":%d:", u)
+		if strings.Contains(string(passwd), id) || strings.Contains(string(group), id) || len(pidsOf(u)) > 0 {
+			continue
+		}
+		t.Cleanup(func() {
+			for _, pid := range pidsOf(u) {
+				unix.Kill(pid, unix.SIGKILL)
+			}
+		})
+		return u
+	}
+}
+
+// pidsOf lists the processes whose real uid is u.
+func pidsOf(u uint32) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "Uid:" && f[1] == fmt.Sprint(u) {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// Expose copies the running test binary into dir (mode 0755) and makes dir and its parent traversable, so that
+// a process of another uid can run it: the go build directory is root's alone.
+func Expose(t *testing.T, dir string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(filepath.Dir(dir), 0o755)
+	os.Chmod(dir, 0o755)
+	bin := filepath.Join(dir, filepath.Base(exe))
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
