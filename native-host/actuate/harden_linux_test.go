@@ -4,7 +4,9 @@ package actuate
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/nstest"
 )
@@ -211,5 +214,79 @@ func TestIntegrationStateDirChecked(t *testing.T) {
 	if _, err := Start(Config{Socket: filepath.Join(dir, "a.sock"), StateDir: filepath.Join(dir, "state"), AllowUIDs: []uint32{0},
 		Backend: BackendDryRun}); err == nil || !strings.Contains(err.Error(), "not a socket") {
 		t.Fatalf("a regular file at the socket path: %v", err)
+	}
+}
+
+// Point 6: an accept error (here EMFILE: more connections than file descriptors) used to end the helper with
+// exit status 0, which Restart=on-failure left down. Now it backs off and accepts again, and a helper that must
+// stop exits non-zero.
+func TestIntegrationAcceptErrorKeepsServing(t *testing.T) {
+	needRoot(t)
+	ns := newNS(t, "emfile")
+	h := unitHelper(t, ns, map[string]any{"Backend": BackendDryRun})
+	h.unit.nofile = 16
+	h.start()
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	// Each accepted connection takes a descriptor; well before 40 the helper runs out.
+	for i := 0; i < 40; i++ {
+		c, err := net.Dial("unix", h.sock)
+		if err != nil {
+			break
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case err := <-h.exited:
+		h.exited <- err
+		t.Fatalf("the helper stopped on an accept error (%v): %s", err, h.errs.String())
+	default:
+	}
+	if !strings.Contains(h.errs.String(), "too many open files") {
+		t.Fatalf("no accept error happened (the test did not reach the descriptor limit): %s", h.errs.String())
+	}
+	for _, c := range conns {
+		c.Close()
+	}
+	conns = nil
+	var hello Response
+	if !waitUntil(3*time.Second, func() bool {
+		c, err := dialHelper(h.sock)
+		if err != nil {
+			return false
+		}
+		defer c.c.Close()
+		hello = c.do(map[string]any{"verb": "hello"})
+		return hello.OK
+	}) {
+		t.Fatalf("no hello answered after the descriptors came back: %+v", hello)
+	}
+}
+
+// A listener lost otherwise than by the helper's own stop ends Serve with an error, so that the process exits
+// non-zero and the unit's Restart= brings it back (it used to return nil: exit status 0).
+func TestServeListenerLost(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := Start(Config{Socket: filepath.Join(dir, "a.sock"), StateDir: filepath.Join(dir, "state"),
+		AllowUIDs: []uint32{uint32(os.Getuid())}, Backend: BackendDryRun, SysctlDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(context.Background()) }()
+	time.Sleep(50 * time.Millisecond)
+	srv.ln.Close()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "accept") {
+			t.Fatalf("Serve after losing its listener: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return")
 	}
 }

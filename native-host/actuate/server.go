@@ -158,7 +158,9 @@ func Start(cfg Config) (*Server, error) {
 // BackendName is the backend in use.
 func (s *Server) BackendName() string { return s.backend.Name() }
 
-// Serve accepts clients until ctx ends, then undoes everything and removes the undo record.
+// Serve accepts clients until ctx ends, then undoes everything and removes the undo record. An accept error
+// that passes (out of descriptors or memory, a connection aborted while queued) is waited out; any other ends the
+// helper with an error, so that its exit status is not 0 and the unit restarts it.
 func (s *Server) Serve(ctx context.Context) error {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
@@ -166,11 +168,33 @@ func (s *Server) Serve(ctx context.Context) error {
 	go func() { defer wg.Done(); s.leaseWatch(stop) }()
 	go func() { <-ctx.Done(); s.ln.Close() }()
 	var conns sync.Map
+	var fatal error
+	var delay time.Duration
+	var warned time.Time
 	for {
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
-			break
+			if ctx.Err() != nil {
+				break
+			}
+			if !transient(err) {
+				fatal = fmt.Errorf("accept: %w", err)
+				s.log.Error("cannot accept; stopping", "err", err)
+				break
+			}
+			// As net/http does: 5 ms, doubling to 1 s, while the error lasts.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			if now := time.Now(); now.Sub(warned) >= time.Second { // at most one line a second
+				s.log.Warn("accept failed; retrying", "err", err, "retry_in", delay)
+				warned = now
+			}
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+			}
+			continue
 		}
+		delay = 0
 		conns.Store(c, true)
 		wg.Add(1)
 		go func() {
@@ -182,7 +206,17 @@ func (s *Server) Serve(ctx context.Context) error {
 	close(stop)
 	conns.Range(func(k, _ any) bool { k.(*net.UnixConn).Close(); return true })
 	wg.Wait()
-	return s.shutdown()
+	return errors.Join(fatal, s.shutdown())
+}
+
+// transient reports whether an accept error passes by itself.
+func transient(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM, syscall.ECONNABORTED, syscall.EINTR, syscall.EAGAIN} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) shutdown() error {

@@ -57,7 +57,7 @@ func TestSystemdUnit(t *testing.T) {
 	unit, keys := unitFile(t)
 	for k, want := range map[string]string{
 		"CapabilityBoundingSet": "CAP_NET_ADMIN", "AmbientCapabilities": "CAP_NET_ADMIN", "NoNewPrivileges": "yes",
-		"User": "mpsurf-actuator", "RuntimeDirectoryPreserve": "yes", "Restart": "on-failure",
+		"User": "mpsurf-actuator", "RuntimeDirectoryPreserve": "yes", "Restart": "always",
 		"ProtectKernelTunables": "yes", "ReadWritePaths": "/proc/sys/net/mptcp /run/mpsurf", "ProtectSystem": "strict",
 		"RestrictAddressFamilies": "AF_UNIX AF_NETLINK",
 	} {
