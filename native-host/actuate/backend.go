@@ -21,7 +21,9 @@ type Backend interface {
 	// SetConn gives one connection its own decision, ahead of its destination address's.
 	SetConn(p ConnPolicy) error
 	SetEndpointSubflow(enabled bool) error
-	SetEnabled(value int, mptcpize bool) error
+	// SetEnabled sets net.mptcp.enabled. mptcpize says whether the caller runs under mptcpize; it is asked only
+	// when the answer matters (value 0), and an error means the helper cannot tell.
+	SetEnabled(value int, mptcpize func() (bool, error)) error
 	// Release drops every lease-scoped change (the Journal restores the kernel state; the backend forgets
 	// its own bookkeeping and undoes what the Journal cannot see, such as subflows it created).
 	Release() error
@@ -160,8 +162,9 @@ func (d *dryRun) SetConn(p ConnPolicy) error {
 func (d *dryRun) SetEndpointSubflow(on bool) error {
 	return d.note(fmt.Sprintf("set endpoint subflow=%v", on))
 }
-func (d *dryRun) SetEnabled(v int, mptcpize bool) error {
-	return d.note(fmt.Sprintf("set net.mptcp.enabled=%d (mptcpize=%v)", v, mptcpize))
+func (d *dryRun) SetEnabled(v int, mptcpize func() (bool, error)) error {
+	under, err := mptcpize()
+	return d.note(fmt.Sprintf("set net.mptcp.enabled=%d (mptcpize=%v, %v)", v, under, err))
 }
 func (d *dryRun) Release() error { return d.note("release every change") }
 func (d *dryRun) Status() any {
@@ -191,9 +194,17 @@ func (s *sysctlBackend) SetEndpointSubflow(bool) error {
 // Chromium then loads nothing at all.
 const ErrMptcpize = "net.mptcp.enabled=0 under mptcpize makes every socket() fail with ENOPROTOOPT (Chromium loads nothing); use the userspace or endpoint backend"
 
-func (s *sysctlBackend) SetEnabled(v int, mptcpize bool) error {
-	if v == 0 && mptcpize {
-		return errorf(CodeRefused, "%s", ErrMptcpize)
+func (s *sysctlBackend) SetEnabled(v int, mptcpize func() (bool, error)) error {
+	if v == 0 {
+		// Fail closed: a caller whose environment the helper cannot read (under the unit, another uid's) may be
+		// under mptcpize, and enabled=0 would break every socket it opens.
+		under, err := mptcpize()
+		if err != nil {
+			return errorf(CodeRefused, "cannot tell whether the caller runs under mptcpize (%v); net.mptcp.enabled=0 is refused, since under mptcpize it makes every socket() fail with ENOPROTOOPT; use the userspace or endpoint backend", err)
+		}
+		if under {
+			return errorf(CodeRefused, "%s", ErrMptcpize)
+		}
 	}
 	return s.j.SetSysctl(ScopeLease, "enabled", fmt.Sprint(v))
 }
@@ -222,7 +233,7 @@ func (e *endpointBackend) SetOrigin(OriginPolicy) error {
 func (e *endpointBackend) SetConn(ConnPolicy) error {
 	return unsupported(e, VerbConn, "the in-kernel endpoint is global: send set-endpoint-subflow")
 }
-func (e *endpointBackend) SetEnabled(int, bool) error {
+func (e *endpointBackend) SetEnabled(int, func() (bool, error)) error {
 	return unsupported(e, VerbEnabled, "use --backend sysctl")
 }
 

@@ -5,6 +5,7 @@ package actuate
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -288,5 +289,72 @@ func TestServeListenerLost(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Serve did not return")
+	}
+}
+
+// Point 4: under the unit the helper cannot read another uid's /proc/PID/environ, so it cannot tell whether the
+// caller runs under mptcpize; it used to take that for "no" and set net.mptcp.enabled=0, which makes every
+// socket of an mptcpize'd browser fail. It now refuses unless it can tell.
+func TestIntegrationUnitMptcpizeFailsClosed(t *testing.T) {
+	needRoot(t)
+	ns := newNS(t, "mpzu")
+	h := unitHelper(t, ns, nil)
+	h.start()
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_CLIENT="+h.sock, "LD_PRELOAD=/nonexistent/libmptcpwrap.so.0",
+		`MPSURF_ACTUATE_VERB={"verb":"set-mptcp-enabled","lease_ms":1000,"value":0}`)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	lines := make(chan string, 2)
+	go func() {
+		b := make([]byte, 4096)
+		var acc string
+		for len(lines) < 2 {
+			n, err := out.Read(b)
+			acc += string(b[:n])
+			for {
+				i := strings.IndexByte(acc, '\n')
+				if i < 0 {
+					break
+				}
+				lines <- acc[:i]
+				acc = acc[i+1:]
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	<-lines
+	var r Response
+	select {
+	case l := <-lines:
+		json.Unmarshal([]byte(l), &r)
+	case <-time.After(5 * time.Second):
+		t.Fatal("no answer to set-mptcp-enabled")
+	}
+	if got := readMPTCP(ns, t, "enabled"); got != "1" {
+		t.Fatalf("net.mptcp.enabled=%s for a caller under mptcpize whose environment the helper could not read", got)
+	}
+	if r.OK || r.Code != CodeRefused || !strings.Contains(r.Error, "cannot tell") {
+		t.Fatalf("response %+v", r)
+	}
+	// Enabling (value 1) breaks nothing and is still carried out (the client's connection ends, and its session).
+	cmd.Process.Kill()
+	cmd.Wait()
+	c := h.conn()
+	hello := c.do(map[string]any{"verb": "hello"})
+	if hello.Session == "" {
+		t.Fatalf("hello: %+v", hello)
+	}
+	if r := c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 1000, "value": 1}); !r.OK {
+		t.Fatalf("value 1: %+v", r)
 	}
 }

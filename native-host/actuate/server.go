@@ -394,8 +394,12 @@ func (s *Server) do(peer Peer, req Request, resp *Response) (any, error) {
 	case VerbEndpoint:
 		return nil, s.backend.SetEndpointSubflow(*req.Enabled)
 	case VerbEnabled:
-		under := req.Mptcpize || underMptcpize(peer.Pid)
-		return nil, s.backend.SetEnabled(*req.Value, under)
+		return nil, s.backend.SetEnabled(*req.Value, func() (bool, error) {
+			if req.Mptcpize {
+				return true, nil
+			}
+			return underMptcpize(peer.Pid)
+		})
 	}
 	return nil, errorf(CodeUnknownVerb, "unknown verb %.40q", req.Verb)
 }
@@ -433,38 +437,41 @@ func findSock(local, remote netip.AddrPort) (uint32, bool, error) {
 }
 
 // underMptcpize reports whether the peer or its parent (the browser that started the host) runs with
-// mptcpize's LD_PRELOAD wrapper.
-func underMptcpize(pid int) bool {
+// mptcpize's LD_PRELOAD wrapper. An error means the helper cannot tell: an unknown pid (another pid namespace),
+// or an environment it may not read (under the unit, every other uid's).
+func underMptcpize(pid int) (bool, error) {
+	if pid <= 0 {
+		return false, errors.New("the caller's pid is unknown")
+	}
 	for i := 0; i < 2 && pid > 1; i++ {
 		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if err == nil {
-			for _, kv := range strings.Split(string(env), "\x00") {
-				if strings.HasPrefix(kv, "LD_PRELOAD=") && strings.Contains(kv, "libmptcpwrap") {
-					return true
-				}
+		if err != nil {
+			return false, err
+		}
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if strings.HasPrefix(kv, "LD_PRELOAD=") && strings.Contains(kv, "libmptcpwrap") {
+				return true, nil
 			}
 		}
-		pid = parentPid(pid)
+		if pid, err = parentPid(pid); err != nil {
+			return false, err
+		}
 	}
-	return false
+	return false, nil
 }
 
-func parentPid(pid int) int {
+func parentPid(pid int) (int, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	// The command name may hold spaces and parentheses: the fields start after the last ')'.
 	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
-		return 0
+	if i < 0 || len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: no parent pid", pid)
 	}
-	n, _ := strconv.Atoi(f[1])
-	return n
+	return strconv.Atoi(f[1])
 }
 
 // bucket is a token bucket per peer.

@@ -437,7 +437,7 @@ func (u *userspaceBackend) SetConn(p ConnPolicy) error {
 func (u *userspaceBackend) SetEndpointSubflow(bool) error {
 	return unsupported(u, VerbEndpoint, "the userspace path manager opens subflows per connection")
 }
-func (u *userspaceBackend) SetEnabled(int, bool) error {
+func (u *userspaceBackend) SetEnabled(int, func() (bool, error)) error {
 	return unsupported(u, VerbEnabled, "use --backend sysctl")
 }
 
