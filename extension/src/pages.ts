@@ -5,7 +5,7 @@
 
 import { headerValue } from './header';
 import type { HostStatus, RequestError } from './host';
-import type { Decision, DecideArgs, InputValue, ModelRef, Policy, SizePrediction, Term } from './protocol';
+import type { Basis, Decision, DecideArgs, InputValue, ModelRef, Policy, SizePrediction, Term } from './protocol';
 import type { RuleBook } from './rules';
 
 export type Source = 'host' | 'fallback' | 'none';
@@ -30,6 +30,8 @@ export interface TabRecord {
   terms?: Term[];
   size?: SizePrediction;
   protocol?: string;
+  /** What the decision rested on (measured links, priors, a rule), when the host said. */
+  basis?: Basis;
   /** The Multipath-Policy value installed for this page, null when none. */
   header: string | null;
   navStartedAt: number;
@@ -332,6 +334,7 @@ function fromDecision(t: NavTimings, d: Decision): TabRecord {
     ...(d.terms ? { terms: d.terms } : {}),
     ...(d.size ? { size: d.size } : {}),
     ...(d.protocol ? { protocol: d.protocol } : {}),
+    ...(d.basis ? { basis: d.basis } : {}),
     header: headerValue(d),
     navStartedAt: t.navStartedAt,
     decidedAt: t.decidedAt,

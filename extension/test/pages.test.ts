@@ -89,6 +89,14 @@ describe('Pages', () => {
     expect(t.pages.navTimings('https://example.com')).toMatchObject({ nav: '7-1', source: 'host' });
   });
 
+  it('keeps what the decision rested on when the host says, and nothing when it does not', async () => {
+    const t = setup(async (a) => decisionFor(a, a.tab === 1 ? { basis: 'prior' } : {}));
+    await t.pages.begin(1, 'https://a.example/');
+    await t.pages.begin(2, 'https://b.example/');
+    expect(t.pages.decisions()['1']).toMatchObject({ origin: 'https://a.example', basis: 'prior' });
+    expect('basis' in t.pages.decisions()['2']!).toBe(false);
+  });
+
   it('numbers navigations so every nav id is new', async () => {
     const t = setup();
     await t.pages.begin(1, 'https://a.example/');
