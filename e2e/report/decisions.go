@@ -12,9 +12,10 @@ import (
 
 // The decisions benchmark's measures (issue 11): how much of mp-always's page-load-time reduction mp-adaptive
 // keeps, how much of its cost it avoids, and its utility regret against an oracle. The gain share, the small-page
-// cellular share and the slower pages are defined exactly as /work/shared/tools/decision_metrics.py defines them
+// cellular share and the slower pages are defined as issue 11's reference script decision_metrics.py defines them
 // (sums of per-page medians; Go's median of an even count is the mean of the middle two, as Python's
-// statistics.median), so that both give the same numbers on the same runs.jsonl.
+// statistics.median), so that both give the same numbers on the same runs.jsonl; the script is not part of the
+// repository, and TestDecisionsAgreeWithTool compares the two where it is installed.
 const (
 	// LargePageBytes and DecisionSmallBytes split the pages: large >= 1 MB, small < 200 kB (1 MB = 10^6 bytes).
 	LargePageBytes     = 1_000_000

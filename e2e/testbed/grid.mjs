@@ -220,11 +220,12 @@ export function planLoads(spec, pages, manifest, seed) {
 }
 
 // Time estimate. Each load costs a fixed part (Chromium start, the host and extension, the actuator for
-// mp-adaptive, the waits for counters and logs) plus the page's transfer; the transfer is bounded here by the
-// page over the profile's WiFi downlink (what sp-wifi gets; the multipath modes are faster). Both constants come
-// from the decisions-quick grid on this machine kind (2 cores, Debian 12, kernel 6.18): see e2e/RESULTS.md.
-export const LOAD_FIXED_S = 4.4;
-export const TRANSFER_FACTOR = 0.9;
+// mp-adaptive, the waits for counters and logs) plus a share of the page's time over the profile's WiFi downlink
+// (sp-wifi takes all of it, the multipath modes less). Fitted (least squares, start-to-start time of consecutive
+// loads) on the decisions-quick grid, 60 loads, on this machine kind (2 shared cores, other work running, load
+// average 8-15): 6.08 s + 0.49 x page bits / WiFi rate; it ran 7.1 min, estimated 7 min (e2e/RESULTS.md#decisions).
+export const LOAD_FIXED_S = 6.1;
+export const TRANSFER_FACTOR = 0.49;
 export const PROFILE_SETUP_S = 4;
 
 export function estimateSeconds(plan) {
