@@ -385,6 +385,18 @@ func ratioText(v float64) string {
 func (d *Decisions) WriteSummary(w io.Writer) {
 	fmt.Fprintf(w, "Decisions: %s against %s and %s (targets per profile: gain share >= %.1f on pages >= 1 MB, cellular share <= %.1f on pages < 200 kB, regret <= %.0f %%)\n",
 		d.Adaptive, d.Single, d.Always, TargetGainShare, TargetCellShare, 100*TargetRegret)
+	var hist []string
+	for _, pd := range d.Profiles {
+		for _, h := range pd.History {
+			if !contains(hist, h) {
+				hist = append(hist, h)
+			}
+		}
+	}
+	if len(hist) == 0 {
+		hist = []string{"not recorded"}
+	}
+	fmt.Fprintf(w, "%s's host history: %s\n", d.Adaptive, strings.Join(hist, ", "))
 	fmt.Fprintf(w, "%-20s %-24s %-12s %-7s %-13s %-14s %s\n", "profile", "gain share", "cell share", "cell J", "regret", "slower >10 %", "decisions by basis; loads ok/failed")
 	for _, pd := range d.Profiles {
 		failed, ok := 0, 0

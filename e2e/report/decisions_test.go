@@ -149,8 +149,9 @@ func TestDecisionsByHand(t *testing.T) {
 	}
 	var b bytes.Buffer
 	d.WriteSummary(&b)
-	if lines := strings.Split(strings.TrimSpace(b.String()), "\n"); len(lines) != 6 || !strings.HasPrefix(lines[2], "p1 ") ||
-		!strings.Contains(lines[2], "0.69 missed") || !strings.Contains(lines[2], "14.1 % missed") || !strings.Contains(lines[3], "slower: l1, s1") {
+	if lines := strings.Split(strings.TrimSpace(b.String()), "\n"); len(lines) != 7 || lines[1] != "mp-adaptive's host history: session" ||
+		!strings.HasPrefix(lines[3], "p1 ") || !strings.Contains(lines[3], "0.69 missed") || !strings.Contains(lines[3], "14.1 % missed") ||
+		!strings.Contains(lines[4], "slower: l1, s1") {
 		t.Errorf("summary:\n%s", b.String())
 	}
 	md := d.markdown()
