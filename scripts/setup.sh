@@ -7,17 +7,28 @@ cd "$(dirname "$0")/.."
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
 # Debian packages: chromium (the browser the tests drive), mptcpize (makes its sockets MPTCP), iproute2 (testbed),
-# aria2 (downloads grid).
+# aria2 (downloads grid), squid + apache2-utils (htpasswd) + openssl: the MPTCP proxy the testbed's proxy host and its
+# tests run.
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v mptcpize >/dev/null 2>&1 || need+=(mptcpize)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v aria2c >/dev/null 2>&1 || need+=(aria2) # the segmented-download peer of the downloads grid
+squid_new=0
+command -v squid >/dev/null 2>&1 || { need+=(squid); squid_new=1; }
+command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ]; then
     log "installing Debian packages: ${need[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+    # The tests run their own Squid in network namespaces; the package's service, which Debian starts on a machine
+    # with systemd, is not wanted on a development machine: stop and disable it if this run installed it.
+    if ((squid_new)) && [ -d /run/systemd/system ]; then
+      systemctl disable --now squid >/dev/null 2>&1 || true
+      log "squid installed for the tests; its system service is disabled (the testbed starts its own)"
+    fi
   else
     log "missing Debian packages (${need[*]}); run as root or: sudo apt-get install ${need[*]}"
   fi
