@@ -46,6 +46,7 @@ module.exports = (env, argv) => {
       options: './src/options.ts',
       content: './src/content.ts',
       'downloads-ui': './src/downloads-ui.ts',
+      welcome: './src/welcome.ts',
     },
     output: {
       path: out,
@@ -92,6 +93,7 @@ module.exports = (env, argv) => {
           { from: 'static/popup.html', to: 'popup.html' },
           { from: 'static/popup.css', to: 'popup.css' },
           { from: 'static/options.html', to: 'options.html' },
+          { from: 'static/welcome.html', to: 'welcome.html' },
           { from: 'static/ui.css', to: 'ui.css' },
           { from: 'static/icons/*.png', to: 'icons/[name][ext]' },
         ],

@@ -41,8 +41,9 @@ export function makeProfile({ prefix = 'mpsurf-profile-', copyHost = true } = {}
   };
 }
 
-// launch starts Chromium on the profile with the extension loaded and waits for its service worker.
-export async function launch(profileDir, { headless = true, executablePath = chromiumPath, args = [], env } = {}) {
+// launch starts Chromium on the profile with the extension loaded and waits for its service worker. The user's
+// consent (MPSurf's first-run page) is given unless consent is false: without it nothing is multipath.
+export async function launch(profileDir, { headless = true, executablePath = chromiumPath, args = [], env, consent = true } = {}) {
   const context = await chromium.launchPersistentContext(profileDir, {
     executablePath,
     headless,
@@ -57,6 +58,7 @@ export async function launch(profileDir, { headless = true, executablePath = chr
   });
   let [worker] = context.serviceWorkers();
   if (!worker) worker = await context.waitForEvent('serviceworker', { timeout: 15000 });
+  if (consent) await worker.evaluate(() => self.mpsurf.consent());
   return { context, worker };
 }
 

@@ -19,10 +19,13 @@ const (
 	ModeMPAdaptive = "mp-adaptive"
 )
 
-// Modes lists every mode in report order; MPModes the multipath ones.
+// Modes lists every mode in report order; MPModes the multipath ones. ProxyModes (the proxy grid's: every origin
+// through the MPTCP proxy, or those MPSurf decided multipath) are read and kept, and summarised by the grid itself
+// (e2e/testbed/proxyreport.mjs), not charted here.
 var (
-	Modes   = []string{ModeSPWiFi, ModeSPCell, ModeMPAlways, ModeMPAdaptive}
-	MPModes = []string{ModeMPAlways, ModeMPAdaptive}
+	Modes      = []string{ModeSPWiFi, ModeSPCell, ModeMPAlways, ModeMPAdaptive}
+	MPModes    = []string{ModeMPAlways, ModeMPAdaptive}
+	ProxyModes = []string{"proxy-always", "proxy-adaptive"}
 )
 
 // Protocols in report order.
@@ -173,8 +176,8 @@ func (r Record) validate() error {
 	switch {
 	case r.RunID == "":
 		return fmt.Errorf("run_id is empty")
-	case !oneOf(r.Mode, Modes...):
-		return fmt.Errorf("run %s: mode %q: want one of %v", r.RunID, r.Mode, Modes)
+	case !oneOf(r.Mode, Modes...) && !oneOf(r.Mode, ProxyModes...):
+		return fmt.Errorf("run %s: mode %q: want one of %v or %v", r.RunID, r.Mode, Modes, ProxyModes)
 	case !oneOf(r.CellTech, CellLTE, Cell3G):
 		return fmt.Errorf("run %s: cell_tech %q: want %q or %q", r.RunID, r.CellTech, CellLTE, Cell3G)
 	case !oneOf(r.Proto, Protos...):

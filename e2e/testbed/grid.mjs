@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Session, MODES, HISTORIES, canRun, readProfile, corpusManifest } from './lib.mjs';
 import { DOWNLOAD_MODES, runDownloads, summarize } from './downloads.mjs';
+import { markdown as proxyMarkdown } from './proxyreport.mjs';
 import { dist, root } from '../lib/paths.mjs';
 
 // The decisions benchmark's pages (issue 11): small (< 200 kB) and large (>= 1 MB) pages, same-origin sites that
@@ -31,7 +32,7 @@ export const GRIDS = {
   // In this order, not shuffled: the first large page lets the host measure the links' rates, so the decisions
   // after it come from the cost-benefit model rather than the baseline policy.
   demo: { profiles: ['baseline'], modes: ['mp-adaptive'], pages: ['news-1', 'e3-20k', 'wiki', 'gov', 'e3-50k', 'weather'], protos: ['h2'], reps: 1, ordered: true },
-  full: { profiles: ['baseline'], modes: MODES, pages: ['e3', 'table1'], protos: ['h2', 'http/1.1'], reps: 3 },
+  full: { profiles: ['baseline'], modes: ['sp-wifi', 'sp-cell', 'mp-always', 'mp-adaptive'], pages: ['e3', 'table1'], protos: ['h2', 'http/1.1'], reps: 3 },
   // MP-H2 (issue 14): large files under four clients; e2e/testbed/downloads.mjs. Pages are the origin's files.
   downloads: {
     runner: 'downloads',
@@ -40,6 +41,16 @@ export const GRIDS = {
     pages: ['1m.bin', '8m.bin', '32m.bin'],
     protos: ['h2'],
     reps: 3,
+  },
+  // The MPTCP proxy deployment (issue 13): origins that speak plain TCP only, a proxy host running Squid over MPTCP;
+  // each page on its own site, so that proxy-adaptive decides per origin while every tunnel goes to one proxy.
+  proxy: {
+    profiles: ['baseline', 'att-lte-driving'],
+    modes: ['sp-wifi', 'mp-always', 'proxy-always', 'proxy-adaptive'],
+    pages: ['e3', 'large'],
+    protos: ['h2'],
+    reps: 3,
+    session: { proxy: true, originMptcp: false },
   },
   seeds: {
     profiles: ['3g', 'wifi-loss-0.5', 'wifi-loss-1', 'wifi-delay+50', 'lte-delay+50'],
@@ -127,6 +138,7 @@ export function parseGridArgs(argv, { cwd = process.env.INIT_CWD || process.cwd(
     reps: base.reps,
     ordered: base.ordered ?? false,
     history: values.history ?? base.history ?? 'session',
+    session: base.session,
   };
   if (values.reps !== undefined) {
     if (!/^\d+$/.test(values.reps) || Number(values.reps) < 1 || Number(values.reps) > 1000) throw new UsageError(`--reps ${values.reps}: want a whole number 1..1000`);
@@ -274,7 +286,8 @@ export async function runGrid(spec, { outDir = path.join(root, 'out'), seed = Da
   for (const { profile, loads } of plan) {
     let session;
     try {
-      session = await Session.open({ profile: profile.arg, outDir, log, corpus, history: spec.history ?? 'session' });
+      session = await Session.open({ profile: profile.arg, outDir, log, corpus, history: spec.history ?? 'session',
+        proxy: spec.session?.proxy ?? false, originMptcp: spec.session?.originMptcp ?? true });
     } catch (err) {
       // The profile's loads are recorded as failed, so that the report counts them rather than losing them.
       log(`profile ${profile.id}: the testbed did not come up: ${err.message}`);
@@ -327,8 +340,9 @@ export function formatLoad(r, n = '') {
   return (
     `${n} ${r.profile} ${r.mode.padEnd(11)} ${r.page.padEnd(8)} ${r.proto.padEnd(8)} PLT ${(r.plt_ms / 1000).toFixed(2)} s` +
     `  wlan0 ${mb(r.link_bytes.wlan0.rx)} MB  wwan0 ${mb(r.link_bytes.wwan0.rx)} MB  header ${r.header_seen ? 'on every request' : 'MISSING'}` +
-    // The other modes' decisions are not carried out (the kernel mode is fixed); only mp-adaptive's are shown.
-    (d && r.mode === 'mp-adaptive' ? `\n      decision: ${d}` : '')
+    (r.proxy ? `  proxy ${r.proxy.used ? `used (${r.proxy.tunnels} tunnels)` : 'not used'}` : '') +
+    // The other modes' decisions are not carried out (the kernel mode is fixed); only the adaptive modes' are shown.
+    (d && (r.mode === 'mp-adaptive' || r.mode === 'proxy-adaptive') ? `\n      decision: ${d}` : '')
   );
 }
 
@@ -373,6 +387,13 @@ export async function main(argv = process.argv.slice(2)) {
   const failed = records.filter((r) => !r.ok).length;
   console.log(`${records.length} loads, ${failed} failed, in ${fmtMin(elapsedS)} (estimated ${fmtMin(estimateS)}); runs in ${path.join(outDir, 'runs.jsonl')}`);
   console.log(`report: ${writeReport(outDir)}`);
+  if (spec.session?.proxy) {
+    // The proxy grid's own summary, over every proxy-grid record in the runs file.
+    const all = fs.readFileSync(path.join(outDir, 'runs.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.proxy);
+    const md = proxyMarkdown(all);
+    fs.writeFileSync(path.join(outDir, 'proxy-report.md'), md);
+    console.log(md);
+  }
   return 0;
 }
 

@@ -13,10 +13,16 @@ export const testbedBin = path.join(dist, 'testbed');
 export const originBin = path.join(dist, 'origin');
 const wrapper = path.join(root, 'e2e', 'testbed', 'chromium-in-client.sh');
 
-export const MODES = ['sp-wifi', 'sp-cell', 'mp-always', 'mp-adaptive'];
+export const MODES = ['sp-wifi', 'sp-cell', 'mp-always', 'mp-adaptive', 'proxy-always', 'proxy-adaptive'];
 // The testbed's kernel setting for each mode. In mp-adaptive the in-kernel path manager adds nothing (sp-wifi:
 // no subflow endpoint) and the actuator's userspace path manager opens the cellular subflow per connection.
-const KERNEL_MODE = { 'sp-wifi': 'sp-wifi', 'sp-cell': 'sp-cell', 'mp-always': 'mp', 'mp-adaptive': 'sp-wifi' };
+// proxy-always: every https origin through the relay and the proxy, and the in-kernel path manager gives every
+// MPTCP connection (the relay's) the cellular subflow; proxy-adaptive: only origins decided multipath, with θ1/θ2
+// per tunnel from the actuator (set-conn-policy).
+const KERNEL_MODE = { 'sp-wifi': 'sp-wifi', 'sp-cell': 'sp-cell', 'mp-always': 'mp', 'mp-adaptive': 'sp-wifi', 'proxy-always': 'mp', 'proxy-adaptive': 'sp-wifi' };
+const PROXY_ROUTE = { 'proxy-always': 'all', 'proxy-adaptive': 'decided' };
+// The modes whose native host decides (measures the links, keeps the session's decision log).
+const ADAPTIVE = new Set(['mp-adaptive', 'proxy-adaptive']);
 
 // The namespaces' name prefix: MPS_PREFIX, as dist/testbed reads it, so that two testbeds can run side by side.
 export const PREFIX = process.env.MPS_PREFIX || 'mps';
@@ -202,7 +208,9 @@ export class Session {
     s.originLog = path.join(outDir, `origin-${s.profile}.jsonl`);
     fs.rmSync(s.originLog, { force: true });
     s.adaptiveDB = path.join(outDir, `host-${s.profile}-adaptive.db`);
-    for (const ext of ['', '-wal', '-shm']) fs.rmSync(s.adaptiveDB + ext, { force: true });
+    // proxy-adaptive keeps a log of its own: the two adaptive modes must not teach each other.
+    s.proxyAdaptiveDB = path.join(outDir, `host-${s.profile}-proxy-adaptive.db`);
+    for (const db of [s.adaptiveDB, s.proxyAdaptiveDB]) for (const ext of ['', '-wal', '-shm']) fs.rmSync(db + ext, { force: true });
     const cleanup = () => s.close();
     s.onSignal = () => cleanup().finally(() => process.exit(130));
     process.once('SIGINT', s.onSignal);
@@ -237,7 +245,10 @@ export class Session {
       const start = JSON.parse(await waitForLine(s.origin, (l) => l.startsWith('{'), 'origin server'));
       s.spki = start.spki_list; // both origins' certificates
       s.originMptcp = originMptcp;
-      if (proxy) s.proxy = await SquidProxy.start({ ns: `${PREFIX}-proxy`, dir: path.join(outDir, `squid-${s.profile}`), names: s.names, log });
+      if (proxy) {
+        s.proxy = await SquidProxy.start({ ns: `${PREFIX}-proxy`, dir: path.join(outDir, `squid-${s.profile}`), names: s.names, log });
+        s.proxyServer = s.proxyTest().software ?? null;
+      }
       return s;
     } catch (err) {
       await s.close();
@@ -265,11 +276,39 @@ export class Session {
       MPSURF_NAMES: 'wlan0=wifi,wwan0=cellular',
       MPSURF_PROBE_TARGET: `${this.serverAddr}:443`,
       MPSURF_CELL: this.cellTech,
-      MPSURF_LOG: path.join(this.outDir, `host-${this.profile}-${mode === 'mp-adaptive' ? 'adaptive' : 'other'}.log`),
+      MPSURF_LOG: path.join(this.outDir, `host-${this.profile}-${mode === 'mp-adaptive' ? 'adaptive' : mode === 'proxy-adaptive' ? 'proxy-adaptive' : 'other'}.log`),
     };
-    if (mode !== 'mp-adaptive') env.MPSURF_NO_MEASURE = '1';
-    else if (this.history === 'session') env.MPSURF_DB = this.adaptiveDB;
+    if (!ADAPTIVE.has(mode)) env.MPSURF_NO_MEASURE = '1';
+    else if (this.history === 'session') env.MPSURF_DB = mode === 'proxy-adaptive' ? this.proxyAdaptiveDB : this.adaptiveDB;
     return env;
+  }
+
+  // proxyConfigFile writes the proxy settings the host's relay reads (mode 0600, as the host itself writes them).
+  proxyConfigFile() {
+    const file = path.join(this.outDir, `proxy-${this.profile}.json`);
+    if (!fs.existsSync(file)) {
+      const { server, user, password, pin } = this.proxy.config();
+      fs.writeFileSync(file, JSON.stringify({ server, user, password, pin }), { mode: 0o600 });
+    }
+    return file;
+  }
+
+  // proxyTest runs `mpsurf-host proxy test` from the client namespace (in-kernel path manager on, so that the test
+  // connection gets its cellular subflow): what the proxy reports itself as, MPTCP, subflows, credentials.
+  proxyTest() {
+    const before = tb('info', '--json');
+    tb('mode', 'mp');
+    try {
+      const out = execFileSync('ip', ['netns', 'exec', CLIENT_NS, hostBinary, 'proxy', 'test', '--json', '--target', 'origin.test:443'], {
+        encoding: 'utf8',
+        env: { ...process.env, MPSURF_PROXY_CONFIG: this.proxyConfigFile(), MPSURF_NAMES: 'wlan0=wifi,wwan0=cellular' },
+      });
+      return JSON.parse(out);
+    } catch (e) {
+      return JSON.parse(e.stdout || '{}');
+    } finally {
+      tb('mode', JSON.parse(before).mode || 'sp-wifi');
+    }
   }
 
   // hostsEnv is MPSURF_HOSTS for the native host: the same names, since Chromium's resolver rules are its own.
@@ -337,8 +376,9 @@ export class Session {
       proto: proto === 'h2' ? 'h2' : 'http/1.1',
       rep,
       host,
-      history: mode === 'mp-adaptive' ? this.history : null,
+      history: ADAPTIVE.has(mode) ? this.history : null,
       kernel_mode: kernelMode,
+      ...(this.proxy ? { proxy: { server: this.proxyServer ?? null, used: false }, origin_mptcp: this.originMptcp } : {}),
       ok: false,
       start_unix_ns: null,
       end_unix_ns: null,
@@ -353,15 +393,19 @@ export class Session {
     let actuator = null;
     let profile;
     let browser;
+    const route = PROXY_ROUTE[mode];
     try {
+      if (route && !this.proxy) throw new Error(`mode ${mode} needs the proxy host (Session.open({ proxy: true }))`);
       tb('mode', kernelMode);
-      if (mode === 'mp-adaptive') actuator = await Actuator.start();
+      if (ADAPTIVE.has(mode)) actuator = await Actuator.start();
       profile = makeProfile({ prefix: 'mpsurf-tb-' });
       browser = await launch(profile.dir, {
         executablePath: wrapper,
         env: {
           ...this.hostBaseEnv(mode),
           ...(actuator ? { MPSURF_ACTUATOR: actuator.socket, MPSURF_HOSTS: this.hostsEnv() } : {}),
+          // Proxy modes: the host's relay reaches the proxy over MPTCP; the browser itself stays plain TCP.
+          ...(route ? { MPSURF_PROXY_CONFIG: this.proxyConfigFile(), MPSURF_MPTCPIZE: '0' } : {}),
           ...hostEnv,
         },
         args: [
@@ -372,6 +416,10 @@ export class Session {
       });
       await untilStatus(browser.worker, (s) => s.host === 'connected', 15000);
       await untilRules(browser.worker, (r) => r.length > 0);
+      if (this.proxy) {
+        await browser.worker.evaluate((r) => self.mpsurf.setMultipath({ ...self.mpsurf.multipath().settings, route: r }), route ?? 'off');
+        if (route) await untilProxy(browser.worker, (v) => v.status?.relay && v.route === route, 10000);
+      }
       const before = this.counters();
       const tab = await browser.context.newPage();
       const startNs = BigInt(Date.now()) * 1000000n;
@@ -391,6 +439,14 @@ export class Session {
       rec.next_hop_protocol = nav.proto;
       rec.link_bytes = diffCounters(before, after);
       rec.decision = decision;
+      if (this.proxy) {
+        rec.pac = await browser.worker.evaluate(() => self.mpsurf.pac() !== null);
+        // What the extension says of the proxy (never the relay's credentials).
+        rec.proxy_view = await browser.worker.evaluate(() => {
+          const v = self.mpsurf.proxy();
+          return { active: v.active, fallback: v.fallback, state: v.status?.state ?? null, detail: v.status?.detail ?? null };
+        });
+      }
       rec.ok = true;
     } catch (err) {
       rec.error = String(err.message || err).split('\n')[0];
@@ -418,12 +474,32 @@ export class Session {
       rec.header_missing = reqs.filter((r) => !(r.mp_policy && r.mp_policy.raw)).map((r) => r.path).slice(0, 5);
       rec.mptcp_conns = conns.filter((c) => c.mptcp).length;
       rec.conns = conns.length;
+      if (this.proxy) {
+        // Used: Squid logged an established tunnel to the page's host that ended after the load began (it logs a
+        // tunnel when it closes, with the browser).
+        const tunnels = this.proxy
+          .accessLog()
+          .filter((l) => Number(l.split(/\s+/)[0]) * 1e9 >= rec.start_unix_ns && l.includes(` CONNECT ${host}:443 `) && l.includes(' TCP_TUNNEL/200 '));
+        rec.proxy.used = tunnels.length > 0;
+        rec.proxy.tunnels = tunnels.length;
+      }
     }
     try {
       tb('flush');
     } catch {}
     return rec;
   }
+}
+
+async function untilProxy(worker, pred, timeoutMs) {
+  const t0 = Date.now();
+  let last;
+  while (Date.now() - t0 < timeoutMs) {
+    last = await worker.evaluate(() => self.mpsurf.proxy());
+    if (pred(last)) return last;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`proxy view never matched within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
 }
 
 // What the native host of an mp-adaptive load remembers: see Session.hostBaseEnv.

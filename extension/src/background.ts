@@ -5,7 +5,21 @@
 import * as b from './browser';
 import { HostLink } from './host';
 import { Pages, badgeFor } from './pages';
-import { HOST_NAME, parsePeersReply, parseReportReply, peersRequest, reportRequest, type StatusReply } from './protocol';
+import {
+  HOST_NAME,
+  parsePeersReply,
+  parseProxyStatus,
+  parseProxyTest,
+  parseReportReply,
+  peersRequest,
+  proxyConfigRequest,
+  proxyStatusRequest,
+  proxyTestRequest,
+  reportRequest,
+  type StatusReply,
+} from './protocol';
+import { ProxyRouter } from './proxy';
+import { MULTIPATH_KEY, Multipath } from './multipath';
 import { Peers } from './peers';
 import { RuleBook } from './rules';
 import { isPageRequest, type PageReply, type PageRequest, type PopupState, type SettingsState } from './messages';
@@ -24,10 +38,32 @@ const rules = new RuleBook(b.sessionRules);
 // HostLink and Pages refer to each other through these closures; both exist before any event can fire.
 // eslint-disable-next-line prefer-const
 let host: HostLink;
+const proxy = new ProxyRouter({
+  setPac: b.setPac,
+  test: () => host.request(proxyTestRequest, parseProxyTest, 10_000),
+  now: () => Date.now(),
+  setTimer: (fn, ms) => setTimeout(fn, ms),
+  clearTimer: (t) => clearTimeout(t as ReturnType<typeof setTimeout>),
+  log,
+});
+const multipath = new Multipath({
+  host: {
+    status: () => host.status(),
+    request: (build, parse, timeoutMs) => host.request(build, parse, timeoutMs),
+  },
+  save: (key, value) => b.saveLocal(key, value),
+  proxy,
+  log,
+});
 const pages = new Pages({
   host: {
     status: () => host.status(),
-    decide: (args) => host.decide(args),
+    // Each decision also decides the origin's route: through the proxy only while multipath.
+    decide: (args) =>
+      host.decide(args).then((d) => {
+        void proxy.decision(d.origin, d.multipath);
+        return d;
+      }),
   },
   rules,
   now: () => performance.now(),
@@ -82,9 +118,14 @@ host = new HostLink({
     status: (s) => {
       // "connecting" is announced by the reconnect line already.
       if (s.host !== 'connecting') log(`host ${s.host}: ${s.detail}`);
+      // First: the pause state reaches the host before any decide can (requests are answered in order).
+      void multipath.hostChanged(s);
       void pages.hostChanged(s);
       void settings.hostChanged(s);
-      if (s.host === 'connected') void downloads.hostConnected();
+      if (s.host === 'connected') {
+        void downloads.hostConnected();
+        void refreshHost();
+      } else void proxy.statusChanged(null);
     },
     push: (type, body) => {
       if (type !== 'download') return log(`ignored an unknown push "${type}"`);
@@ -93,6 +134,9 @@ host = new HostLink({
       } catch (e) {
         log(`ignored a malformed download push: ${(e as Error).message}`);
       }
+    },
+    proxy: (p) => {
+      void proxy.statusChanged(p);
     },
     policy: (p) => {
       if (p) log(`policy revision ${p.revision}: multipath ${p.multipath}, ${p.reason}`);
@@ -139,6 +183,27 @@ const peers = new Peers({
 });
 b.onResponseAddress((tabId, url, ip) => peers.saw(tabId, url, ip));
 
+// The relay asks the browser to authenticate (407); its per-process credentials come from the host's proxy status.
+b.onAuthRequired((c) => proxy.auth(c.requestId, c.isProxy, c.challenger));
+
+b.onInstalled((reason) => {
+  if (reason === 'install') b.openExtensionPage('welcome.html').catch((e: unknown) => log(`welcome page: ${String(e)}`));
+});
+
+/** The host's status (cellular usage for the caps) and proxy status, now. */
+async function refreshHost(): Promise<void> {
+  if (!host.connected) return;
+  const { host: st } = await hostReply();
+  await multipath.usage(st);
+  try {
+    await proxy.statusChanged(await host.request(proxyStatusRequest, parseProxyStatus));
+  } catch (e) {
+    if (!isUnsupported(e)) log(`proxy status: ${(e as Error).message}`);
+  }
+}
+// Caps move with use: checked every 30 s while the service worker runs, and after each finished load.
+setInterval(() => void refreshHost(), 30_000);
+
 b.onOptInHeader(OPT_IN_HEADER, (origin, value) => {
   const v = parseOptIn(value);
   if (v !== null) void settings.optIn(origin, v);
@@ -159,6 +224,7 @@ async function loadFinished(message: unknown, sender: b.Sender): Promise<void> {
   loads.push({ at: Date.now(), origin: report.origin, plt_ms: report.plt_ms, transfer_bytes: report.transfer_bytes, protocol: report.protocol, multipath: report.multipath });
   if (loads.length > RECENT_LOADS) loads.shift();
   if (!host.connected) return;
+  void refreshHost();
   try {
     const { samples } = await host.request((id) => reportRequest(id, report), parseReportReply);
     reportSupport = { state: 'ok', detail: `the host keeps ${samples} loads of ${report.origin}`, at: Date.now() };
@@ -180,7 +246,7 @@ async function hostReply(): Promise<{ host: StatusReply | null; hostError: strin
 }
 
 async function settingsState(): Promise<SettingsState> {
-  return { settings: settings.view(), status: host.status(), ...(await hostReply()), log: settings.logSupport };
+  return { settings: settings.view(), status: host.status(), ...(await hostReply()), log: settings.logSupport, proxy: proxy.view(), multipath: multipath.view() };
 }
 
 async function answer(m: PageRequest): Promise<PageReply<unknown>> {
@@ -197,6 +263,9 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
           settings: settings.view(),
           loads: loads.map((l) => ({ ...l })),
           reports: { ...reportSupport },
+          proxy: proxy.view(),
+          multipath: multipath.view(),
+          viaProxy: page !== null && !page.stale && proxy.viaProxy(page.origin),
         };
         return { ok: true, value: state };
       }
@@ -219,6 +288,26 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
       case 'download-act':
         await downloads.act(m.id, m.action);
         return { ok: true, value: downloadsView() };
+      case 'multipath-set':
+        await multipath.set(m.settings);
+        return { ok: true, value: await settingsState() };
+      case 'multipath-pause':
+        await multipath.pause(m.paused);
+        return { ok: true, value: await settingsState() };
+      case 'consent':
+        await multipath.consent(Date.now());
+        return { ok: true, value: await settingsState() };
+      case 'proxy-set':
+      case 'proxy-clear': {
+        const body = m.type === 'proxy-set' ? m.settings : ({ clear: true } as const);
+        await proxy.statusChanged(await host.request((id) => proxyConfigRequest(id, body), parseProxyStatus));
+        return { ok: true, value: await settingsState() };
+      }
+      case 'proxy-test': {
+        const r = await host.request(proxyTestRequest, parseProxyTest, 10_000);
+        await proxy.tested(r);
+        return { ok: true, value: r };
+      }
     }
   } catch (e) {
     return { ok: false, error: e instanceof Error ? e.message : String(e) };
@@ -257,6 +346,13 @@ const api = {
     await b.saveLocal(DOWNLOADS_ON_KEY, enabled);
   },
   downloadAct: (id: string, action: 'pause' | 'resume' | 'cancel') => downloads.act(id, action),
+  proxy: () => proxy.view(),
+  pac: () => proxy.wanted(),
+  multipath: () => multipath.view(),
+  /** The end-to-end tests' consent, as the first-run page's button gives it. */
+  consent: async () => (await multipath.consent(Date.now())).gate,
+  setMultipath: async (s: unknown) => (await multipath.set(s)).gate,
+  refresh: () => refreshHost(),
   /** n sequential decide round trips, in ms; no rules are touched. */
   benchDecide: async (n: number) => {
     const out: number[] = [];
@@ -277,12 +373,14 @@ async function startup(): Promise<void> {
     log(`could not restore tab state: ${String(e)}`);
   }
   try {
-    const stored = await b.loadLocal([PREFS_KEY, OPT_IN_KEY, DOWNLOADS_KEY, DOWNLOADS_ON_KEY]);
+    const stored = await b.loadLocal([PREFS_KEY, OPT_IN_KEY, DOWNLOADS_KEY, DOWNLOADS_ON_KEY, MULTIPATH_KEY]);
     settings.restore(stored[PREFS_KEY], stored[OPT_IN_KEY]);
     downloadsEnabled = stored[DOWNLOADS_ON_KEY] === true;
     downloads.restore(stored[DOWNLOADS_KEY]);
+    multipath.restore(stored[MULTIPATH_KEY]);
   } catch (e) {
     log(`could not read preferences: ${String(e)}`);
+    multipath.restore(undefined);
   }
   settings.policyChanged(null);
   try {

@@ -213,3 +213,47 @@ export function watchAuthorization(): (url: string) => string | undefined {
 export function userAgent(): string {
   return globalThis.navigator?.userAgent ?? '';
 }
+
+/**
+ * Installs a PAC script for the regular profile, or clears the extension's proxy setting (null). Not mandatory: a
+ * script Chromium cannot run means DIRECT, never no network.
+ */
+export async function setPac(script: string | null): Promise<void> {
+  if (script === null) {
+    await chrome.proxy.settings.clear({ scope: 'regular' });
+    return;
+  }
+  await chrome.proxy.settings.set({ value: { mode: 'pac_script', pacScript: { data: script, mandatory: false } }, scope: 'regular' });
+}
+
+export interface AuthChallenge {
+  requestId: string;
+  isProxy: boolean;
+  challenger: { host: string; port: number };
+}
+
+/**
+ * Answers authentication challenges: credentials from `answer`, or nothing (the browser then does what it would
+ * without MPSurf). asyncBlocking with the webRequestAuthProvider permission, as MV3 allows.
+ */
+export function onAuthRequired(answer: (c: AuthChallenge) => { username: string; password: string } | null): void {
+  chrome.webRequest.onAuthRequired.addListener(
+    (details, callback) => {
+      const creds = answer({ requestId: details.requestId, isProxy: details.isProxy, challenger: details.challenger });
+      callback?.(creds === null ? {} : { authCredentials: creds });
+      return undefined;
+    },
+    { urls: ['<all_urls>'] },
+    ['asyncBlocking'],
+  );
+}
+
+/** runtime.onInstalled with its reason ("install", "update", ...). */
+export function onInstalled(listener: (reason: string) => void): void {
+  browser.runtime.onInstalled.addListener((d) => listener(d.reason));
+}
+
+/** Opens one of the extension's own pages in a new tab. */
+export async function openExtensionPage(path: string): Promise<void> {
+  await browser.tabs.create({ url: browser.runtime.getURL(path) });
+}

@@ -17,11 +17,13 @@ import {
   parseHelloReply,
   parseIncoming,
   parsePolicy,
+  parseProxyStatus,
   parseStatusReply,
   statusRequest,
   type Decision,
   type DecideArgs,
   type Policy,
+  type ProxyStatus,
   type Request,
   type StatusReply,
   type WireError,
@@ -98,6 +100,8 @@ export interface HostEvents {
   push?(type: string, body: unknown): void;
   /** Something worth a line in the service worker's console. */
   log?(line: string): void;
+  /** The host's relay or proxy changed state (push "proxy", PROTOCOL.md §5). */
+  proxy?(s: ProxyStatus): void;
 }
 
 export interface HostOptions {
@@ -337,6 +341,15 @@ export class HostLink {
   }
 
   private push(type: string, body: unknown): void {
+    if (type === 'proxy') {
+      try {
+        this.opts.events?.proxy?.(parseProxyStatus(body));
+      } catch (e) {
+        this.rejected++;
+        this.log(`ignored a malformed proxy push: ${(e as Error).message}`);
+      }
+      return;
+    }
     if (type !== 'policy') {
       if (this.opts.events?.push && this.connected) this.opts.events.push(type, body);
       else this.log(`ignored an unknown push "${type}"`);

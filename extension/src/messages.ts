@@ -2,7 +2,9 @@
 
 import type { HostStatus } from './host';
 import type { BadgeView, TabRecord } from './pages';
-import type { StatusReply } from './protocol';
+import type { ProxySettings, StatusReply } from './protocol';
+import type { MultipathView } from './multipath';
+import type { ProxyView } from './proxy';
 import type { LoadPoint } from './reports';
 import type { SettingsView, Support } from './settings';
 
@@ -21,6 +23,10 @@ export interface PopupState {
   settings: SettingsView;
   loads: LoadPoint[];
   reports: Support;
+  proxy?: ProxyView;
+  multipath?: MultipathView;
+  /** This tab's page goes through the user's MPTCP proxy. */
+  viaProxy?: boolean;
 }
 
 export type PageRequest =
@@ -31,7 +37,13 @@ export type PageRequest =
   | { type: 'log-delete' }
   | { type: 'downloads-get' }
   | { type: 'downloads-enable'; enabled: boolean }
-  | { type: 'download-act'; id: string; action: 'pause' | 'resume' | 'cancel' };
+  | { type: 'download-act'; id: string; action: 'pause' | 'resume' | 'cancel' }
+  | { type: 'multipath-set'; settings: unknown }
+  | { type: 'multipath-pause'; paused: boolean }
+  | { type: 'consent' }
+  | { type: 'proxy-set'; settings: ProxySettings }
+  | { type: 'proxy-clear' }
+  | { type: 'proxy-test' };
 
 export interface SettingsState {
   settings: SettingsView;
@@ -39,6 +51,8 @@ export interface SettingsState {
   host: StatusReply | null;
   hostError: string | null;
   log: Support;
+  proxy?: ProxyView;
+  multipath?: MultipathView;
 }
 
 export type PageReply<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -60,7 +74,18 @@ export function isPageRequest(m: unknown): m is PageRequest {
   switch (q.type) {
     case 'settings-get':
     case 'log-delete':
+    case 'consent':
+    case 'proxy-clear':
+    case 'proxy-test':
       return true;
+    case 'multipath-set':
+      return 'settings' in q;
+    case 'multipath-pause':
+      return typeof q.paused === 'boolean';
+    case 'proxy-set': {
+      const x = q.settings as Record<string, unknown> | null;
+      return x !== null && typeof x === 'object' && ['server', 'user', 'password', 'pin'].every((k) => typeof x[k] === 'string');
+    }
     case 'settings-set':
       return 'prefs' in q;
     case 'log-export':

@@ -131,6 +131,25 @@ export interface StatusReply {
   usage?: UsageInfo;
   actuator?: ActuatorInfo;
   browser_mptcp?: BrowserMptcpInfo;
+  network?: NetworkInfo;
+  mptcp_endpoints?: EndpointsInfo;
+}
+
+/** What the OS says of the cellular link's cost (NetworkManager's Metered, ModemManager's registration). */
+export interface NetworkInfo {
+  metered: 'yes' | 'no' | 'guess_yes' | 'guess_no' | 'unknown';
+  roaming: boolean | null;
+  source: string;
+  detail: string;
+}
+
+/** The kernel's MPTCP endpoints that would give connections subflows behind MPSurf's back (NetworkManager ≥ 1.40). */
+export interface EndpointsInfo {
+  path_manager: string;
+  subflow_endpoints: string[];
+  state: 'ok' | 'warn' | 'unknown';
+  detail: string;
+  fix: string | null;
 }
 
 /** Cellular data measured this billing cycle. */
@@ -139,6 +158,8 @@ export interface UsageInfo {
   since_ms: number;
   used_bytes: number;
   quota_bytes: number | null;
+  /** Since local midnight; absent from hosts that do not count it. */
+  today_bytes?: number;
 }
 
 /** The privileged helper that carries decisions into the kernel. */
@@ -198,7 +219,20 @@ export interface LogChunk {
   cursor: string | null;
 }
 
-export type RequestType = 'hello' | 'decide' | 'status' | 'report' | 'prefs' | 'log_export' | 'log_delete' | 'peers' | DownloadRequestType;
+export type RequestType =
+  | 'hello'
+  | 'decide'
+  | 'status'
+  | 'report'
+  | 'prefs'
+  | 'log_export'
+  | 'log_delete'
+  | 'peers'
+  | 'proxy_status'
+  | 'proxy_config'
+  | 'proxy_test'
+  | 'pause'
+  | DownloadRequestType;
 
 /** A host a page's requests reached and the address the browser used for it (PROTOCOL.md §4 Peers). */
 export interface Peer {
@@ -304,6 +338,154 @@ export function peersRequest(id: number, origin: string, tab: number, peers: Pee
   return { v: 1, id, type: 'peers', body: { origin, tab, peers: peers.map(({ host, ip }) => ({ host, ip })) } };
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// The MPTCP proxy (PROTOCOL.md §4 Proxy) and pause
+
+export type ProxyState = 'unconfigured' | 'unknown' | 'up' | 'down' | 'error';
+
+export interface ProxyUsage {
+  host: string;
+  cell_bytes: number;
+  other_bytes: number;
+  tunnels: number;
+}
+
+/** The host's relay and what it knows of the user's proxy. */
+export interface ProxyStatus {
+  configured: boolean;
+  server: string | null;
+  user: string | null;
+  pin: string | null;
+  file: string;
+  state: ProxyState;
+  detail: string;
+  since_ms: number;
+  software: string | null;
+  relay: { host: string; port: number; user: string; password: string } | null;
+  stats: { tunnels_open: number; tunnels: number; failures: number };
+  usage: ProxyUsage[];
+  routes: string[];
+}
+
+export interface ProxyTestResult {
+  ok: boolean;
+  stage: string;
+  detail: string;
+  software: string | null;
+  mptcp: boolean;
+  subflows: number;
+  cell_subflow: boolean;
+  helper: string;
+  status: number;
+  elapsed_ms: number;
+}
+
+export interface ProxySettings {
+  server: string;
+  user: string;
+  password: string;
+  pin: string;
+}
+
+export type PauseWhy = 'user' | 'consent' | 'cap_daily' | 'cap_monthly' | 'roaming' | 'none';
+export const PAUSE_REASONS: readonly PauseWhy[] = ['user', 'consent', 'cap_daily', 'cap_monthly', 'roaming', 'none'];
+
+export function proxyStatusRequest(id: number): Request {
+  checkId(id);
+  return { v: 1, id, type: 'proxy_status' };
+}
+
+/** New proxy settings (the host checks and stores them, password included, in its 0600 file), or clear: true. */
+export function proxyConfigRequest(id: number, s: ProxySettings | { clear: true }): Request {
+  checkId(id);
+  if ('clear' in s) return { v: 1, id, type: 'proxy_config', body: { clear: true } };
+  for (const [k, v, max] of [['server', s.server, 300], ['user', s.user, 64], ['password', s.password, 256], ['pin', s.pin, 64]] as const) {
+    if (typeof v !== 'string' || utf8Length(v) > max) throw new RangeError(`proxy ${k}: at most ${max} bytes`);
+  }
+  const body: Record<string, unknown> = { server: s.server.trim(), user: s.user.trim(), password: s.password };
+  if (s.pin.trim() !== '') body.pin = s.pin.trim();
+  return { v: 1, id, type: 'proxy_config', body };
+}
+
+export function proxyTestRequest(id: number, target?: string): Request {
+  checkId(id);
+  return target === undefined ? { v: 1, id, type: 'proxy_test' } : { v: 1, id, type: 'proxy_test', body: { target } };
+}
+
+export function pauseRequest(id: number, paused: boolean, why: PauseWhy): Request {
+  checkId(id);
+  if (!PAUSE_REASONS.includes(why) || paused === (why === 'none')) throw new RangeError(`pause: ${why} does not go with paused ${paused}`);
+  return { v: 1, id, type: 'pause', body: { paused, why } };
+}
+
+const PROXY_STATES = ['unconfigured', 'unknown', 'up', 'down', 'error'] as const;
+
+export function parseProxyStatus(body: unknown): ProxyStatus {
+  const b = object(body, 'proxy');
+  const opt = (v: unknown, at: string, max: number): string | null => (v === undefined || v === null || v === '' ? null : string(v, at, max));
+  const relay = b.relay === null || b.relay === undefined ? null : object(b.relay, 'proxy.relay');
+  const stats = object(b.stats ?? {}, 'proxy.stats');
+  const count = (v: unknown, at: string): number => (v === undefined ? 0 : int(v, at, 0, Number.MAX_SAFE_INTEGER));
+  if (!Array.isArray(b.usage ?? [])) throw new ProtocolError('proxy.usage: expected an array');
+  if (!Array.isArray(b.routes ?? [])) throw new ProtocolError('proxy.routes: expected an array');
+  return {
+    configured: bool(b.configured, 'proxy.configured'),
+    server: opt(b.server, 'proxy.server', 300),
+    user: opt(b.user, 'proxy.user', 64),
+    pin: opt(b.pin, 'proxy.pin', 64),
+    file: string(b.file, 'proxy.file', 4096),
+    state: oneOf(b.state, 'proxy.state', PROXY_STATES),
+    detail: string(b.detail, 'proxy.detail', 1024),
+    since_ms: int(b.since_ms ?? 0, 'proxy.since_ms', 0, Number.MAX_SAFE_INTEGER),
+    software: opt(b.software, 'proxy.software', 128),
+    relay:
+      relay === null
+        ? null
+        : {
+            host: string(relay.host, 'proxy.relay.host', 64),
+            port: int(relay.port, 'proxy.relay.port', 1, 65535),
+            user: string(relay.user, 'proxy.relay.user', 64),
+            password: string(relay.password, 'proxy.relay.password', 128),
+          },
+    stats: {
+      tunnels_open: count(stats.tunnels_open, 'proxy.stats.tunnels_open'),
+      tunnels: count(stats.tunnels, 'proxy.stats.tunnels'),
+      failures: count(stats.failures, 'proxy.stats.failures'),
+    },
+    usage: ((b.usage ?? []) as unknown[]).slice(0, 100).map((x, i) => {
+      const u = object(x, `proxy.usage[${i}]`);
+      return {
+        host: string(u.host, `proxy.usage[${i}].host`, 255),
+        cell_bytes: count(u.cell_bytes, `proxy.usage[${i}].cell_bytes`),
+        other_bytes: count(u.other_bytes, `proxy.usage[${i}].other_bytes`),
+        tunnels: count(u.tunnels, `proxy.usage[${i}].tunnels`),
+      };
+    }),
+    routes: ((b.routes ?? []) as unknown[]).slice(0, 5_000).map((h, i) => string(h, `proxy.routes[${i}]`, 255)),
+  };
+}
+
+export function parseProxyTest(body: unknown): ProxyTestResult {
+  const b = object(body, 'proxy_test');
+  return {
+    ok: bool(b.ok ?? false, 'proxy_test.ok'),
+    stage: string(b.stage, 'proxy_test.stage', 32),
+    detail: string(b.detail, 'proxy_test.detail', 1024),
+    software: b.software === undefined || b.software === '' ? null : string(b.software, 'proxy_test.software', 128),
+    mptcp: bool(b.mptcp ?? false, 'proxy_test.mptcp'),
+    subflows: int(b.subflows ?? 0, 'proxy_test.subflows', 0, 64),
+    cell_subflow: bool(b.cell_subflow ?? false, 'proxy_test.cell_subflow'),
+    helper: string(b.helper ?? '', 'proxy_test.helper', 256),
+    status: int(b.status ?? 0, 'proxy_test.status', 0, 999),
+    elapsed_ms: int(b.elapsed_ms ?? 0, 'proxy_test.elapsed_ms', 0, Number.MAX_SAFE_INTEGER),
+  };
+}
+
+export function parsePauseReply(body: unknown): { paused: boolean; why: PauseWhy } {
+  const b = object(body, 'pause');
+  return { paused: bool(b.paused, 'pause.paused'), why: oneOf(b.why, 'pause.why', PAUSE_REASONS) };
+}
+
 export function logDeleteRequest(id: number): Request {
   checkId(id);
   return { v: 1, id, type: 'log_delete' };
@@ -401,6 +583,31 @@ export function parseStatusReply(body: unknown): StatusReply {
     ...(b.usage === undefined || b.usage === null ? {} : { usage: parseUsage(b.usage) }),
     ...(b.actuator === undefined || b.actuator === null ? {} : { actuator: parseActuator(b.actuator) }),
     ...(b.browser_mptcp === undefined || b.browser_mptcp === null ? {} : { browser_mptcp: parseBrowserMptcp(b.browser_mptcp) }),
+    ...(b.network === undefined || b.network === null ? {} : { network: parseNetwork(b.network) }),
+    ...(b.mptcp_endpoints === undefined || b.mptcp_endpoints === null ? {} : { mptcp_endpoints: parseEndpoints(b.mptcp_endpoints) }),
+  };
+}
+
+function parseNetwork(v: unknown): NetworkInfo {
+  const n = object(v, 'status.network');
+  return {
+    metered: oneOf(n.metered, 'status.network.metered', ['yes', 'no', 'guess_yes', 'guess_no', 'unknown'] as const),
+    roaming: n.roaming === null || n.roaming === undefined ? null : bool(n.roaming, 'status.network.roaming'),
+    source: string(n.source, 'status.network.source', 128),
+    detail: string(n.detail, 'status.network.detail', 1024),
+  };
+}
+
+function parseEndpoints(v: unknown): EndpointsInfo {
+  const e = object(v, 'status.mptcp_endpoints');
+  const list = e.subflow_endpoints ?? [];
+  if (!Array.isArray(list)) throw new ProtocolError('status.mptcp_endpoints.subflow_endpoints: expected an array');
+  return {
+    path_manager: string(e.path_manager, 'status.mptcp_endpoints.path_manager', 32),
+    subflow_endpoints: list.slice(0, 32).map((x: unknown, i: number) => string(x, `status.mptcp_endpoints.subflow_endpoints[${i}]`, 128)),
+    state: oneOf(e.state, 'status.mptcp_endpoints.state', ['ok', 'warn', 'unknown'] as const),
+    detail: string(e.detail, 'status.mptcp_endpoints.detail', 1024),
+    fix: e.fix === null || e.fix === undefined ? null : string(e.fix, 'status.mptcp_endpoints.fix', 1024),
   };
 }
 
@@ -411,6 +618,7 @@ function parseUsage(v: unknown): UsageInfo {
     since_ms: int(u.since_ms, 'status.usage.since_ms', 0, Number.MAX_SAFE_INTEGER),
     used_bytes: int(u.used_bytes, 'status.usage.used_bytes', 0, Number.MAX_SAFE_INTEGER),
     quota_bytes: u.quota_bytes === null ? null : int(u.quota_bytes, 'status.usage.quota_bytes', 0, Number.MAX_SAFE_INTEGER),
+    ...(u.today_bytes === undefined ? {} : { today_bytes: int(u.today_bytes, 'status.usage.today_bytes', 0, Number.MAX_SAFE_INTEGER) }),
   };
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/relay"
+	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
 // Request and push types of the MPTCP proxy deployment (PROTOCOL.md §4 Proxy).
@@ -213,6 +214,25 @@ func (h *proxyHub) setRoute(host string, p relay.Policy) {
 		}
 	}
 	h.routes[host] = p
+}
+
+// warmFor is how far back a new host takes decisions from the log to route their origins at once: a browser
+// session's worth. Without it a fresh browser's first request to a site decided multipath goes DIRECT (the PAC
+// changes only after the decide) and HTTP/2 keeps the whole page on that connection.
+const warmFor = time.Hour
+
+// warm routes the origins of recent decisions (newest last, so that they win the routes table's bound).
+func (h *proxyHub) warm(db *store.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	ds, err := db.Latest(ctx, time.Now().Add(-warmFor), maxRoutes)
+	if err != nil {
+		h.s.log.Warn("recent decisions not read; routes start empty", "err", err)
+		return
+	}
+	for i := len(ds) - 1; i >= 0; i-- {
+		h.route(ds[i].Origin, relayPolicy(ds[i]))
+	}
 }
 
 // follow gives a page's other hosts the page origin's decision, as the kernel's per-address policies do

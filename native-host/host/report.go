@@ -38,6 +38,9 @@ type record struct {
 // decisions go on unlogged.
 func (s *Server) SetStore(db *store.Store, err error) {
 	s.rec = record{db: db, err: err}
+	if db != nil {
+		s.proxy.warm(db) // proxy.go: recent decisions route their origins before the browser asks again
+	}
 }
 
 // storeDB returns the store or the store_unavailable error to reply with.

@@ -1,0 +1,102 @@
+// The proxy grid's summary (npm run testbed -- --grid proxy): page-load time and cellular bytes per profile and
+// mode, what kernel MPTCP alone gains against a TCP-only origin (mp-always), what the proxy gains (proxy-always),
+// and how much of that gain MPSurf's decisions keep (proxy-adaptive), with the Decisions issue's measures: gain share
+// on pages of at least 1 MB = Σ(PLT sp-wifi − PLT proxy-adaptive) / Σ(PLT sp-wifi − PLT proxy-always) over the pages'
+// medians; small-page cellular share (pages under 200 KB) = Σ cellular rx bytes of proxy-adaptive / of proxy-always.
+export const LARGE = 1_000_000;
+export const SMALL = 200_000;
+export const TARGET_SHARE = 0.9;
+export const TARGET_CELL = 0.1;
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
+
+// summarise groups ok records by profile, mode and page (medians over repetitions).
+export function summarise(records) {
+  const by = new Map();
+  for (const r of records) {
+    if (!r.ok) continue;
+    const k = `${r.profile}\t${r.mode}\t${r.page}`;
+    if (!by.has(k)) by.set(k, []);
+    by.get(k).push(r);
+  }
+  const cells = new Map(); // profile -> mode -> page -> {plt, cell, bytes, used}
+  for (const [k, rs] of by) {
+    const [profile, mode, page] = k.split('\t');
+    if (!cells.has(profile)) cells.set(profile, new Map());
+    const m = cells.get(profile);
+    if (!m.has(mode)) m.set(mode, new Map());
+    m.get(mode).set(page, {
+      plt: median(rs.map((r) => r.plt_ms)),
+      cell: median(rs.map((r) => r.link_bytes.wwan0.rx)),
+      bytes: rs[0].page_bytes,
+      used: rs.filter((r) => r.proxy?.used).length / rs.length,
+      n: rs.length,
+    });
+  }
+  return cells;
+}
+
+function sumOver(modeMap, pages, f) {
+  return pages.reduce((a, p) => a + f(modeMap.get(p)), 0);
+}
+
+// measures computes, per profile, the sums the verdict rests on.
+export function measures(records) {
+  const out = [];
+  for (const [profile, modes] of summarise(records)) {
+    const sp = modes.get('sp-wifi');
+    const mp = modes.get('mp-always');
+    const pa = modes.get('proxy-always');
+    const ad = modes.get('proxy-adaptive');
+    const pagesIn = (pred) => [...(sp?.keys() ?? [])].filter((p) => pred(sp.get(p).bytes) && [mp, pa, ad].every((m) => m?.has(p)));
+    const large = pagesIn((b) => b >= LARGE);
+    const small = pagesIn((b) => b < SMALL);
+    const plt = (m) => (m ? sumOver(m, large, (x) => x.plt) : NaN);
+    const cell = (m) => (m ? sumOver(m, small, (x) => x.cell) : NaN);
+    const s = plt(sp), k = plt(mp), a = plt(pa), d = plt(ad);
+    out.push({
+      profile,
+      large,
+      small,
+      plt_large_s: { 'sp-wifi': s / 1000, 'mp-always': k / 1000, 'proxy-always': a / 1000, 'proxy-adaptive': d / 1000 },
+      gain_mp_always: (s - k) / s,
+      gain_proxy_always: (s - a) / s,
+      gain_share: s - a > 0 ? (s - d) / (s - a) : NaN,
+      cell_small_bytes: { 'mp-always': cell(mp), 'proxy-always': cell(pa), 'proxy-adaptive': cell(ad) },
+      cell_share: cell(pa) > 0 ? cell(ad) / cell(pa) : NaN,
+    });
+  }
+  return out;
+}
+
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(2) : 'n/a');
+const pct = (x) => (Number.isFinite(x) ? `${(100 * x).toFixed(1)} %` : 'n/a');
+const kb = (x) => (Number.isFinite(x) ? `${(x / 1000).toFixed(0)} kB` : 'n/a');
+
+// markdown renders the summary: per profile and mode, then the verdict against the targets.
+export function markdown(records) {
+  const lines = ['# Proxy grid', ''];
+  const cells = summarise(records);
+  for (const [profile, modes] of cells) {
+    lines.push(`## ${profile}`, '', '| mode | page | bytes | PLT (s, median) | cellular rx (kB, median) | via proxy | loads |', '| --- | --- | --- | --- | --- | --- | --- |');
+    for (const [mode, pages] of modes) {
+      for (const [page, x] of [...pages].sort((a, b) => a[1].bytes - b[1].bytes)) {
+        lines.push(`| ${mode} | ${page} | ${x.bytes} | ${(x.plt / 1000).toFixed(2)} | ${(x.cell / 1000).toFixed(0)} | ${pct(x.used)} | ${x.n} |`);
+      }
+    }
+    lines.push('');
+  }
+  lines.push('## Verdict', '', `Targets (the Decisions issue): gain share ≥ ${TARGET_SHARE} on pages ≥ 1 MB, small-page cellular share ≤ ${TARGET_CELL}.`, '');
+  lines.push('| profile | large pages: PLT sp-wifi / mp-always / proxy-always / proxy-adaptive (s, Σ medians) | mp-always gain | proxy-always gain | gain share | small pages: cellular kB mp-always / proxy-always / proxy-adaptive | cell share |');
+  lines.push('| --- | --- | --- | --- | --- | --- | --- |');
+  for (const m of measures(records)) {
+    const p = m.plt_large_s;
+    const c = m.cell_small_bytes;
+    lines.push(`| ${m.profile} | ${f1(p['sp-wifi'])} / ${f1(p['mp-always'])} / ${f1(p['proxy-always'])} / ${f1(p['proxy-adaptive'])} | ${pct(m.gain_mp_always)} | ${pct(m.gain_proxy_always)} | ${f1(m.gain_share)}${m.gain_share >= TARGET_SHARE ? '' : ' (short)'} | ${kb(c['mp-always'])} / ${kb(c['proxy-always'])} / ${kb(c['proxy-adaptive'])} | ${f1(m.cell_share)}${m.cell_share <= TARGET_CELL ? '' : ' (over)'} |`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,207 @@
+// Routing to the user's MPTCP proxy: keeps the host's relay status and the origins decided multipath, and installs
+// the PAC script (pac.ts) that sends those through the relay and everything else DIRECT; answers the relay's 407
+// with its per-process credentials; takes the proxy out of the PAC the moment the host reports it down, and puts it
+// back once a test through it succeeds. Plain logic behind small dependencies, so vitest runs it.
+
+import type { Route } from './caps';
+import { pacHost, pacScript } from './pac';
+import type { ProxyStatus, ProxyTestResult } from './protocol';
+
+export interface ProxyDeps {
+  /** Installs a PAC script, or clears the proxy setting (null). */
+  setPac(script: string | null): Promise<void>;
+  /** Asks the host to test the proxy (proxy_test); rejects when the host cannot be asked. */
+  test(): Promise<ProxyTestResult>;
+  now(): number;
+  setTimer(fn: () => void, ms: number): unknown;
+  clearTimer(t: unknown): void;
+  log?(line: string): void;
+}
+
+/** How often a proxy reported down is tried again while the PAC leaves it out. */
+export const RETRY_DOWN_MS = 30_000;
+
+export interface ProxyView {
+  route: Route;
+  status: ProxyStatus | null;
+  /** The PAC sends decided (or all) sites through the relay. */
+  active: boolean;
+  /** Why the PAC sends nothing to the proxy although a proxy is set, with when that began. */
+  fallback: { reason: string; since: number } | null;
+  hosts: number;
+  pacError: string | null;
+  lastTest: ProxyTestResult | null;
+}
+
+export class ProxyRouter {
+  private status: ProxyStatus | null = null;
+  private route: Route = 'decided';
+  private paused = true; // until told otherwise: nothing goes to the proxy before consent
+  private readonly decided = new Map<string, boolean>(); // host -> multipath, most recent last
+  private installed: string | null | undefined = undefined; // undefined: never set
+  private fallback: ProxyView['fallback'] = null;
+  private pacError: string | null = null;
+  private retry: unknown = null;
+  private lastTest: ProxyTestResult | null = null;
+  private syncing: Promise<void> = Promise.resolve();
+  /** Proxy-auth challenges answered per request, so that wrong credentials are not replayed forever. */
+  private readonly answered = new Map<string, number>();
+
+  constructor(private readonly d: ProxyDeps) {}
+
+  /** The host's proxy status (reply or push), or null when the host is gone. */
+  statusChanged(s: ProxyStatus | null): Promise<void> {
+    const wasUp = this.status?.state !== 'down';
+    this.status = s;
+    if (s !== null) {
+      for (const h of s.routes) this.remember(h, true);
+    }
+    const down = s !== null && (s.state === 'down' || s.state === 'error');
+    if (down && (wasUp || this.fallback === null)) {
+      this.fallback = { reason: `the proxy is ${s.state}: ${s.detail}; every site goes DIRECT`, since: this.d.now() };
+      this.d.log?.(this.fallback.reason);
+      this.scheduleRetry();
+    } else if (!down) {
+      this.fallback = null;
+      this.cancelRetry();
+    }
+    return this.sync();
+  }
+
+  /** A decision for an origin: its host goes to the proxy only while decided multipath. */
+  decision(origin: string, multipath: boolean): Promise<void> {
+    let host: string;
+    try {
+      host = new URL(origin).hostname;
+    } catch {
+      return Promise.resolve();
+    }
+    const had = this.decided.get(host);
+    this.remember(host, multipath);
+    return had === multipath ? Promise.resolve() : this.sync();
+  }
+
+  setRoute(route: Route): Promise<void> {
+    this.route = route;
+    return this.sync();
+  }
+
+  setPaused(paused: boolean): Promise<void> {
+    this.paused = paused;
+    return this.sync();
+  }
+
+  /** Whether a page at origin goes through the proxy now. */
+  viaProxy(origin: string): boolean {
+    if (!this.active()) return false;
+    if (this.route === 'all') return origin.startsWith('https://');
+    try {
+      const u = new URL(origin);
+      const h = pacHost(u.hostname);
+      return u.protocol === 'https:' && (u.port === '' || u.port === '443') && h !== null && this.decided.get(h) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * The answer to an authentication challenge: the relay's credentials for a challenge from the relay's own address,
+   * at most twice per request (a second challenge means the relay changed under the browser), nothing otherwise.
+   */
+  auth(requestId: string, isProxy: boolean, challenger: { host: string; port: number }): { username: string; password: string } | null {
+    const r = this.status?.relay;
+    if (!isProxy || r === null || r === undefined || challenger.host !== r.host || challenger.port !== r.port) return null;
+    const n = (this.answered.get(requestId) ?? 0) + 1;
+    this.answered.set(requestId, n);
+    if (this.answered.size > 1_000) this.answered.delete(this.answered.keys().next().value as string);
+    if (n > 2) return null;
+    return { username: r.user, password: r.password };
+  }
+
+  view(): ProxyView {
+    return {
+      route: this.route,
+      status: this.status && structuredClone(this.status),
+      active: this.active(),
+      fallback: this.fallback && { ...this.fallback },
+      hosts: [...this.decided.values()].filter(Boolean).length,
+      pacError: this.pacError,
+      lastTest: this.lastTest && { ...this.lastTest },
+    };
+  }
+
+  /** Records a test run from the options page; a success after a failure brings the proxy back. */
+  tested(r: ProxyTestResult): Promise<void> {
+    this.lastTest = r;
+    if (r.ok && this.fallback !== null && this.status !== null) {
+      this.status = { ...this.status, state: 'up', detail: r.detail };
+      this.fallback = null;
+      this.cancelRetry();
+    }
+    return this.sync();
+  }
+
+  /** The script wanted now, or null for no proxy. */
+  wanted(): string | null {
+    if (!this.active()) return null;
+    const relay = this.status?.relay ?? null;
+    const hosts = [...this.decided].filter(([, mp]) => mp).map(([h]) => h);
+    return pacScript({ relay, hosts, all: this.route === 'all' });
+  }
+
+  /** Installs the wanted PAC if it changed; serialised so that settings land in order. */
+  sync(): Promise<void> {
+    this.syncing = this.syncing.then(async () => {
+      let script: string | null;
+      try {
+        script = this.wanted();
+      } catch (e) {
+        this.pacError = (e as Error).message;
+        script = null;
+      }
+      if (script === this.installed) return;
+      try {
+        await this.d.setPac(script);
+        this.installed = script;
+        this.pacError = null;
+      } catch (e) {
+        this.pacError = `the proxy setting could not be changed: ${(e as Error).message}`;
+        this.d.log?.(this.pacError);
+      }
+    });
+    return this.syncing;
+  }
+
+  private active(): boolean {
+    const s = this.status;
+    return !this.paused && this.route !== 'off' && s !== null && s.relay !== null && this.fallback === null && s.state !== 'down' && s.state !== 'error';
+  }
+
+  private remember(host: string, multipath: boolean): void {
+    const h = pacHost(host);
+    if (h === null) return;
+    this.decided.delete(h);
+    this.decided.set(h, multipath);
+    if (this.decided.size > 5_000) this.decided.delete(this.decided.keys().next().value as string);
+  }
+
+  private scheduleRetry(): void {
+    if (this.retry !== null) return;
+    this.retry = this.d.setTimer(() => {
+      this.retry = null;
+      if (this.fallback === null) return;
+      this.d
+        .test()
+        .then((r) => this.tested(r))
+        .catch((e: unknown) => this.d.log?.(`proxy test: ${(e as Error).message}`))
+        .finally(() => {
+          if (this.fallback !== null) this.scheduleRetry();
+        });
+    }, RETRY_DOWN_MS);
+  }
+
+  private cancelRetry(): void {
+    if (this.retry !== null) this.d.clearTimer(this.retry);
+    this.retry = null;
+  }
+}
