@@ -5,7 +5,9 @@
 import { sendMessage } from './browser';
 import type { PageReply, SettingsState } from './messages';
 import { exportSettings, normaliseHost, parseSettingsFile, PrefsError, type HeaderScope, type Mode, type OverrideRule, type Prefs } from './prefs';
-import { bytes, usageText } from './view';
+import { bytes, multipathItems, usageText } from './view';
+import type { Route } from './caps';
+import type { ProxyTestResult } from './protocol';
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -28,7 +30,126 @@ function show(el: HTMLElement, text: string, kind: 'error' | 'ok' | 'muted' = 'm
   el.className = `msg ${kind === 'error' ? 'error' : kind === 'ok' ? 'ok-text' : 'muted'}`;
 }
 
+let state: SettingsState | null = null;
+
+function renderMultipath(s: SettingsState): void {
+  const mp = s.multipath;
+  if (mp === undefined) return;
+  const g = mp.gate;
+  byId('gate').textContent = [g.message, ...g.warnings].join(' ');
+  byId('gate').className = `lead ${g.paused ? 'warn-text' : 'ok-text'}`;
+  byId('consent').hidden = mp.settings.consent_at !== null;
+  byId('pause-toggle').textContent = mp.settings.paused ? 'Resume multipath' : 'Pause all multipath';
+  const mb = (v: number | null): string => (v === null ? '' : String(Math.round(v / 1e6)));
+  if (document.activeElement !== input('cap-daily')) input('cap-daily').value = mb(mp.settings.daily_cap_bytes);
+  if (document.activeElement !== input('cap-monthly')) input('cap-monthly').value = mb(mp.settings.monthly_cap_bytes);
+  input('pause-roaming').checked = mp.settings.pause_roaming;
+  byId<HTMLSelectElement>('proxy-route').value = mp.settings.route;
+  const n = s.host?.network;
+  byId('netcost').textContent =
+    n === undefined ? 'not reported by this host' : `metered ${n.metered}, roaming ${n.roaming === null ? 'unknown' : n.roaming ? 'yes' : 'no'} (${n.source}${n.detail ? `; ${n.detail}` : ''})`;
+  const ps = s.proxy?.status ?? null;
+  if (ps !== null) {
+    if (document.activeElement !== input('proxy-server')) input('proxy-server').value = ps.server ?? '';
+    if (document.activeElement !== input('proxy-user')) input('proxy-user').value = ps.user ?? '';
+    if (document.activeElement !== input('proxy-pin')) input('proxy-pin').value = ps.pin ?? '';
+    byId('proxy-clear').hidden = !ps.configured;
+  }
+  const items = multipathItems({ host: s.host, proxy: s.proxy, multipath: s.multipath });
+  byId('proxy-state').textContent = items
+    .filter((h) => /Proxy|proxy|endpoints/.test(h.title))
+    .map((h) => `${h.title}: ${h.detail}${h.command ? ` Fix: ${h.command}` : ''}`)
+    .join(' · ') || (ps === null ? 'The host does not report a proxy.' : '');
+  const list = byId('proxy-usage');
+  list.replaceChildren();
+  for (const u of ps?.usage ?? []) {
+    const li = document.createElement('li');
+    li.textContent = `${u.host}: ${bytes(u.cell_bytes)} cellular, ${bytes(u.other_bytes)} WiFi, ${u.tunnels} connection${u.tunnels === 1 ? '' : 's'}`;
+    list.append(li);
+  }
+  if ((ps?.usage ?? []).length === 0) {
+    const li = document.createElement('li');
+    li.className = 'muted';
+    li.textContent = 'nothing yet';
+    list.append(li);
+  }
+}
+
+async function multipathSet(change: object): Promise<void> {
+  const msg = byId('mp-msg');
+  if (state?.multipath === undefined) return;
+  try {
+    const s = await ask<SettingsState>({ type: 'multipath-set', settings: { ...state.multipath.settings, ...change } });
+    render(s);
+    show(msg, 'Saved', 'ok');
+  } catch (e) {
+    show(msg, `Not saved: ${(e as Error).message}`, 'error');
+  }
+}
+
+function capField(id: string, key: 'daily_cap_bytes' | 'monthly_cap_bytes'): void {
+  input(id).addEventListener('change', () => {
+    const raw = input(id).value.trim();
+    const v = raw === '' ? null : Math.round(Number(raw) * 1e6);
+    if (v !== null && !Number.isFinite(v)) {
+      show(byId('mp-msg'), 'Not saved: enter a number of MB', 'error');
+      return;
+    }
+    void multipathSet({ [key]: v });
+  });
+}
+capField('cap-daily', 'daily_cap_bytes');
+capField('cap-monthly', 'monthly_cap_bytes');
+input('pause-roaming').addEventListener('change', () => void multipathSet({ pause_roaming: input('pause-roaming').checked }));
+byId<HTMLSelectElement>('proxy-route').addEventListener('change', () => void multipathSet({ route: byId<HTMLSelectElement>('proxy-route').value as Route }));
+byId('consent').addEventListener('click', () => {
+  ask<SettingsState>({ type: 'consent' }).then(render).catch((e: unknown) => show(byId('mp-msg'), (e as Error).message, 'error'));
+});
+byId('pause-toggle').addEventListener('click', () => {
+  const paused = !(state?.multipath?.settings.paused ?? false);
+  ask<SettingsState>({ type: 'multipath-pause', paused }).then(render).catch((e: unknown) => show(byId('mp-msg'), (e as Error).message, 'error'));
+});
+byId<HTMLFormElement>('proxy-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const msg = byId('proxy-msg');
+  const settings = { server: input('proxy-server').value, user: input('proxy-user').value, password: input('proxy-password').value, pin: input('proxy-pin').value };
+  if (settings.password === '') {
+    show(msg, 'Enter the password (it is not shown again once saved)', 'error');
+    return;
+  }
+  ask<SettingsState>({ type: 'proxy-set', settings })
+    .then((s) => {
+      input('proxy-password').value = '';
+      render(s);
+      show(msg, `Saved in ${s.proxy?.status?.file ?? 'the host’s settings file'} (readable by you only). Press Test to check it.`, 'ok');
+    })
+    .catch((e: unknown) => show(msg, `Not saved: ${(e as Error).message}`, 'error'));
+});
+byId('proxy-test').addEventListener('click', () => {
+  const msg = byId('proxy-msg');
+  show(msg, 'Testing…');
+  ask<ProxyTestResult>({ type: 'proxy-test' })
+    .then((r) => {
+      const sub = r.mptcp ? `MPTCP yes, ${r.subflows} subflow${r.subflows === 1 ? '' : 's'}${r.cell_subflow ? ' (second one on cellular)' : ''}` : 'MPTCP no';
+      show(msg, `${r.ok ? 'OK' : 'Failed'}: ${r.detail} — ${sub}${r.software ? `, ${r.software}` : ''}, ${r.elapsed_ms} ms`, r.ok && r.cell_subflow ? 'ok' : 'error');
+      return ask<SettingsState>({ type: 'settings-get' }).then(render);
+    })
+    .catch((e: unknown) => show(msg, `Test failed: ${(e as Error).message}`, 'error'));
+});
+byId('proxy-clear').addEventListener('click', () => {
+  if (!confirm('Remove the proxy settings (and the stored password)? Every site then connects directly.')) return;
+  ask<SettingsState>({ type: 'proxy-clear' })
+    .then((s) => {
+      input('proxy-server').value = input('proxy-user').value = input('proxy-pin').value = '';
+      render(s);
+      show(byId('proxy-msg'), 'Removed.', 'ok');
+    })
+    .catch((e: unknown) => show(byId('proxy-msg'), (e as Error).message, 'error'));
+});
+
 function render(s: SettingsState): void {
+  state = s;
+  renderMultipath(s);
   const p = s.settings.prefs;
   prefs = p;
   input(`mode-${p.mode}`).checked = true;

@@ -3,7 +3,7 @@
 
 import { activeTabId, openOptionsPage, sendMessage } from './browser';
 import { popupQuery, type PageReply, type PopupState } from './messages';
-import { decisionView, healthItems, loadBars, pathViews, policyText, rrcText, NOT_MEASURED, type Row } from './view';
+import { decisionView, healthItems, loadBars, multipathItems, pathViews, policyText, routeText, rrcText, NOT_MEASURED, type Row } from './view';
 
 function byId(id: string): HTMLElement {
   const el = document.getElementById(id);
@@ -36,7 +36,9 @@ function renderDecision(state: PopupState): void {
   const note = byId('terms-note');
   note.hidden = v.termsNote === null;
   note.textContent = v.termsNote ?? '';
-  fill(byId('facts'), v.facts);
+  fill(byId('facts'), [...v.facts, ['Route', routeText(state)]]);
+  byId('route').textContent = state.viaProxy ? 'via proxy' : '';
+  byId('route').hidden = !state.viaProxy;
 }
 
 function renderPaths(state: PopupState): void {
@@ -115,7 +117,7 @@ function renderChart(state: PopupState): void {
 function renderHealth(state: PopupState): void {
   const list = byId('health');
   list.replaceChildren();
-  for (const h of healthItems(state)) {
+  for (const h of [...multipathItems(state), ...healthItems(state)]) {
     const li = el('li', h.level);
     li.append(el('b', undefined, h.title), el('span', 'muted', h.detail));
     if (h.command) li.append(el('code', undefined, h.command));
@@ -137,7 +139,18 @@ async function render(): Promise<void> {
   renderChart(state);
   renderHealth(state);
   byId('network').textContent = state.status.policy ? `Network: ${policyText(state.status.policy)}` : 'Network: no policy';
+  const paused = state.multipath?.settings.paused ?? false;
+  const btn = byId('pause') as HTMLButtonElement;
+  btn.textContent = paused ? 'Resume multipath' : 'Pause all multipath';
+  btn.dataset.paused = String(paused);
 }
+
+byId('pause').addEventListener('click', () => {
+  const paused = byId('pause').dataset.paused !== 'true';
+  sendMessage({ type: 'multipath-pause', paused })
+    .then(() => render())
+    .catch(fail);
+});
 
 byId('open-options').addEventListener('click', () => {
   openOptionsPage().catch(() => undefined);

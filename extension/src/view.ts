@@ -213,6 +213,49 @@ export const UPDATE_COMMAND = 'npm run build:host && dist/mpsurf-host install --
 export const MPTCPIZE_COMMAND = 'mptcpize run chromium';
 export const HELPER_COMMAND = 'sudo systemctl enable --now mpsurf-actuator   # see packaging/systemd/';
 
+/** What the popup and the options page say of the proxy, the caps and the kernel's endpoints. */
+export function multipathItems(state: Pick<PopupState, 'host' | 'proxy' | 'multipath'>): HealthItem[] {
+  const out: HealthItem[] = [];
+  const g = state.multipath?.gate;
+  if (g !== undefined) {
+    out.push({ level: g.paused ? (g.why === 'user' || g.why === 'consent' ? 'unknown' : 'warn') : 'ok', title: g.paused ? 'Multipath paused' : 'Multipath on', detail: g.message });
+    for (const w of g.warnings) out.push({ level: 'warn', title: 'Cellular cap', detail: w });
+  }
+  const p = state.proxy;
+  const s = p?.status ?? null;
+  if (p !== undefined && s !== null && s.configured) {
+    if (p.fallback !== null) {
+      out.push({ level: 'bad', title: 'Proxy down: sites load directly', detail: `${p.fallback.reason} (since ${new Date(p.fallback.since).toLocaleTimeString()}); MPSurf tries it again every 30 s.` });
+    } else if (s.state === 'up' || s.state === 'unknown') {
+      const via = p.route === 'all' ? 'every https site' : p.route === 'decided' ? `${p.hosts} site${p.hosts === 1 ? '' : 's'} decided multipath` : 'no site (routing off)';
+      out.push({ level: s.state === 'up' ? 'ok' : 'unknown', title: `Proxy ${s.server ?? ''}${s.software ? ` (${s.software})` : ''}`, detail: `${s.state === 'up' ? 'answers' : 'not used yet'}; ${p.active ? `routes ${via}` : 'not in use now'}. ${s.detail}` });
+    } else {
+      out.push({ level: 'bad', title: 'Proxy not usable', detail: s.detail });
+    }
+    if (p.pacError !== null) out.push({ level: 'bad', title: 'Proxy setting', detail: p.pacError });
+  } else if (p !== undefined && s !== null) {
+    out.push({ level: 'unknown', title: 'No MPTCP proxy set', detail: 'Almost no website speaks Multipath TCP: set up your own proxy (README, “Use it on the real web”) and enter it in the settings.' });
+  }
+  const e = state.host?.mptcp_endpoints;
+  if (e !== undefined && e.state !== 'ok') {
+    out.push({ level: e.state === 'warn' ? 'warn' : 'unknown', title: 'Kernel subflow endpoints', detail: e.detail, ...(e.fix ? { command: e.fix } : {}) });
+  } else if (e !== undefined && e.fix !== null) {
+    out.push({ level: 'ok', title: 'Kernel subflow endpoints (ignored now)', detail: e.detail, command: e.fix });
+  }
+  const n = state.host?.network;
+  if (n !== undefined && (n.metered === 'yes' || n.metered === 'guess_yes' || n.roaming === true)) {
+    out.push({ level: n.roaming ? 'warn' : 'unknown', title: n.roaming ? 'Cellular link roaming' : 'Cellular link metered', detail: `${n.source}${n.detail ? `; ${n.detail}` : ''}` });
+  }
+  return out;
+}
+
+/** The popup's line on how this page reaches its site. */
+export function routeText(state: Pick<PopupState, 'viaProxy' | 'proxy'>): string {
+  if (state.viaProxy) return `via your MPTCP proxy ${state.proxy?.status?.server ?? ''}`.trim();
+  if (state.proxy?.fallback) return 'direct (the proxy is down)';
+  return 'direct';
+}
+
 export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostError' | 'settings' | 'reports'>): HealthItem[] {
   const s = state.status;
   const out: HealthItem[] = [];

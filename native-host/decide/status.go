@@ -2,6 +2,7 @@ package decide
 
 import (
 	"context"
+	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/paths"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
@@ -32,6 +33,8 @@ type UsageStatus struct {
 	SinceMS    int64  `json:"since_ms"` // unix ms of the cycle's start
 	UsedBytes  int64  `json:"used_bytes"`
 	QuotaBytes *int64 `json:"quota_bytes"`
+	// TodayBytes is the cellular data since local midnight: the extension's daily cap.
+	TodayBytes *int64 `json:"today_bytes,omitempty"`
 }
 
 // ModelStatus names the model the Decider evaluates, or why it has none.
@@ -76,6 +79,11 @@ func (d *Decider) Status(ctx context.Context) Status {
 	start := CycleStart(d.cfg.Now(), billingDay)
 	if rx, tx, err := mem.Usage(ctx, start); err == nil {
 		st.Usage = &UsageStatus{Interface: iface, SinceMS: start.UnixMilli(), UsedBytes: rx + tx, QuotaBytes: quota}
+		now := d.cfg.Now()
+		if trx, ttx, err := mem.Usage(ctx, time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, now.Location())); err == nil {
+			today := trx + ttx
+			st.Usage.TodayBytes = &today
+		}
 	}
 	return st
 }

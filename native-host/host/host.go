@@ -35,6 +35,7 @@ type Server struct {
 	proxy     *proxyHub    // the relay to the user's MPTCP proxy (proxy.go)
 	paused    pauseState   // pause.go
 	downloads *downloadHub // download.go
+	network   atomic.Pointer[func() NetworkInfo]
 }
 
 // NewServer returns a Server that answers hello and status with the network-wide policy in store, decides with

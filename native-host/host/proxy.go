@@ -231,8 +231,22 @@ func (h *proxyHub) warm(db *store.Store) {
 		return
 	}
 	for i := len(ds) - 1; i >= 0; i-- {
-		h.route(ds[i].Origin, relayPolicy(ds[i]))
+		h.route(ds[i].Origin, loggedPolicy(ds[i]))
 	}
+}
+
+// loggedPolicy is a logged decision's policy on the proxy leg: θ1 at run time is 0 when the predicted size the
+// decision was made with had already passed it, as decide.Decision.RuntimeTheta1 says for a fresh one.
+func loggedPolicy(d protocol.Decision) relay.Policy {
+	p := relay.Policy{Multipath: d.Multipath}
+	if !d.Multipath {
+		return p
+	}
+	p.Theta1, p.Theta2 = d.Theta1, d.Theta2
+	if size, ok := d.Inputs["predicted_size_bytes"].(float64); ok && size >= float64(d.Theta1) {
+		p.Theta1 = 0
+	}
+	return p
 }
 
 // follow gives a page's other hosts the page origin's decision, as the kernel's per-address policies do

@@ -16,6 +16,10 @@ type StatusBody struct {
 	decide.Status
 	Actuator     *ActuatorHealth `json:"actuator,omitempty"`
 	BrowserMPTCP *BrowserMPTCP   `json:"browser_mptcp,omitempty"`
+	// MPTCPEndpoints says whether in-kernel subflow endpoints (NetworkManager's) would defeat per-site decisions.
+	MPTCPEndpoints *EndpointsHealth `json:"mptcp_endpoints,omitempty"`
+	// Network is what the OS says of the cellular link's cost: metered, roaming.
+	Network *NetworkInfo `json:"network,omitempty"`
 }
 
 func (s *Server) status(req protocol.Request) protocol.Reply {
@@ -33,7 +37,11 @@ func (s *Server) status(req protocol.Request) protocol.Reply {
 		Policy:    snap.Policy,
 	}}
 	body.Status = s.dec.Status(context.Background())
-	act, mp := s.act.health(), browserMPTCP()
-	body.Actuator, body.BrowserMPTCP = &act, &mp
+	act, mp, eps := s.act.health(), browserMPTCP(), mptcpEndpoints("/proc/sys/net/mptcp")
+	body.Actuator, body.BrowserMPTCP, body.MPTCPEndpoints = &act, &mp, &eps
+	if f := s.network.Load(); f != nil {
+		n := (*f)()
+		body.Network = &n
+	}
 	return protocol.OK(req, body)
 }

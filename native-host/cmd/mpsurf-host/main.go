@@ -22,6 +22,7 @@ import (
 
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/install"
+	"github.com/mpsurf/mpsurf/native-host/netcost"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/wire"
@@ -199,6 +200,7 @@ func serve(origin string, args []string, stderr io.Writer) int {
 	srv, meter := pipeline(ctx, *models, src, store, log)
 	defer srv.Close()
 	srv.UseCellular(meter.IsCellular)
+	srv.SetNetwork(networkInfo(meter, &netcost.Reader{}))
 	err = srv.Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
 	meter.Close()
 	switch {

@@ -12,8 +12,17 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/netcost"
 	"github.com/mpsurf/mpsurf/native-host/relay"
 )
+
+// networkInfo is the host's source of the status's network facts: the cellular interface's cost, read over D-Bus.
+func networkInfo(m *decide.Meter, r *netcost.Reader) func() host.NetworkInfo {
+	return func() host.NetworkInfo {
+		in := r.Read(m.Status().CellInterface)
+		return host.NetworkInfo{Metered: host.MeteredName(in.Metered), Roaming: in.Roaming, Source: in.Source, Detail: in.Detail}
+	}
+}
 
 // proxyCmd: mpsurf-host proxy set|test|show. The same settings file and checks as the options page's.
 func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

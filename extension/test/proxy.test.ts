@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { ProxyRouter, RETRY_DOWN_MS } from '../src/proxy';
+import type { ProxyStatus, ProxyTestResult } from '../src/protocol';
+
+function status(over: Partial<ProxyStatus> = {}): ProxyStatus {
+  return {
+    configured: true,
+    server: 'proxy.example:8443',
+    user: 'mpsurf',
+    pin: null,
+    file: '/home/u/.config/mpsurf/proxy.json',
+    state: 'unknown',
+    detail: 'no tunnel yet',
+    since_ms: 0,
+    software: null,
+    relay: { host: '127.0.0.1', port: 40000, user: 'mpsurf', password: 'secret' },
+    stats: { tunnels_open: 0, tunnels: 0, failures: 0 },
+    usage: [],
+    routes: [],
+    ...over,
+  };
+}
+
+function router() {
+  const pacs: (string | null)[] = [];
+  const timers: { fn: () => void; ms: number }[] = [];
+  let test: ProxyTestResult = { ok: true, stage: 'done', detail: 'ok', software: 'squid/5.7', mptcp: true, subflows: 2, cell_subflow: true, helper: 'ok', status: 503, elapsed_ms: 300 };
+  const r = new ProxyRouter({
+    setPac: async (s) => {
+      pacs.push(s);
+    },
+    test: async () => test,
+    now: () => 1000,
+    setTimer: (fn, ms) => {
+      timers.push({ fn, ms });
+      return timers.length;
+    },
+    clearTimer: () => undefined,
+  });
+  return { r, pacs, timers, setTest: (t: ProxyTestResult) => (test = t) };
+}
+
+const last = (xs: (string | null)[]) => xs[xs.length - 1];
+
+describe('ProxyRouter', () => {
+  it('routes nothing while paused (before consent), then only hosts decided multipath', async () => {
+    const { r, pacs } = router();
+    await r.statusChanged(status());
+    await r.decision('https://big.example', true);
+    await r.decision('https://small.example', false);
+    expect(pacs.every((p) => p === null)).toBe(true);
+    await r.setPaused(false);
+    const pac = last(pacs) as string;
+    expect(pac).toContain('"big.example":1');
+    expect(pac).not.toContain('small.example');
+    expect(r.viaProxy('https://big.example')).toBe(true);
+    expect(r.viaProxy('https://small.example')).toBe(false);
+    expect(r.viaProxy('https://big.example:8443')).toBe(false);
+    // A decision flipping to single path takes the host out.
+    await r.decision('https://big.example', false);
+    expect(last(pacs)).toBeNull();
+  });
+
+  it('starts from the routes the host remembers, and sends everything with "all"', async () => {
+    const { r, pacs } = router();
+    await r.setPaused(false);
+    await r.statusChanged(status({ routes: ['news.example'] }));
+    expect(last(pacs)).toContain('"news.example":1');
+    await r.setRoute('all');
+    expect(last(pacs)).toContain('var ALL = true');
+    expect(r.viaProxy('https://anything.example')).toBe(true);
+    await r.setRoute('off');
+    expect(last(pacs)).toBeNull();
+  });
+
+  it('takes the proxy out at once when the host reports it down, says why, and brings it back after a good test', async () => {
+    const { r, pacs, timers } = router();
+    await r.setPaused(false);
+    await r.statusChanged(status({ routes: ['news.example'] }));
+    expect(last(pacs)).not.toBeNull();
+    await r.statusChanged(status({ state: 'down', detail: 'connect to the proxy: i/o timeout', routes: ['news.example'] }));
+    expect(last(pacs)).toBeNull();
+    const v = r.view();
+    expect(v.fallback?.reason).toMatch(/down: connect to the proxy: i\/o timeout; every site goes DIRECT/);
+    expect(r.viaProxy('https://news.example')).toBe(false);
+    expect(timers.map((t) => t.ms)).toEqual([RETRY_DOWN_MS]);
+    // The retry's test succeeds: the route is back.
+    timers[0]?.fn();
+    await new Promise((res) => setTimeout(res, 0));
+    await r.sync();
+    expect(r.view().fallback).toBeNull();
+    expect(last(pacs)).toContain('news.example');
+  });
+
+  it('keeps the proxy out while tests fail, retrying', async () => {
+    const { r, pacs, timers, setTest } = router();
+    await r.setPaused(false);
+    await r.statusChanged(status({ routes: ['a.example'] }));
+    setTest({ ok: false, stage: 'connect', detail: 'refused', software: null, mptcp: false, subflows: 0, cell_subflow: false, helper: '', status: 0, elapsed_ms: 1 });
+    await r.statusChanged(status({ state: 'down', detail: 'refused', routes: ['a.example'] }));
+    timers[0]?.fn();
+    await new Promise((res) => setTimeout(res, 0));
+    await new Promise((res) => setTimeout(res, 0));
+    expect(last(pacs)).toBeNull();
+    expect(timers.length).toBe(2);
+  });
+
+  it('answers only the relay’s own challenge, at most twice per request', () => {
+    const { r } = router();
+    void r.statusChanged(status());
+    const relay = { host: '127.0.0.1', port: 40000 };
+    expect(r.auth('1', true, relay)).toEqual({ username: 'mpsurf', password: 'secret' });
+    expect(r.auth('1', true, relay)).not.toBeNull();
+    expect(r.auth('1', true, relay)).toBeNull();
+    expect(r.auth('2', false, relay)).toBeNull(); // a site's own 401
+    expect(r.auth('3', true, { host: '127.0.0.1', port: 40001 })).toBeNull();
+    expect(r.auth('4', true, { host: 'proxy.example', port: 8443 })).toBeNull();
+  });
+
+  it('routes nothing without a relay (host gone)', async () => {
+    const { r, pacs } = router();
+    await r.setPaused(false);
+    await r.statusChanged(status({ routes: ['a.example'] }));
+    await r.statusChanged(null);
+    expect(last(pacs)).toBeNull();
+    expect(r.auth('1', true, { host: '127.0.0.1', port: 40000 })).toBeNull();
+  });
+});
