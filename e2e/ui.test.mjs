@@ -53,7 +53,8 @@ test('the popup shows the decision, paths, chart and health, as text', { skip },
   assert.equal(loads[0].origin, site.origin);
   assert.ok(loads[0].plt_ms > 0 && loads[0].transfer_bytes > 0, JSON.stringify(loads[0]));
   assert.equal(loads[0].protocol, 'http/1.1');
-  const reports = await browser.worker.evaluate(() => self.mpsurf.reports());
+  // The report's reply follows the load record by a round trip to the host.
+  const reports = await until(() => browser.worker.evaluate(() => self.mpsurf.reports()), (r) => r.state !== 'unknown', 'the host’s answer to the load report');
   if (reports.state === 'unsupported') t.diagnostic(`host does not take reports yet: ${reports.detail}`);
   else assert.equal(reports.state, 'ok', JSON.stringify(reports));
 

@@ -224,7 +224,6 @@ async function loadFinished(message: unknown, sender: b.Sender): Promise<void> {
   loads.push({ at: Date.now(), origin: report.origin, plt_ms: report.plt_ms, transfer_bytes: report.transfer_bytes, protocol: report.protocol, multipath: report.multipath });
   if (loads.length > RECENT_LOADS) loads.shift();
   if (!host.connected) return;
-  void refreshHost();
   try {
     const { samples } = await host.request((id) => reportRequest(id, report), parseReportReply);
     reportSupport = { state: 'ok', detail: `the host keeps ${samples} loads of ${report.origin}`, at: Date.now() };
@@ -233,6 +232,8 @@ async function loadFinished(message: unknown, sender: b.Sender): Promise<void> {
       ? { state: 'unsupported', detail: unsupportedText('load reports', host.status()), at: Date.now() }
       : { state: 'error', detail: `report failed: ${(e as Error).message}`, at: Date.now() };
   }
+  // The load moved cellular bytes: the caps may be reached.
+  void refreshHost();
 }
 
 /** The host's status reply, or why there is none. Short timeout: the popup must open quickly. */

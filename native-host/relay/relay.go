@@ -406,6 +406,10 @@ func (r *Relay) handle(c net.Conn) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Budget)
 	up, raw, err := r.dial(ctx, host)
 	cancel()
+	var ne net.Error
+	if err != nil && (errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())) {
+		err = fmt.Errorf("no answer from the proxy within %v (%w)", r.cfg.Budget, err)
+	}
 	if err != nil {
 		r.failed.Add(1)
 		var se *statusError
