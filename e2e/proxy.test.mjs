@@ -1,0 +1,75 @@
+// The MPTCP proxy deployment in real Chromium (issue 13), in the two-path testbed with its proxy host running the
+// real Squid (MPTCP, TLS, Basic auth) and an origin that speaks plain TCP only:
+//   - the auth flow: Chromium meets the relay's 407, the extension answers it with the relay's credentials, the
+//     relay authenticates to Squid with the user's, and the page arrives through the proxy over both links;
+//   - wrong credentials at the proxy, and a proxy that accepts and then stalls: the page still loads (DIRECT),
+//     within about a second more than usual, and the extension takes the proxy out of its PAC and says why.
+// Needs root, kernel MPTCP, /dev/net/tun, the build and Debian's squid; skips with the reason otherwise.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Session, canRun, PREFIX } from './testbed/lib.mjs';
+import { squidMissing } from './testbed/proxy.mjs';
+
+function whyNot() {
+  const why = canRun() ?? squidMissing();
+  if (why) return why;
+  const busy = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((l) => l.startsWith(`${PREFIX}-`));
+  return busy ? `another testbed with prefix ${PREFIX} is running` : null;
+}
+const skip = whyNot() ?? false;
+
+test('proxy: auth flow through the relay to Squid; wrong credentials and a stalled proxy fall back to DIRECT', { skip, timeout: 6 * 60 * 1000 }, async (t) => {
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-proxy-'));
+  fs.chmodSync(outDir, 0o755); // Squid runs as its own user and reads its files under it
+  const session = await Session.open({ outDir, proxy: true, originMptcp: false, log: (m) => t.diagnostic(m) });
+  t.after(async () => {
+    try {
+      process.kill(-session.proxy.child.pid, 'SIGCONT');
+    } catch {}
+    await session.close();
+    fs.rmSync(outDir, { recursive: true, force: true });
+  });
+  assert.match(session.proxyServer ?? '', /^squid\/5\./, 'the proxy test reads the software from Squid');
+  const page = 'wiki';
+
+  // Direct, for the time a page takes without the proxy.
+  const direct = await session.load({ page, mode: 'sp-wifi', runId: 'direct' });
+  assert.ok(direct.ok, direct.error);
+  t.diagnostic(`direct: PLT ${direct.plt_ms.toFixed(0)} ms`);
+
+  // The auth flow. Squid logs each tunnel with the user it authenticated.
+  const via = await session.load({ page, mode: 'proxy-always', runId: 'via' });
+  assert.ok(via.ok, via.error);
+  assert.equal(via.proxy.used, true, 'the page went through the proxy');
+  assert.equal(via.pac, true, 'the PAC routed it');
+  assert.equal(via.origin_mptcp, false);
+  const log = session.proxy.accessLog().filter((l) => / CONNECT origin\.test:443 mpsurf /.test(l));
+  assert.ok(log.length > 0, `Squid logged no authenticated tunnel: ${session.proxy.accessLog().slice(-5).join('\n')}`);
+  assert.ok(via.link_bytes.wwan0.rx > 50_000, `the proxy leg used the cellular link too: ${JSON.stringify(via.link_bytes)}`);
+  t.diagnostic(`via proxy: PLT ${via.plt_ms.toFixed(0)} ms, ${log.length} tunnels, wwan0 ${via.link_bytes.wwan0.rx} bytes`);
+
+  // Wrong credentials at the proxy: Squid answers 407 to the relay, which resets the browser's tunnel.
+  const wrong = path.join(outDir, 'wrong.json');
+  fs.writeFileSync(wrong, JSON.stringify({ ...session.proxy.config(), password: 'not-the-password' }), { mode: 0o600 });
+  const refused = await session.load({ page, mode: 'proxy-always', runId: 'wrong', hostEnv: { MPSURF_PROXY_CONFIG: wrong } });
+  assert.ok(refused.ok, `the page must load directly: ${refused.error}`);
+  assert.equal(refused.proxy.used, false);
+  assert.ok(refused.plt_ms < direct.plt_ms + 1500, `fallback took ${refused.plt_ms} ms (direct ${direct.plt_ms} ms)`);
+  assert.equal(refused.pac, false, 'the extension took the proxy out of its PAC');
+  assert.match(refused.proxy_view?.fallback?.reason ?? '', /407/, JSON.stringify(refused.proxy_view));
+
+  // A proxy that accepts connections and then never answers (SIGSTOP: the kernel still completes handshakes).
+  process.kill(-session.proxy.child.pid, 'SIGSTOP');
+  const stalled = await session.load({ page, mode: 'proxy-always', runId: 'stalled' });
+  process.kill(-session.proxy.child.pid, 'SIGCONT');
+  assert.ok(stalled.ok, `the page must load directly: ${stalled.error}`);
+  assert.equal(stalled.proxy.used, false);
+  assert.ok(stalled.plt_ms < direct.plt_ms + 1500, `fallback took ${stalled.plt_ms} ms (direct ${direct.plt_ms} ms)`);
+  assert.equal(stalled.pac, false);
+  assert.match(stalled.proxy_view?.fallback?.reason ?? '', /no answer from the proxy within 1s/, JSON.stringify(stalled.proxy_view));
+  t.diagnostic(`fallback: wrong credentials PLT ${refused.plt_ms.toFixed(0)} ms, stalled proxy PLT ${stalled.plt_ms.toFixed(0)} ms, direct ${direct.plt_ms.toFixed(0)} ms`);
+});
