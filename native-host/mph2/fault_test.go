@@ -195,3 +195,30 @@ func mustOpen(t *testing.T, path string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// Stopped while downloading from a server without ranges: nothing could resume it, so nothing stays behind.
+func TestFetchStopWithoutRanges(t *testing.T) {
+	body := object(4<<20, 14)
+	ts := newTestServer(t, body, false)
+	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Content-Length", "4194304")
+		w.Write(body)
+		return true
+	}
+	o := ts.options(t, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	o.ProgressEvery = 50 * time.Millisecond
+	o.Progress = func(p Progress) {
+		if p.Received > 1<<20 {
+			cancel()
+		}
+	}
+	if _, err := Fetch(ctx, o); !errors.Is(err, ErrStopped) {
+		t.Fatalf("err %v", err)
+	}
+	for _, p := range []string{o.Out, o.Out + PartSuffix, o.Out + SidecarSuffix} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s left behind", p)
+		}
+	}
+}

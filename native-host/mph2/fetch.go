@@ -276,14 +276,16 @@ func (e *engine) run(ctx context.Context) (res Result, err error) {
 				e.stop(st)
 			}
 		}
+		resumable := e.done.Total() > 0 && e.size > 0 && e.ranges && e.ifRange != ""
+		if err != nil && resumable {
+			// Bytes on disk, a size, ranges and a validator to check them against: kept for a later Resume.
+			e.saveSidecar()
+		}
 		if e.file != nil {
-			if err != nil && e.size > 0 && e.ranges && !e.single || err != nil && e.size > 0 && e.resume != nil {
-				e.saveSidecar()
-			}
 			e.file.Close()
 		}
-		if err != nil && !errors.Is(err, ErrStopped) && e.done.Total() == 0 {
-			RemovePart(e.o.Out) // nothing worth resuming
+		if err != nil && !resumable {
+			RemovePart(e.o.Out) // a partial file nobody can finish must not stay behind
 		}
 	}()
 	for {
@@ -325,7 +327,7 @@ func (e *engine) run(ctx context.Context) (res Result, err error) {
 }
 
 func (e *engine) saveSidecar() {
-	if e.size <= 0 || !e.ranges {
+	if e.size <= 0 || !e.ranges || e.file == nil {
 		return
 	}
 	e.dirty = false
