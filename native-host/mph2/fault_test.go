@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,17 +17,7 @@ import (
 func TestFetchObjectChangesIfRange(t *testing.T) {
 	oldBody, newBody := object(2<<20, 3), object(2<<20+7, 4)
 	ts := newTestServer(t, oldBody, false)
-	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
-		if rg := r.Header.Get("Range"); rg != "" && rg != "bytes=0-" {
-			// The first range request finds the object replaced.
-			ts.mu.Lock()
-			ts.body, ts.etag, ts.hook = newBody, `"v2"`, nil
-			ts.mu.Unlock()
-			serveObject(w, r, newBody, `"v2"`)
-			return true
-		}
-		return false
-	}
+	ts.hook = swapAtFirstRange(ts, newBody, false)
 	res := fetchOK(t, ts.options(t, 2), newBody)
 	if !strings.Contains(res.Fallback, "changed") {
 		t.Errorf("fallback %q", res.Fallback)
@@ -38,20 +29,28 @@ func TestFetchObjectChangesIfRange(t *testing.T) {
 func TestFetchObjectChangesIgnoringIfRange(t *testing.T) {
 	oldBody, newBody := object(2<<20, 5), object(2<<20, 6)
 	ts := newTestServer(t, oldBody, false)
-	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
-		if rg := r.Header.Get("Range"); rg != "" && rg != "bytes=0-" {
-			ts.mu.Lock()
-			ts.body, ts.etag, ts.hook = newBody, `"v2"`, nil
-			ts.mu.Unlock()
-			r.Header.Del("If-Range")
-			serveObject(w, r, newBody, `"v2"`)
-			return true
-		}
-		return false
-	}
+	ts.hook = swapAtFirstRange(ts, newBody, true)
 	res := fetchOK(t, ts.options(t, 2), newBody)
 	if !strings.Contains(res.Fallback, "changed") {
 		t.Errorf("fallback %q", res.Fallback)
+	}
+}
+
+// swapAtFirstRange replaces the object with newBody (ETag "v2") when the first range request arrives, and serves
+// that request from it; ignoreIfRange makes the server answer the range whatever If-Range says.
+func swapAtFirstRange(ts *testServer, newBody []byte, ignoreIfRange bool) func(http.ResponseWriter, *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if rg := r.Header.Get("Range"); rg == "" || rg == "bytes=0-" {
+			return false
+		}
+		ts.mu.Lock()
+		ts.body, ts.etag, ts.hook = newBody, `"v2"`, nil
+		ts.mu.Unlock()
+		if ignoreIfRange {
+			r.Header.Del("If-Range")
+		}
+		serveObject(w, r, newBody, `"v2"`)
+		return true
 	}
 }
 
@@ -144,11 +143,7 @@ func TestFetchSizeMismatch(t *testing.T) {
 	if _, err := Fetch(context.Background(), o); err == nil || !strings.Contains(err.Error(), "expected 12345") {
 		t.Fatalf("err %v", err)
 	}
-	for _, p := range []string{o.Out, o.Out + PartSuffix, o.Out + SidecarSuffix} {
-		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s exists", p)
-		}
-	}
+	noneLeft(t, o.Out, o.Out+PartSuffix, o.Out+SidecarSuffix)
 }
 
 // A digest that does not match removes the partial file and fails.
@@ -165,11 +160,7 @@ func TestFetchDigestMismatch(t *testing.T) {
 	if _, err := Fetch(context.Background(), o); err == nil || !strings.Contains(err.Error(), "digest") {
 		t.Fatalf("err %v", err)
 	}
-	for _, p := range []string{o.Out, o.Out + PartSuffix} {
-		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s exists", p)
-		}
-	}
+	noneLeft(t, o.Out, o.Out+PartSuffix)
 }
 
 // A file of the final name exists already: the download takes the next free name, never overwrites.
@@ -200,11 +191,7 @@ func mustOpen(t *testing.T, path string) *os.File {
 func TestFetchStopWithoutRanges(t *testing.T) {
 	body := object(4<<20, 14)
 	ts := newTestServer(t, body, false)
-	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
-		w.Header().Set("Content-Length", "4194304")
-		w.Write(body)
-		return true
-	}
+	ts.hook = serveWhole(body)
 	o := ts.options(t, 2)
 	ctx, cancel := context.WithCancel(context.Background())
 	o.ProgressEvery = 50 * time.Millisecond
@@ -216,9 +203,24 @@ func TestFetchStopWithoutRanges(t *testing.T) {
 	if _, err := Fetch(ctx, o); !errors.Is(err, ErrStopped) {
 		t.Fatalf("err %v", err)
 	}
-	for _, p := range []string{o.Out, o.Out + PartSuffix, o.Out + SidecarSuffix} {
+	noneLeft(t, o.Out, o.Out+PartSuffix, o.Out+SidecarSuffix)
+}
+
+// noneLeft fails the test for each of files that exists.
+func noneLeft(t *testing.T, files ...string) {
+	t.Helper()
+	for _, p := range files {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s left behind", p)
 		}
+	}
+}
+
+// serveWhole answers every request with the whole body and no range support.
+func serveWhole(body []byte) func(http.ResponseWriter, *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		w.Write(body)
+		return true
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"errors"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -108,11 +107,7 @@ func fetchOK(t *testing.T, o Options, want []byte) Result {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("file differs: %d bytes, want %d (result %+v)", len(got), len(want), res)
 	}
-	for _, p := range []string{o.Out + PartSuffix, o.Out + SidecarSuffix} {
-		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s left behind", p)
-		}
-	}
+	noneLeft(t, o.Out+PartSuffix, o.Out+SidecarSuffix)
 	return res
 }
 
@@ -146,11 +141,7 @@ func TestFetchTwoPathsLocal(t *testing.T) {
 func TestFetchServerIgnoresRanges(t *testing.T) {
 	body := object(1<<20, 2)
 	ts := newTestServer(t, body, false)
-	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
-		w.Header().Set("Content-Length", "1048576")
-		w.Write(body)
-		return true
-	}
+	ts.hook = serveWhole(body)
 	res := fetchOK(t, ts.options(t, 2), body)
 	if !strings.Contains(res.Fallback, "does not serve ranges") {
 		t.Errorf("fallback %q", res.Fallback)
