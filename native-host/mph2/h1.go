@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,6 +107,11 @@ func (c *h1conn) get(req request, h handler) (stream, error) {
 		sent := time.Now()
 		resp, err := c.client.Do(r)
 		if err != nil {
+			// net/http names the whole URL in its errors; the query may hold a token, and errors reach logs.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
 			if s.canceled.Load() {
 				err = errCanceled
 			}
