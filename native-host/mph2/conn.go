@@ -46,9 +46,16 @@ type conn interface {
 	waste() int64
 	proto() string
 	close()
+	// draining says the server asked for no new requests (HTTP/2 GOAWAY) while the ones it took go on: the path
+	// needs a new connection, not a verdict.
+	draining() bool
 	// dead is closed when the connection fails; err then says why.
 	dead() <-chan struct{}
 	err() error
 }
 
-var errCanceled = errors.New("stream canceled")
+var (
+	errCanceled = errors.New("stream canceled")
+	// errGoAway ends a stream the server never started: it may be sent again on a new connection.
+	errGoAway = errors.New("server sent GOAWAY")
+)

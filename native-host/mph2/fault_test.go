@@ -224,3 +224,38 @@ func serveWhole(body []byte) func(http.ResponseWriter, *http.Request) bool {
 		return true
 	}
 }
+
+// A server that compresses the object although identity was asked for fails before anything is written: ranges
+// would count encoded bytes.
+func TestFetchContentEncoding(t *testing.T) {
+	body := object(300<<10, 15)
+	ts := newTestServer(t, body, false)
+	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(body)
+		return true
+	}
+	o := ts.options(t, 2)
+	if _, err := Fetch(context.Background(), o); err == nil || !strings.Contains(err.Error(), "Content-Encoding") {
+		t.Fatalf("err %v", err)
+	}
+	noneLeft(t, o.Out, o.Out+PartSuffix, o.Out+SidecarSuffix)
+}
+
+// The server sends GOAWAY after each range request (Connection: close makes Go's HTTP/2 server do so): each
+// path connects again for its next request instead of being given up.
+func TestFetchGoAway(t *testing.T) {
+	body := object(3<<20, 16)
+	ts := newTestServer(t, body, false)
+	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Header.Get("Range") != "bytes=0-" {
+			w.Header().Set("Connection", "close")
+		}
+		return false
+	}
+	res := fetchOK(t, ts.options(t, 2), body)
+	t.Logf("%+v", res)
+	if res.Fallback != "" || res.Paths[0].Error != "" || res.Paths[1].Error != "" || res.Moves == 0 {
+		t.Errorf("%+v", res)
+	}
+}

@@ -99,6 +99,7 @@ type pathState struct {
 	c        conn
 	bw       Bandwidth
 	streams  []*est
+	redial   bool // a new connection is being made (the old one drains after a GOAWAY)
 	dead     bool
 	errMsg   string
 	bytes    int64
@@ -145,6 +146,7 @@ type event struct {
 }
 
 type engine struct {
+	ctx  context.Context
 	o    Options
 	u    *url.URL
 	ev   chan event
@@ -213,7 +215,6 @@ func Fetch(ctx context.Context, o Options) (Result, error) {
 		e.done = append(Spans{}, e.resume.Done...)
 		e.res.Resumed = e.done.Total()
 	}
-	target := u.RequestURI()
 	for i, p := range o.Paths {
 		d, err := newDialer(u, p, o.Resolve, o.TLS, o.HTTP1, 10*time.Second)
 		if err != nil {
@@ -222,14 +223,21 @@ func Fetch(ctx context.Context, o Options) (Result, error) {
 		}
 		ps := &pathState{i: i, spec: p, d: d}
 		e.paths = append(e.paths, ps)
-		go func() {
-			c, err := e.connect(ctx, ps, target)
-			if !e.send(event{kind: evConn, p: ps, c: c, err: err}) && c != nil {
-				c.close()
-			}
-		}()
+		e.dial(ctx, ps)
 	}
+	e.ctx = ctx
 	return e.run(ctx)
+}
+
+// dial connects p in the background; evConn reports the outcome.
+func (e *engine) dial(ctx context.Context, p *pathState) {
+	target := e.u.RequestURI()
+	go func() {
+		c, err := e.connect(ctx, p, target)
+		if !e.send(event{kind: evConn, p: p, c: c, err: err}) && c != nil {
+			c.close()
+		}
+	}()
 }
 
 func (e *engine) connect(ctx context.Context, p *pathState, target string) (conn, error) {
@@ -340,7 +348,7 @@ func (e *engine) saveSidecar() {
 func (e *engine) alive() []*pathState {
 	var out []*pathState
 	for _, p := range e.paths {
-		if !p.dead && p.c != nil {
+		if !p.dead && p.c != nil && !p.redial {
 			out = append(out, p)
 		}
 	}
@@ -359,7 +367,7 @@ func (e *engine) otherPath(p *pathState) bool {
 
 func (e *engine) pending() bool {
 	for _, p := range e.paths {
-		if !p.dead && p.c == nil {
+		if !p.dead && (p.c == nil || p.redial) {
 			return true
 		}
 	}
@@ -368,9 +376,11 @@ func (e *engine) pending() bool {
 
 func (e *engine) onConn(ev event) error {
 	p := ev.p
+	p.redial = false
 	if ev.err != nil {
 		e.kill(p, ev.err)
 	} else {
+		// A replaced connection (GOAWAY) keeps serving the streams it took; they end on their own.
 		p.c = ev.c
 		e.o.Log.Info("path connected", "path", p.spec.Name, "proto", p.c.proto())
 	}
@@ -502,13 +512,20 @@ func (e *engine) open(p *pathState, req request, first bool) error {
 		// sent before it are ahead of it in the channel.
 		end: func(err error) { go e.send(event{kind: evEnd, st: st, err: err}) },
 	}
+	if p.redial {
+		err := errors.New("reconnecting")
+		e.unopened(req, first)
+		return err
+	}
 	s, err := p.c.get(req, h)
 	if err != nil {
-		if first {
-			e.started = false
-		}
-		if req.end >= 0 {
-			e.orphans = append(e.orphans, Span{req.start, req.end})
+		e.unopened(req, first)
+		if p.c.draining() {
+			// The server said GOAWAY: a new connection on the same path takes the next requests.
+			p.redial = true
+			e.o.Log.Info("server sent GOAWAY; reconnecting", "path", p.spec.Name)
+			e.dial(e.ctx, p)
+			return err
 		}
 		e.kill(p, err)
 		return err
@@ -521,6 +538,16 @@ func (e *engine) open(p *pathState, req request, first bool) error {
 		p.assigned += req.end - req.start
 	}
 	return nil
+}
+
+// unopened puts back the work of a request that could not be sent.
+func (e *engine) unopened(req request, first bool) {
+	if first {
+		e.started = false
+	}
+	if req.end >= 0 {
+		e.orphans = append(e.orphans, Span{req.start, req.end})
+	}
 }
 
 // stop makes sure the stream's handler writes nothing more.
@@ -597,6 +624,10 @@ func (e *engine) onHead(st *est, status int, h http.Header) error {
 
 func (e *engine) firstHead(st *est, status int, h http.Header) error {
 	etag, lastMod := h.Get("ETag"), h.Get("Last-Modified")
+	if ce := h.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		// Ranges would count the encoded bytes, and the file would be the encoding, not the object.
+		return fmt.Errorf("the server sent the object with Content-Encoding %.40q although identity was asked for", ce)
+	}
 	var err error
 	switch status {
 	case http.StatusPartialContent:
@@ -823,6 +854,16 @@ func (e *engine) onEnd(st *est, err error) error {
 		e.size = st.pos
 	}
 	e.endStream(st)
+	if errors.Is(err, errGoAway) {
+		if st.first {
+			e.started = false
+		}
+		if !p.redial && !p.dead {
+			p.redial = true
+			e.dial(e.ctx, p)
+		}
+		return e.kick()
+	}
 	if err != nil && !errors.Is(err, errCanceled) {
 		if p.c != nil {
 			select {
@@ -848,7 +889,7 @@ func (e *engine) watch(now time.Time) error {
 		}
 	}
 	for _, p := range e.paths {
-		if p.dead || p.c == nil {
+		if p.dead || p.c == nil || p.redial {
 			continue
 		}
 		select {

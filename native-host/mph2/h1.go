@@ -55,6 +55,7 @@ func newH1(url string, header http.Header, dial func(ctx context.Context) (net.C
 
 func (c *h1conn) proto() string          { return "http/1.1" }
 func (c *h1conn) setCredit(int64)        {}
+func (c *h1conn) draining() bool         { return false }
 func (c *h1conn) baseRTT() time.Duration { return 0 }
 func (c *h1conn) waste() int64           { return c.wasted.Load() }
 func (c *h1conn) dead() <-chan struct{}  { return c.ctx.Done() }

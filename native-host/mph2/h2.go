@@ -128,6 +128,11 @@ func (c *h2conn) baseRTT() time.Duration {
 	defer c.mu.Unlock()
 	return c.minRTT
 }
+func (c *h2conn) draining() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.goAway && c.failErr == nil
+}
 func (c *h2conn) err() error { c.mu.Lock(); defer c.mu.Unlock(); return c.failErr }
 
 // fail ends the connection and every stream on it once.
@@ -349,6 +354,12 @@ func (c *h2conn) readLoop() {
 				c.maxStreams = v
 				c.mu.Unlock()
 			}
+			if v, ok := f.Value(http2.SettingHeaderTableSize); ok {
+				// The encoder's dynamic table may not outgrow what the server's decoder keeps.
+				c.wmu.Lock()
+				c.henc.SetMaxDynamicTableSizeLimit(v)
+				c.wmu.Unlock()
+			}
 			c.write(c.fr.WriteSettingsAck)
 		case *http2.MetaHeadersFrame:
 			c.onHeaders(f)
@@ -388,7 +399,7 @@ func (c *h2conn) readLoop() {
 			}
 			c.mu.Unlock()
 			for _, s := range lost {
-				s.h.end(fmt.Errorf("server sent GOAWAY (%v) before the stream started", f.ErrCode))
+				s.h.end(fmt.Errorf("%w (%v) before the stream started", errGoAway, f.ErrCode))
 			}
 		case *http2.PushPromiseFrame:
 			c.fail(errors.New("server pushed although the client disabled push"))
