@@ -40,7 +40,8 @@ type Options struct {
 	// HTTP1 offers only http/1.1 in ALPN.
 	HTTP1 bool
 	// Delta is δ (0: Delta); PathTimeout how long a path may deliver nothing while it owes bytes before it counts
-	// as gone (0: 5 s); ProgressEvery how often Progress is called (0: 500 ms).
+	// as gone and its work moves to the other path (0: 5 s; with one path at least a minute); ProgressEvery how
+	// often Progress is called (0: 500 ms).
 	Delta, PathTimeout, ProgressEvery time.Duration
 	Progress                          func(Progress)
 	// OnStart, when set, is called once the first response has been checked (status, size, validators): from
@@ -88,6 +89,9 @@ type Result struct {
 	// Digest names the digest the file was checked against, "" when the server gave none.
 	Digest string `json:"digest,omitempty"`
 }
+
+// singlePathTimeout is how long a single-path download may receive nothing before it fails.
+const singlePathTimeout = time.Minute
 
 // ErrStopped is returned when the context ends: the partial file and its sidecar stay for a later Resume.
 var ErrStopped = errors.New("download stopped; the partial file is kept")
@@ -187,6 +191,10 @@ func Fetch(ctx context.Context, o Options) (Result, error) {
 	}
 	if o.PathTimeout == 0 {
 		o.PathTimeout = 5 * time.Second
+	}
+	if len(o.Paths) == 1 {
+		// With one path, giving it up ends the download: wait out what TCP itself waits out (a radio's outage).
+		o.PathTimeout = max(o.PathTimeout, singlePathTimeout)
 	}
 	if o.ProgressEvery == 0 {
 		o.ProgressEvery = 500 * time.Millisecond
