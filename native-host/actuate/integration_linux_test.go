@@ -894,3 +894,49 @@ func TestIntegrationConnPolicy(t *testing.T) {
 		t.Fatalf("audit log lacks the set-conn-policy requests: %s", audit)
 	}
 }
+
+// TestIntegrationEndpointsIgnoredUnderUserspace is the evidence behind warning about NetworkManager's subflow
+// endpoints rather than refusing to start: while the helper selects the userspace path manager, an in-kernel
+// endpoint with the subflow flag (what NetworkManager ≥ 1.40 adds per connection) gives a new connection no
+// subflow; once the helper stops and the in-kernel path manager is back, the same endpoint does.
+func TestIntegrationEndpointsIgnoredUnderUserspace(t *testing.T) {
+	needRoot(t)
+	cli, srv := newNS(t, "ec"), newNS(t, "es")
+	vethPair(t, cli, srv, 1)
+	vethPair(t, cli, srv, 2)
+	run(t, "ip", "-n", cli.Name, "mptcp", "endpoint", "add", "10.77.2.1", "dev", "va2", "subflow")
+	run(t, "ip", "-n", cli.Name, "mptcp", "limits", "set", "subflows", "2")
+	run(t, "ip", "-n", srv.Name, "mptcp", "limits", "set", "subflows", "2")
+	port := thetaServer(t, srv)
+	addr := net.JoinHostPort("10.77.1.2", fmt.Sprint(port))
+	cellSubflows := func() int {
+		var n int
+		cli.In(func() error {
+			out, err := exec.Command("ss", "-tnH", "state", "established", "src", "10.77.2.1").Output()
+			n = len(strings.Fields(string(out))) / 4
+			return err
+		})
+		return n
+	}
+	connect := func() net.Conn {
+		c := cli.DialMPTCP(t, addr)
+		c.Write([]byte{0, 0, 0, 0, 0, 0, 0, 1}) // MPTCP's ESTABLISHED needs data
+		io.ReadFull(c, make([]byte, 1))
+		return c
+	}
+	h := startHelper(t, cli, t.TempDir(), map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1"})
+	a := connect()
+	time.Sleep(500 * time.Millisecond)
+	if n := cellSubflows(); n != 0 {
+		t.Fatalf("under the helper's userspace path manager the endpoint opened %d subflows", n)
+	}
+	a.Close()
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	h.cmd.Wait()
+	if pm := readMPTCP(cli, t, "path_manager"); pm != "kernel" {
+		t.Fatalf("path_manager %s after the helper stopped", pm)
+	}
+	b := connect()
+	defer b.Close()
+	waitFor(t, 3*time.Second, "the endpoint's subflow under the in-kernel path manager", func() bool { return cellSubflows() == 1 })
+}

@@ -135,6 +135,20 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 		dg.Close()
 		return nil, err
 	}
+	// NetworkManager ≥ 1.40 adds subflow endpoints per connection. Under the userspace path manager the kernel
+	// ignores them for new connections (TestIntegrationEndpointsIgnoredUnderUserspace), so the helper says so and
+	// goes on; they act again once it stops and the in-kernel path manager is back.
+	if eps, err := pm.Endpoints(); err == nil {
+		var sub []string
+		for _, e := range eps {
+			if e.Flags&mptcp.FlagSubflow != 0 {
+				sub = append(sub, e.Addr.String())
+			}
+		}
+		if len(sub) > 0 && cfg.Log != nil {
+			cfg.Log("in-kernel subflow endpoints (NetworkManager's connection.mptcp-flags?) are ignored while the userspace path manager is selected; they act again when the helper stops", "endpoints", sub)
+		}
+	}
 	ev, err := mptcp.Subscribe(0)
 	if err != nil {
 		pm.Close()
