@@ -29,8 +29,8 @@ type EndpointsHealth struct {
 const endpointsFix = "sudo nmcli connection modify <connection> connection.mptcp-flags disabled (each connection), or for all: " +
 	"printf '[connection]\\nconnection.mptcp-flags=0x1\\n' | sudo tee /etc/NetworkManager/conf.d/90-mpsurf-mptcp.conf && sudo systemctl reload NetworkManager"
 
-// mptcpEndpoints reads the path manager (sysctl) and the endpoints (genetlink; no privilege needed to read).
-func mptcpEndpoints(sysctlDir string) EndpointsHealth {
+// MPTCPEndpoints reads the path manager (sysctl) and the endpoints (genetlink; no privilege needed to read).
+func MPTCPEndpoints(sysctlDir string) EndpointsHealth {
 	h := EndpointsHealth{PathManager: pathManager(sysctlDir), SubflowEndpoints: []string{}}
 	c, err := mptcp.Dial(0)
 	if err != nil {

@@ -37,7 +37,7 @@ func (s *Server) status(req protocol.Request) protocol.Reply {
 		Policy:    snap.Policy,
 	}}
 	body.Status = s.dec.Status(context.Background())
-	act, mp, eps := s.act.health(), browserMPTCP(), mptcpEndpoints("/proc/sys/net/mptcp")
+	act, mp, eps := s.act.health(), browserMPTCP(), MPTCPEndpoints("/proc/sys/net/mptcp")
 	body.Actuator, body.BrowserMPTCP, body.MPTCPEndpoints = &act, &mp, &eps
 	if f := s.network.Load(); f != nil {
 		n := (*f)()

@@ -32,6 +32,8 @@ type statusOutput struct {
 	RRC          any                 `json:"rrc,omitempty"`
 	PathsError   string              `json:"paths_error,omitempty"`
 	SampledMS    int64               `json:"sampled_ms,omitempty"`
+	// MPTCPEndpoints: in-kernel subflow endpoints (NetworkManager's) that would defeat per-site decisions.
+	MPTCPEndpoints host.EndpointsHealth `json:"mptcp_endpoints"`
 }
 
 func statusCmd(args []string, stdout, stderr io.Writer) int {
@@ -66,7 +68,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpsurf-host: status: %v\n", err)
 		return exitFailed
 	}
-	out := statusOutput{Host: protocol.HostName, Version: host.Version, Protocol: protocol.Version, PolicySource: src.String()}
+	out := statusOutput{Host: protocol.HostName, Version: host.Version, Protocol: protocol.Version, PolicySource: src.String(),
+		MPTCPEndpoints: host.MPTCPEndpoints("/proc/sys/net/mptcp")}
 	code := exitOK
 	if snap, err := policy.NewStore(src).Snapshot(); err != nil {
 		out.PolicyError, code = err.Error(), exitFailed
@@ -121,6 +124,11 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if out.RRC != nil {
 		data, _ := json.Marshal(out.RRC)
 		fmt.Fprintf(stdout, "rrc: %s\n", data)
+	}
+	e := out.MPTCPEndpoints
+	fmt.Fprintf(stdout, "mptcp endpoints (%s, path manager %s): %s\n", e.State, e.PathManager, e.Detail)
+	if e.Fix != nil {
+		fmt.Fprintf(stdout, "  fix: %s\n", *e.Fix)
 	}
 	return code
 }
