@@ -12,10 +12,21 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { parseArgs } from 'node:util';
+import { commandLine } from './lib/cli.mjs';
 import { Session, Actuator, adaptiveMix, classifyConns, canRun, testbedBin, CLIENT_NS, CELL_ADDR } from './testbed/lib.mjs';
 
 const SP_ADDR = '10.200.3.3';
+
+const USAGE = `usage: node e2e/bench-actuation.mjs [--loads N] [--kernel-loads N] [--per-browser N] [--mp-page P] [--sp-page P]
+
+Benchmark of per-connection actuation in the testbed (root, kernel MPTCP, the build): subflow creation delay after
+ESTABLISHED, userspace PM (actuator) against the in-kernel PM, and per-origin precision.
+  --loads N          mp-adaptive page loads (default 40; at least 2)
+  --kernel-loads N   mp-always loads, the in-kernel baseline of the same run (default 10)
+  --per-browser N    loads per browser before a fresh one (default 2)
+  --mp-page P        the page of the origin decided multipath (default e3-100k)
+  --sp-page P        the page of the origin decided single-path (default search)
+`;
 
 // Monitor timestamps MPTCP events as `ip mptcp monitor` prints them (one line per event, flushed).
 class Monitor {
@@ -57,14 +68,12 @@ function quantile(xs, q) {
 const fmt = (xs) => `p50 ${quantile(xs, 0.5).toFixed(2)} ms, p99 ${quantile(xs, 0.99).toFixed(2)} ms (n=${xs.length})`;
 
 async function main() {
-  const { values } = parseArgs({
-    options: {
-      loads: { type: 'string', default: '40' },
-      'kernel-loads': { type: 'string', default: '10' },
-      'per-browser': { type: 'string', default: '2' },
-      'mp-page': { type: 'string', default: 'e3-100k' },
-      'sp-page': { type: 'string', default: 'search' },
-    },
+  const values = commandLine('bench-actuation', USAGE, {
+    loads: { type: 'string', default: '40' },
+    'kernel-loads': { type: 'string', default: '10' },
+    'per-browser': { type: 'string', default: '2' },
+    'mp-page': { type: 'string', default: 'e3-100k' },
+    'sp-page': { type: 'string', default: 'search' },
   });
   const N = Number(values.loads);
   const K = Number(values['kernel-loads']);

@@ -2,6 +2,13 @@
 // the time from webNavigation.onBeforeNavigate to the per-origin header rule being in place.
 import { launch, makeProfile, untilStatus } from './lib/browser.mjs';
 import { startRecorder } from './lib/recorder.mjs';
+import { commandLine } from './lib/cli.mjs';
+
+commandLine('bench-slice', `usage: node e2e/bench-slice.mjs
+
+Benchmark: decide round trips through a real Chromium native-messaging port, and the time from onBeforeNavigate to
+the per-origin header rule. MPSURF_BENCH_N (default 2000) round trips, MPSURF_BENCH_NAVS (default 60) navigations.
+`);
 
 const N = Number(process.env.MPSURF_BENCH_N || 2000);
 const NAVS = Number(process.env.MPSURF_BENCH_NAVS || 60);

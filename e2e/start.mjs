@@ -2,6 +2,14 @@
 // pair to drive), it runs the two-path testbed demo; otherwise the local slice demo.
 import fs from 'node:fs';
 import { demoLocal } from './demo-local.mjs';
+import { commandLine } from './lib/cli.mjs';
+
+commandLine('start', `usage: npm start   (node e2e/start.mjs after bash scripts/setup.sh)
+
+As root with kernel MPTCP and dist/testbed built, brings the two-path testbed up and loads a short demo set in
+MPSurf's own mode, then writes out/report.md; otherwise (or with MPSURF_DEMO=local) runs the local demo: real
+Chromium with the extension and the host loading a few local pages.
+`);
 
 const isRoot = process.getuid?.() === 0;
 const hasMptcp = fs.existsSync('/proc/sys/net/mptcp/enabled');

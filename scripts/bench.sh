@@ -5,6 +5,8 @@
 # per-connection actuation delay and precision.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage='usage: npm run bench   (bash scripts/bench.sh): latency, model and actuation benchmarks (figures printed, nothing asserted); MPSURF_BENCH_LOADS sets the actuation loads'
+case ${1-} in -h | --help) echo "$usage"; exit 0 ;; ?*) echo "bench.sh: unknown argument ${1} (--help shows usage)" >&2; exit 2 ;; esac
 bash scripts/setup.sh
 echo "== decide round trip through the framing (in-process, subprocess, raw-echo baseline)"
 go run ./native-host/cmd/hostbench -host dist/mpsurf-host

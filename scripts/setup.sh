@@ -3,6 +3,8 @@
 # the Go and webpack builds. Safe to run again: each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage='usage: npm run setup   (bash scripts/setup.sh): Debian packages (as root), Node packages, the Go and webpack builds'
+case ${1-} in -h | --help) echo "$usage"; exit 0 ;; ?*) echo "setup.sh: unknown argument ${1} (--help shows usage)" >&2; exit 2 ;; esac
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 

@@ -3,6 +3,8 @@
 # the real-Chromium end-to-end tests. Tests that need root or MPTCP skip with a reason when those are absent.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+usage='usage: npm test   (bash scripts/test.sh): go vet, go test, short fuzz runs, vitest, the end-to-end tests'
+case ${1-} in -h | --help) echo "$usage"; exit 0 ;; ?*) echo "test.sh: unknown argument ${1} (--help shows usage)" >&2; exit 2 ;; esac
 
 bash scripts/setup.sh || exit 1
 

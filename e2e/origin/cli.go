@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/netip"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/e2e/corpus"
+	"github.com/mpsurf/mpsurf/native-host/cli"
 )
 
 // listFlag takes comma-separated values and may be repeated.
@@ -51,12 +51,34 @@ func parsePaths(s string) (map[netip.Addr]string, error) {
 }
 
 const usage = `usage:
-  origin [serve] [flags]            serve the corpus (see -h)
+  origin [serve] [flags]            serve the corpus (origin serve --help lists the flags)
   origin corpus --list [--json] [--objects] [--seed N] [--corpus FILE]...
+                                    print the corpus's manifest
   origin files [--json]             the large files under /dl/ (downloads grid), with sizes and SHA-256
 
 --corpus FILE adds the sites of a corpus file (JSON; see e2e/corpus/mixed.json and SiteFile in e2e/corpus).
 `
+
+// Subcommand is one of the origin command's subcommands; Subcommands is the table Main dispatches on (the tests
+// run every entry with --help and a bad flag).
+type Subcommand struct {
+	Name string
+	Run  func(args []string, stdout, stderr io.Writer) int
+}
+
+// Subcommands lists the origin command's subcommands; arguments without one serve.
+func Subcommands() []Subcommand {
+	return []Subcommand{{"serve", serveMain}, {"corpus", corpusMain}, {"files", filesMain}, {"help", helpMain}}
+}
+
+func helpMain(args []string, stdout, stderr io.Writer) int {
+	fs := cli.Flags("origin help")
+	if err := cli.ParseNone(fs, args); err != nil {
+		return cli.Exit(err, fs.Name(), "usage: origin help\n", stdout, stderr)
+	}
+	fmt.Fprint(stdout, usage)
+	return 0
+}
 
 // loadCorpusFiles reads every --corpus file.
 func loadCorpusFiles(paths []string) ([]*corpus.SiteFile, error) {
@@ -74,36 +96,33 @@ func loadCorpusFiles(paths []string) ([]*corpus.SiteFile, error) {
 // Main runs the origin command and returns its exit status.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
-		switch args[0] {
-		case "corpus":
-			return corpusMain(args[1:], stdout, stderr)
-		case "files":
-			return filesMain(args[1:], stdout, stderr)
-		case "serve":
-			args = args[1:]
-		case "help", "-h", "--help":
+		if cli.IsHelp(args[0]) {
 			fmt.Fprint(stdout, usage)
 			return 0
+		}
+		for _, c := range Subcommands() {
+			if c.Name == args[0] {
+				return c.Run(args[1:], stdout, stderr)
+			}
 		}
 	}
 	return serveMain(args, stdout, stderr)
 }
 
 func corpusMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("origin corpus", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("origin corpus")
 	list := fs.Bool("list", false, "print the manifest")
 	asJSON := fs.Bool("json", false, "as JSON")
 	objects := fs.Bool("objects", false, "with every page's objects (JSON only)")
 	seed := fs.Uint64("seed", 1, "corpus seed")
 	var files listFlag
 	fs.Var(&files, "corpus", "corpus file (JSON) whose sites are added (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	err := cli.ParseNone(fs, args)
+	if err == nil && !*list {
+		err = cli.Usagef("--list is required")
 	}
-	if !*list || fs.NArg() > 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+	if err != nil {
+		return cli.Exit(err, fs.Name(), cli.Described(fs, "usage: origin corpus --list [--json] [--objects] [--seed N] [--corpus FILE]...\n"), stdout, stderr)
 	}
 	extra, err := loadCorpusFiles(files)
 	if err != nil {
@@ -131,8 +150,7 @@ func corpusMain(args []string, stdout, stderr io.Writer) int {
 }
 
 func serveMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("origin serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("origin serve")
 	var hosts, names listFlag
 	listen := fs.String("listen", ":443", "HTTPS address offering h2 and http/1.1")
 	listenH1 := fs.String("listen-h1", ":8443", "HTTPS address offering http/1.1 only (\"\" = off)")
@@ -149,12 +167,8 @@ func serveMain(args []string, stdout, stderr io.Writer) int {
 	mptcp := fs.Bool("mptcp", true, "listen with MPTCP")
 	var files listFlag
 	fs.Var(&files, "corpus", "corpus file (JSON) whose sites are served beside the built-in pages (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "origin: unexpected argument %q\n", fs.Arg(0))
-		return 2
+	if err := cli.ParseNone(fs, args); err != nil {
+		return cli.Exit(err, fs.Name(), cli.Described(fs, "usage: origin [serve] [flags]\n"), stdout, stderr)
 	}
 	for _, h := range hosts {
 		if _, err := netip.ParseAddr(h); err != nil {

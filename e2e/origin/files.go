@@ -6,14 +6,14 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/cli"
 )
 
 // DownloadPrefix is where the large files live: /dl/1m.bin, /dl/8m.bin, /dl/32m.bin. They are served with
@@ -102,18 +102,10 @@ func serveDownload(w http.ResponseWriter, r *http.Request, name string) {
 }
 
 func filesMain(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("origin files", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.Flags("origin files")
 	asJSON := fs.Bool("json", false, "as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+	if err := cli.ParseNone(fs, args); err != nil {
+		return cli.Exit(err, fs.Name(), cli.Described(fs, "usage: origin files [--json]\n"), stdout, stderr)
 	}
 	files := DownloadFiles()
 	if *asJSON {

@@ -6,7 +6,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,28 +14,29 @@ import (
 	"github.com/mpsurf/mpsurf/e2e/calibrate"
 	"github.com/mpsurf/mpsurf/e2e/corpus"
 	"github.com/mpsurf/mpsurf/e2e/report"
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	models "github.com/mpsurf/mpsurf/policy-models"
 )
 
+const synopsis = "usage: calibrate --runs FILE [--out DIR] [--models DIR] [--seed N]\n"
+
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "calibrate:", err)
-		os.Exit(1)
-	}
+	fs := cli.Flags("calibrate")
+	err := run(fs, os.Args[1:], os.Stdout)
+	os.Exit(cli.Exit(err, "calibrate", cli.Described(fs, synopsis), os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("calibrate", flag.ContinueOnError)
+func run(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	runs := fs.String("runs", "", "runs.jsonl of the testbed (required)")
 	out := fs.String("out", "out", "directory for calibration.md")
 	dir := fs.String("models", "", "policy-models directory to read model.json from (default: the built-in copy)")
 	seed := fs.Uint64("seed", 1, "corpus seed the grid was run with")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNone(fs, args); err != nil {
 		return err
 	}
-	if *runs == "" || fs.NArg() > 0 {
-		return fmt.Errorf("usage: calibrate --runs FILE [--out DIR] [--models DIR] [--seed N]")
+	if *runs == "" {
+		return cli.Usagef("--runs FILE is required")
 	}
 	recs, err := report.ReadRuns(*runs)
 	if err != nil {

@@ -5,12 +5,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mpsurf/mpsurf/native-host/cli"
 )
 
 func TestRunWritesReport(t *testing.T) {
 	out := t.TempDir()
 	var stdout strings.Builder
-	if err := run([]string{"--runs", "../../testdata/grid-baseline-runs.jsonl", "--out", out, "--models", "../../../policy-models"}, &stdout); err != nil {
+	if err := run(cli.Flags("calibrate"), []string{"--runs", "../../testdata/grid-baseline-runs.jsonl", "--out", out, "--models", "../../../policy-models"}, &stdout); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(out, "calibration.md"))
@@ -25,7 +27,7 @@ func TestRunWritesReport(t *testing.T) {
 func TestRunBadInput(t *testing.T) {
 	for _, args := range [][]string{{}, {"--runs", filepath.Join(t.TempDir(), "missing.jsonl")}, {"--runs", "x", "extra"},
 		{"--runs", "../../testdata/grid-baseline-runs.jsonl", "--models", t.TempDir()}} {
-		if err := run(args, &strings.Builder{}); err == nil {
+		if err := run(cli.Flags("calibrate"), args, &strings.Builder{}); err == nil {
 			t.Errorf("%q: no error", args)
 		}
 	}

@@ -9,7 +9,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,18 +18,18 @@ import (
 
 	"github.com/mpsurf/mpsurf/e2e/energy"
 	"github.com/mpsurf/mpsurf/e2e/report"
+	"github.com/mpsurf/mpsurf/native-host/cli"
 )
 
 func main() {
-	runs := flag.String("runs", "out/runs.jsonl", "run records, one JSON object per line")
-	out := flag.String("out", "out", "output directory")
-	models := flag.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (the balanced mode's weights value the decisions' regret)")
-	initial := flag.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle", or "connected" (pre-promoted, as seed 000 did with pings)`)
-	chromium := flag.String("chromium", "/usr/bin/chromium", `browser binary whose --version the report states ("" to leave it out)`)
-	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "report: unexpected arguments %q\n", flag.Args())
-		os.Exit(2)
+	fs := cli.Flags("report")
+	runs := fs.String("runs", "out/runs.jsonl", "run records, one JSON object per line")
+	out := fs.String("out", "out", "output directory")
+	models := fs.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (the balanced mode's weights value the decisions' regret)")
+	initial := fs.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle", or "connected" (pre-promoted, as seed 000 did with pings)`)
+	chromium := fs.String("chromium", "/usr/bin/chromium", `browser binary whose --version the report states ("" to leave it out)`)
+	if err := cli.ParseNone(fs, os.Args[1:]); err != nil {
+		os.Exit(cli.Exit(err, "report", cli.Described(fs, "usage: report [--runs FILE] [--out DIR] [--models DIR] [--cell-initial idle|connected] [--chromium PATH]\n"), os.Stdout, os.Stderr))
 	}
 	init, err := energy.ParseInitial(*initial)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/mpsurf/mpsurf/e2e/linkem"
 	"github.com/mpsurf/mpsurf/e2e/profiles"
 	"github.com/mpsurf/mpsurf/e2e/topo"
+	"github.com/mpsurf/mpsurf/native-host/cli"
 )
 
 // Packet sizes of the probes, for the serialization time they add to an RTT:
@@ -402,12 +403,12 @@ func cmdAccuracy(args []string, w io.Writer) error {
 	fs.Set("prefix", "mpsacc")
 	asJSON := fs.Bool("json", false, "print JSON")
 	quick := fs.Bool("quick", false, "fewer profiles and rates, downlink only")
-	pos, err := parseMixed(fs, args)
+	pos, err := cli.ParseMixed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return fmt.Errorf("%w: accuracy takes only flags", errUsage)
+		return cli.Usagef("accuracy takes only flags")
 	}
 	plan := fullPlan()
 	if *quick {

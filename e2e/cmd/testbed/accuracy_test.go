@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/e2e/profiles"
+	"github.com/mpsurf/mpsurf/native-host/cli"
 )
 
 func TestParseMixed(t *testing.T) {
@@ -27,13 +28,13 @@ func TestParseMixed(t *testing.T) {
 	for _, tt := range tests {
 		t.Setenv("MPS_PREFIX", "")
 		fs, prefix := newFlags("t")
-		pos, err := parseMixed(fs, tt.args)
+		pos, err := cli.ParseMixed(fs, tt.args)
 		if err != nil || !slices.Equal(pos, tt.pos) || *prefix != tt.prefix {
-			t.Errorf("parseMixed(%q) = %q, prefix %q, %v; want %q, %q", tt.args, pos, *prefix, err, tt.pos, tt.prefix)
+			t.Errorf("cli.ParseMixed(%q) = %q, prefix %q, %v; want %q, %q", tt.args, pos, *prefix, err, tt.pos, tt.prefix)
 		}
 	}
 	fs, _ := newFlags("t")
-	if _, err := parseMixed(fs, []string{"mp", "--nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := cli.ParseMixed(fs, []string{"mp", "--nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("unknown flag: %v", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mpsurf/mpsurf/e2e/profiles"
 	"github.com/mpsurf/mpsurf/e2e/topo"
+	"github.com/mpsurf/mpsurf/native-host/cli"
 )
 
 // The control socket lets other commands reach the process that runs the
@@ -135,7 +136,7 @@ func control(prefix, req string, out any) error {
 
 func cmdControl(cmd string, args []string, w io.Writer) error {
 	fs, prefix := newFlags(cmd)
-	pos, err := parseMixed(fs, args)
+	pos, err := cli.ParseMixed(fs, args)
 	if err != nil {
 		return err
 	}
@@ -157,9 +158,9 @@ func cmdControl(cmd string, args []string, w io.Writer) error {
 		}
 		req += " " + arg
 	case cmd == "set-profile":
-		return fmt.Errorf("%w: set-profile takes one profile", errUsage)
+		return cli.Usagef("set-profile takes one profile")
 	case len(pos) != 0:
-		return fmt.Errorf("%w: %s takes no arguments", errUsage, cmd)
+		return cli.Usagef("%s takes no arguments", cmd)
 	}
 	var data json.RawMessage
 	if err := control(*prefix, req, &data); err != nil {

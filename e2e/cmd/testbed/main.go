@@ -4,7 +4,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -16,78 +15,148 @@ import (
 
 	"github.com/mpsurf/mpsurf/e2e/profiles"
 	"github.com/mpsurf/mpsurf/e2e/topo"
+	"github.com/mpsurf/mpsurf/native-host/cli"
 )
 
-const usage = `usage: testbed COMMAND [flags]
+// command is one subcommand: its name, its usage (the synopsis, then lines indented by eight spaces) and what runs
+// it. main's dispatch is this table, the top-level usage is made from it, and the tests run every entry with
+// --help and a bad flag.
+type command struct {
+	name  string
+	usage string
+	run   func(args []string, stdout io.Writer) (status int, err error)
+}
 
-commands:
-  up --profile P [--timeline DIR] [--mode M] [--proxy]
-                                               bring the testbed up; "ready" on stdout; runs until SIGINT/SIGTERM;
-                                               --proxy adds the proxy host (PREFIX-proxy, 10.200.4.2)
-  run --profile P [...] -- CMD ARGS...         up, run CMD with MPS_* variables, down; exits with CMD's status
-  down                                         stop a running testbed and remove its namespaces (idempotent)
-  mode sp-wifi|sp-cell|mp                      switch paths between page loads
-  info [--json]                                names and addresses
-  counters [--json]                            client interface byte and packet counters
-  stats                                        link emulator counters of the running testbed (JSON)
-  flush                                        write buffered timeline lines now
-  set-profile P                                change link conditions of the running testbed
-  profiles                                     list built-in profiles
-  accuracy [--json] [--quick]                  measure RTT and goodput against the configuration
+// noStatus adapts a command whose exit status is its error's.
+func noStatus(f func([]string, io.Writer) error) func([]string, io.Writer) (int, error) {
+	return func(args []string, w io.Writer) (int, error) { return 0, f(args, w) }
+}
 
-P is a built-in profile id or a JSON file. Every command takes --prefix.
+func commands() []command {
+	return []command{
+		{"up", `up --profile P [--timeline DIR] [--mode M] [--seed N] [--cc ALG] [--proxy] [--exit-with-parent]
+        bring the testbed up; "ready" on stdout; runs until SIGINT/SIGTERM; --proxy adds the proxy host
+        (PREFIX-proxy, 10.200.4.2)
+`, noStatus(func(a []string, _ io.Writer) error { return cmdUp(a) })},
+		{"run", `run --profile P [up's flags] -- CMD ARGS...
+        up, run CMD with MPS_* variables, down; exits with CMD's status
+`, func(a []string, _ io.Writer) (int, error) { return cmdRun(a) }},
+		{"down", `down
+        stop a running testbed and remove its namespaces (idempotent)
+`, noStatus(func(a []string, _ io.Writer) error { return cmdDown(a) })},
+		{"mode", `mode sp-wifi|sp-cell|mp
+        switch paths between page loads
+`, noStatus(func(a []string, _ io.Writer) error { return cmdMode(a) })},
+		{"info", `info [--json]
+        names and addresses
+`, noStatus(cmdInfo)},
+		{"counters", `counters [--json]
+        client interface byte and packet counters
+`, noStatus(cmdCounters)},
+		{"stats", `stats
+        link emulator counters of the running testbed (JSON)
+`, noStatus(func(a []string, w io.Writer) error { return cmdControl("stats", a, w) })},
+		{"flush", `flush
+        write buffered timeline lines now
+`, noStatus(func(a []string, w io.Writer) error { return cmdControl("flush", a, w) })},
+		{"set-profile", `set-profile P
+        change link conditions of the running testbed
+`, noStatus(func(a []string, w io.Writer) error { return cmdControl("set-profile", a, w) })},
+		{"profiles", `profiles
+        list built-in profiles
+`, noStatus(cmdProfiles)},
+		{"accuracy", `accuracy [--json] [--quick]
+        measure RTT and goodput against the configuration (its own namespaces, prefix mpsacc by default)
+`, noStatus(cmdAccuracy)},
+		{"help", `help [COMMAND]
+        this text, or one command's
+`, noStatus(cmdHelp)},
+	}
+}
+
+const usageNotes = `
+P is a built-in profile id or a JSON file (relative or absolute path). Every command takes --prefix (default
+$MPS_PREFIX, else mps).
 `
 
-// errUsage marks command-line mistakes (exit status 2).
-var errUsage = errors.New("usage")
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage: testbed COMMAND [flags]\n\ncommands:\n")
+	for _, c := range commands() {
+		b.WriteString("  " + c.usage)
+	}
+	b.WriteString(usageNotes)
+	return b.String()
+}
+
+func commandUsage(name string) string {
+	for _, c := range commands() {
+		if c.name == name {
+			return "usage: testbed " + c.usage + usageNotes
+		}
+	}
+	return ""
+}
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage())
+		return cli.Usage
 	}
-	cmd, args := os.Args[1], os.Args[2:]
-	var err error
-	status := 0
-	switch cmd {
-	case "up":
-		err = cmdUp(args)
-	case "run":
-		status, err = cmdRun(args)
-	case "down":
-		err = cmdDown(args)
-	case "mode":
-		err = cmdMode(args)
-	case "info":
-		err = cmdInfo(args, os.Stdout)
-	case "counters":
-		err = cmdCounters(args, os.Stdout)
-	case "stats", "flush", "set-profile":
-		err = cmdControl(cmd, args, os.Stdout)
-	case "profiles":
-		fmt.Println(strings.Join(profiles.Names(), "\n"))
-	case "accuracy":
-		err = cmdAccuracy(args, os.Stdout)
-	case "help", "-h", "--help":
-		fmt.Print(usage)
-	default:
-		err = fmt.Errorf("%w: unknown command %q", errUsage, cmd)
+	if cli.IsHelp(args[0]) {
+		fmt.Fprint(stdout, usage())
+		return cli.OK
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "testbed %s: %v\n", cmd, err)
-		if errors.Is(err, errUsage) {
-			fmt.Fprint(os.Stderr, usage)
-			os.Exit(2)
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
 		}
-		os.Exit(1)
+		if cli.WantsHelp(args[1:]) {
+			fmt.Fprint(stdout, commandUsage(c.name))
+			return cli.OK
+		}
+		status, err := c.run(args[1:], stdout)
+		if err != nil {
+			return cli.Exit(err, "testbed "+c.name, "", stdout, stderr)
+		}
+		return status
 	}
-	os.Exit(status)
+	return cli.Exit(cli.Usagef("unknown command %.100q", args[0]), "testbed", "", stdout, stderr)
+}
+
+func cmdProfiles(args []string, w io.Writer) error {
+	if err := cli.ParseNone(cli.Flags("profiles"), args); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w, strings.Join(profiles.Names(), "\n"))
+	return err
+}
+
+func cmdHelp(args []string, w io.Writer) error {
+	fs := cli.Flags("help")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	switch fs.NArg() {
+	case 0:
+		_, err := fmt.Fprint(w, usage())
+		return err
+	case 1:
+		if u := commandUsage(fs.Arg(0)); u != "" {
+			_, err := fmt.Fprint(w, u)
+			return err
+		}
+	}
+	return cli.Usagef("help: want one command name")
 }
 
 // newFlags returns a flag set with the common --prefix flag.
 func newFlags(name string) (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := cli.Flags(name)
 	def := os.Getenv("MPS_PREFIX")
 	if def == "" {
 		def = topo.DefaultPrefix
@@ -96,57 +165,30 @@ func newFlags(name string) (*flag.FlagSet, *string) {
 	return fs, prefix
 }
 
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
-	}
-	return nil
-}
-
-// parseMixed parses flags placed before or after positional arguments
-// ("mode mp --prefix x") and returns the positional ones.
-func parseMixed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
 func cmdDown(args []string) error {
 	fs, prefix := newFlags("down")
-	pos, err := parseMixed(fs, args)
+	pos, err := cli.ParseMixed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return fmt.Errorf("%w: down takes no arguments", errUsage)
+		return cli.Usagef("down takes no arguments")
 	}
 	return topo.Down(*prefix, 10*time.Second)
 }
 
 func cmdMode(args []string) error {
 	fs, prefix := newFlags("mode")
-	pos, err := parseMixed(fs, args)
+	pos, err := cli.ParseMixed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 1 {
-		return fmt.Errorf("%w: mode takes one of sp-wifi, sp-cell, mp", errUsage)
+		return cli.Usagef("mode takes one of sp-wifi, sp-cell, mp")
 	}
 	m, err := topo.ParseMode(pos[0])
 	if err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		return cli.Usagef("%v", err)
 	}
 	if err := checkUp(*prefix); err != nil {
 		return err
@@ -176,12 +218,12 @@ type infoOut struct {
 func cmdInfo(args []string, w io.Writer) error {
 	fs, prefix := newFlags("info")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseMixed(fs, args)
+	pos, err := cli.ParseMixed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return fmt.Errorf("%w: info takes only flags", errUsage)
+		return cli.Usagef("info takes only flags")
 	}
 	out := infoOut{Info: topo.Describe(*prefix), ControlSocket: socketPath(*prefix), Profiles: profiles.Names(),
 		Env: testbedEnv(*prefix, "", "")}
@@ -219,12 +261,12 @@ func cmdInfo(args []string, w io.Writer) error {
 func cmdCounters(args []string, w io.Writer) error {
 	fs, prefix := newFlags("counters")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseMixed(fs, args)
+	pos, err := cli.ParseMixed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return fmt.Errorf("%w: counters takes only flags", errUsage)
+		return cli.Usagef("counters takes only flags")
 	}
 	if err := checkUp(*prefix); err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mpsurf/mpsurf/e2e/profiles"
 	"github.com/mpsurf/mpsurf/e2e/topo"
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"golang.org/x/sys/unix"
 )
 
@@ -57,7 +58,7 @@ func bringUp(f upFlags) (*topo.Testbed, *controlServer, error) {
 		}
 	}
 	if *f.profile == "" {
-		return nil, nil, fmt.Errorf("%w: --profile is required (built-in: %v)", errUsage, profiles.Names())
+		return nil, nil, cli.Usagef("--profile is required (built-in: %v)", profiles.Names())
 	}
 	p, err := profiles.Load(*f.profile)
 	if err != nil {
@@ -65,7 +66,7 @@ func bringUp(f upFlags) (*topo.Testbed, *controlServer, error) {
 	}
 	m, err := topo.ParseMode(*f.mode)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, nil, cli.Usagef("%v", err)
 	}
 	timeline := *f.timeline
 	if timeline != "" {
@@ -92,12 +93,12 @@ func tearDown(tb *topo.Testbed, cs *controlServer) error {
 
 func cmdUp(args []string) error {
 	fs, f := newUpFlags("up")
-	pos, err := parseMixed(fs, args)
+	pos, err := cli.ParseMixed(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) != 0 {
-		return fmt.Errorf("%w: up takes no arguments", errUsage)
+		return cli.Usagef("up takes no arguments")
 	}
 	// Catch signals before building anything, so an early Ctrl-C still
 	// tears down.
@@ -116,12 +117,12 @@ func cmdUp(args []string) error {
 
 func cmdRun(args []string) (int, error) {
 	fs, f := newUpFlags("run")
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return 0, err
 	}
 	argv := fs.Args()
 	if len(argv) == 0 {
-		return 0, fmt.Errorf("%w: run needs a command after --", errUsage)
+		return 0, cli.Usagef("run needs a command after --")
 	}
 	path, err := exec.LookPath(argv[0])
 	if err != nil {

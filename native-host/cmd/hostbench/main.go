@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
@@ -28,9 +28,12 @@ import (
 const warmup = 500
 
 func main() {
-	n := flag.Int("n", 0, "round trips per measurement (default 20000 in-process, 5000 subprocess)")
-	hostPath := flag.String("host", "dist/mpsurf-host", "the mpsurf-host binary for the subprocess measurement")
-	flag.Parse()
+	fs := cli.Flags("hostbench")
+	n := fs.Int("n", 0, "round trips per measurement (default 20000 in-process, 5000 subprocess)")
+	hostPath := fs.String("host", "dist/mpsurf-host", "the mpsurf-host binary for the subprocess measurement")
+	if err := cli.ParseNone(fs, os.Args[1:]); err != nil {
+		os.Exit(cli.Exit(err, "hostbench", cli.Described(fs, "usage: hostbench [-n N] [-host BINARY]\n"), os.Stdout, os.Stderr))
+	}
 	nIn, nSub := 20000, 5000
 	if *n > 0 {
 		nIn, nSub = *n, *n

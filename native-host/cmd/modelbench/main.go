@@ -6,13 +6,13 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	models "github.com/mpsurf/mpsurf/policy-models"
@@ -22,8 +22,11 @@ import (
 const warmup = 1000
 
 func main() {
-	n := flag.Int("n", 20000, "calls per input")
-	flag.Parse()
+	fs := cli.Flags("modelbench")
+	n := fs.Int("n", 20000, "calls per input")
+	if err := cli.ParseNone(fs, os.Args[1:]); err != nil {
+		os.Exit(cli.Exit(err, "modelbench", cli.Described(fs, "usage: modelbench [-n N]\n"), os.Stdout, os.Stderr))
+	}
 	if err := run(*n, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "modelbench:", err)
 		os.Exit(1)

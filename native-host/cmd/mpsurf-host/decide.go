@@ -8,19 +8,14 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
-// decideCmd evaluates one decision offline with the same code as the native decide message:
-//
-//	mpsurf-host decide --origin URL [--proto h2] [--size BYTES] [--paths FILE] [--rrc STATE] [--rrc-tech lte]
-//	  [--rrc-since-ms N] [--prefs FILE] [--models DIR] [--json]
-//
-// --paths FILE is a JSON array of Path objects (status --json prints them); the first wifi path is the primary,
-// the first cellular one the secondary.
+// decideCmd evaluates one decision offline with the same code as the native decide message (decideUsage).
 func decideCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("decide")
 	origin := fs.String("origin", "", "")
@@ -33,8 +28,8 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 	prefsFile := fs.String("prefs", "", "")
 	modelsDir := fs.String("models", "", "")
 	asJSON := fs.Bool("json", false, "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return badUsage(stderr, "decide: bad arguments %q", args)
+	if err := cli.ParseNone(fs, args); err != nil {
+		return badUsage(stderr, "decide: %v", err)
 	}
 	norm, err := protocol.NormalizeOrigin(*origin)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/mph2"
 )
 
@@ -36,26 +36,17 @@ func fetchCmd(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "")
 	verbose := fs.Bool("v", false, "")
 	// Flags may follow the URL.
-	var url string
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usage)
-			return exitOK
-		} else if err != nil {
-			return badUsage(stderr, "fetch: %v", err)
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		if url != "" {
-			return badUsage(stderr, "fetch: more than one URL")
-		}
-		url, rest = fs.Arg(0), fs.Args()[1:]
+	pos, err := cli.ParseMixed(fs, args)
+	if err != nil {
+		return badUsage(stderr, "fetch: %v", err)
 	}
-	if url == "" || *out == "" {
+	if len(pos) > 1 {
+		return badUsage(stderr, "fetch: more than one URL")
+	}
+	if len(pos) == 0 || *out == "" {
 		return badUsage(stderr, "fetch: a URL and -o FILE are required")
 	}
+	url := pos[0]
 	paths, err := viaPaths(*via, *mptcp)
 	if err != nil {
 		return badUsage(stderr, "fetch: --via: %v", err)

@@ -7,13 +7,13 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
-const logUsage = `usage:
-  mpsurf-host log export --format csv|jsonl [--since 2026-11-01|RFC3339|unix-ms] [--db PATH]
-        write the decision log to stdout, one consistent snapshot while the host goes on writing
-The database is --db PATH, else $MPSURF_DB, else $XDG_DATA_HOME/mpsurf/mpsurf.db (~/.local/share/mpsurf/mpsurf.db).
+const logUsage = `mpsurf-host log export --format csv|jsonl [--since 2026-11-01|RFC3339|unix-ms] [--db PATH]
+        write the decision log to stdout, one consistent snapshot while the host goes on writing; the database
+        is --db PATH, else $MPSURF_DB, else $XDG_DATA_HOME/mpsurf/mpsurf.db (~/.local/share/mpsurf/mpsurf.db)
 `
 
 // openStore opens the decision log for the serving host. A store that cannot be opened is logged and the host
@@ -34,21 +34,15 @@ func openStore(log *slog.Logger) (*store.Store, error) {
 }
 
 func logCmd(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "export" {
-		fmt.Fprint(stderr, logUsage)
-		return exitUsage
-	}
 	fs := newFlags("log export")
 	format := fs.String("format", "", "")
 	since := fs.String("since", "", "")
 	dbPath := fs.String("db", "", "")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mpsurf-host: log export: bad arguments %q\n\n%s", args[1:], logUsage)
-		return exitUsage
+	if err := cli.ParseNone(fs, args); err != nil {
+		return badUsage(stderr, "log export: %v", err)
 	}
 	if *format != store.FormatCSV && *format != store.FormatJSONL {
-		fmt.Fprintf(stderr, "mpsurf-host: log export: --format must be csv or jsonl\n\n%s", logUsage)
-		return exitUsage
+		return badUsage(stderr, "log export: --format must be csv or jsonl")
 	}
 	var sinceMS int64
 	if *since != "" {

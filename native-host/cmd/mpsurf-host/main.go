@@ -17,9 +17,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/install"
 	"github.com/mpsurf/mpsurf/native-host/netcost"
@@ -30,50 +32,88 @@ import (
 
 // Exit statuses.
 const (
-	exitOK      = 0
-	exitFailed  = 1
-	exitUsage   = 2
+	exitOK      = cli.OK
+	exitFailed  = cli.Failed
+	exitUsage   = cli.Usage
 	exitRefused = 3 // the caller origin is not the MPSurf extension (PROTOCOL.md §1)
 )
 
 // EnvLog names a file to log to instead of stderr.
 const EnvLog = "MPSURF_LOG"
 
-const usage = `usage:
-  mpsurf-host chrome-extension://ID/ [--models DIR | --policy FILE] [--log FILE]
+// command is one subcommand: the words that name it ("log export"), its usage (the synopsis, then lines
+// indented by eight spaces) and what runs it with the arguments after its words. run's table is this list, the
+// top-level usage is made from it, and the tests run every entry with --help and a bad flag.
+type command struct {
+	name  string
+	usage string
+	run   func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"chrome-extension://ID/", serveUsage, nil}, // run picks this one by its prefix
+		{"install", installUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return installCmd("install", a, o, e) }},
+		{"uninstall", uninstallUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return installCmd("uninstall", a, o, e) }},
+		{"status", statusUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return statusCmd(a, o, e) }},
+		{"frame", frameUsage, frameCmd},
+		{"unframe", unframeUsage, unframeCmd},
+		{"decide", decideUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return decideCmd(a, o, e) }},
+		{"log export", logUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return logCmd(a, o, e) }},
+		{"replay", replayUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return replayCmd(a, o, e) }},
+		{"proxy set", proxySetUsage, proxyWord("set")},
+		{"proxy test", proxyTestUsage, proxyWord("test")},
+		{"proxy show", proxyShowUsage, proxyWord("show")},
+		{"fetch", fetchUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return fetchCmd(a, o, e) }},
+		{"version", versionUsage, versionCmd},
+		{"help", helpUsage, helpCmd},
+	}
+}
+
+const (
+	serveUsage = `mpsurf-host chrome-extension://ID/ [--models DIR | --policy FILE] [--log FILE]
         serve the extension over stdin/stdout (Chrome starts it this way)
-  mpsurf-host install [--browser chromium|chrome] [--user-data-dir DIR] [--path BINARY]
+`
+	installUsage = `mpsurf-host install [--browser chromium|chrome] [--user-data-dir DIR] [--path BINARY]
         write the native messaging manifest org.mpsurf.host.json
-  mpsurf-host uninstall [--browser chromium|chrome] [--user-data-dir DIR]
+`
+	uninstallUsage = `mpsurf-host uninstall [--browser chromium|chrome] [--user-data-dir DIR]
         remove that manifest
-  mpsurf-host status [--json] [--models DIR | --policy FILE] [--names IF=KIND,...] [--probe-target HOST:PORT]
-                     [--sample DURATION] [--cell lte|3g] [--radio-model FILE] [--every DURATION]
+`
+	statusUsage = `mpsurf-host status [--json] [--models DIR | --policy FILE] [--names IF=KIND,...] [--probe-target HOST:PORT]
+                   [--sample DURATION] [--cell lte|3g] [--radio-model FILE] [--every DURATION]
         print the host version, protocol, the policy it would load, and the paths and RRC state measured
         while sampling for DURATION (1.5s); --radio-model reads the RRC timers from FILE instead of
         power-lte.json or power-3g.json; --every (with --json) also prints one {"t_ms","paths","rrc"} line
         that often while sampling
-  mpsurf-host frame [--raw] [JSON ...]
+`
+	frameUsage = `mpsurf-host frame [--raw] [JSON ...]
         write each JSON argument (or each line of stdin) as one frame to stdout
-  mpsurf-host unframe
+`
+	unframeUsage = `mpsurf-host unframe
         read frames from stdin and print each payload as one line
-  mpsurf-host decide --origin URL [--proto h2] [--size BYTES] [--paths FILE] [--rrc STATE] [--prefs FILE]
-                     [--models DIR] [--json]
-        evaluate the cost-benefit model offline, with the native decide's code
-  mpsurf-host log export --format csv|jsonl [--since WHEN] [--db PATH]
-        print the decision log from one consistent snapshot
-  mpsurf-host replay [--model DIR] [--db PATH] [--since WHEN] [--json]
-        evaluate every logged decision again under the model in DIR and report what would change
-  mpsurf-host proxy set --server HOST:PORT --user NAME --password-stdin [--pin BASE64]
-  mpsurf-host proxy test [--target HOST:443] [--wait DURATION] [--json]
-  mpsurf-host proxy show [--json]
-        the MPTCP proxy the relay uses (README "Use it on the real web"); settings in
-        $XDG_CONFIG_HOME/mpsurf/proxy.json (mode 600) or MPSURF_PROXY_CONFIG
-  mpsurf-host fetch URL -o FILE [--via IF,IF | --mptcp] [--http1] [--ca PEM] [--resolve HOST=ADDR,...] [--size N]
-                    [--resume] [--secondary-cap BYTES] [--json] [-v]
+`
+	decideUsage = `mpsurf-host decide --origin URL [--proto h2] [--size BYTES] [--paths FILE] [--rrc STATE] [--rrc-tech lte]
+                   [--rrc-since-ms N] [--prefs FILE] [--models DIR] [--json]
+        evaluate the cost-benefit model offline, with the native decide's code; --paths FILE is a JSON array
+        of paths (status --json prints them): the first wifi one is the primary, the first cellular one the
+        secondary
+`
+	fetchUsage = `mpsurf-host fetch URL -o FILE [--via IF,IF | --mptcp] [--http1] [--ca PEM] [--resolve HOST=ADDR,...] [--size N]
+                  [--resume] [--secondary-cap BYTES] [--json] [-v]
         download URL over the interfaces given at once (MP-H2: HTTP range requests per path), or over one
         MPTCP connection (--mptcp); the file is written as FILE.mpsurf-part until complete and checked
-  mpsurf-host version
+`
+	versionUsage = `mpsurf-host version
+        print the host's version and protocol
+`
+	helpUsage = `mpsurf-host help [COMMAND]
+        this text, or one command's (as COMMAND --help)
+`
+)
 
+// usageNotes follow the commands in the top-level usage.
+const usageNotes = `
 A serving host measures its paths (MPSURF_NAMES=wlan0=wifi,wwan0=cellular overrides interface kinds,
 MPSURF_PROBE_TARGET=HOST:PORT enables the active RTT probe, MPSURF_CELL=lte|3g, MPSURF_NO_MEASURE=1 turns it
 off) and keeps its decision log in MPSURF_DB (default ~/.local/share/mpsurf/mpsurf.db).
@@ -83,63 +123,122 @@ decide and replay alike. --policy FILE (or MPSURF_POLICY) instead fixes every de
 MPSURF_LOG=FILE logs to FILE instead of stderr. SIGHUP re-reads the policy file.
 `
 
+// usage is the top-level usage: every command's, then the notes.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	for _, c := range commands() {
+		for _, line := range strings.SplitAfter(c.usage, "\n") {
+			if line != "" && line[0] != ' ' {
+				b.WriteString("  ") // a synopsis; descriptions are indented already
+			}
+			b.WriteString(line)
+		}
+	}
+	b.WriteString(usageNotes)
+	return b.String()
+}
+
+// commandUsage is one command's usage, or that of every command under a group's first word ("proxy").
+func commandUsage(words string) string {
+	var b strings.Builder
+	for _, c := range commands() {
+		if c.name == words || strings.HasPrefix(c.name, words+" ") {
+			if b.Len() == 0 {
+				b.WriteString("usage: " + c.usage)
+			} else {
+				b.WriteString("       " + c.usage)
+			}
+		}
+	}
+	return b.String()
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return exitUsage
 	}
 	if strings.HasPrefix(args[0], "chrome-extension://") {
-		return serve(args[0], args[1:], stderr)
+		return serve(args[0], args[1:], stdout, stderr)
 	}
-	cmd, rest := args[0], args[1:]
-	switch cmd {
-	case "install", "uninstall":
-		return installCmd(cmd, rest, stdout, stderr)
-	case "status":
-		return statusCmd(rest, stdout, stderr)
-	case "log":
-		return logCmd(rest, stdout, stderr)
-	case "replay":
-		return replayCmd(rest, stdout, stderr)
-	case "decide":
-		return decideCmd(rest, stdout, stderr)
-	case "frame":
-		return frameCmd(rest, stdin, stdout, stderr)
-	case "unframe":
-		return unframeCmd(rest, stdin, stdout, stderr)
-	case "fetch":
-		return fetchCmd(rest, stdout, stderr)
-	case "proxy":
-		return proxyCmd(rest, stdin, stdout, stderr)
-	case "version":
-		fmt.Fprintf(stdout, "%s %s (protocol %d)\n", protocol.HostName, host.Version, protocol.Version)
-		return exitOK
-	case "help", "-h", "-help", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
+	if cli.IsHelp(args[0]) {
+		return helpCmd(args[1:], stdin, stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "mpsurf-host: unknown command %q\n\n%s", cmd, usage)
-	return exitUsage
+	group := false
+	for _, c := range commands() {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) && c.run != nil {
+			rest := args[len(words):]
+			if cli.WantsHelp(rest) {
+				fmt.Fprint(stdout, commandUsage(c.name))
+				return exitOK
+			}
+			return c.run(rest, stdin, stdout, stderr)
+		}
+		group = group || (len(words) > 1 && words[0] == args[0])
+	}
+	if group {
+		if cli.WantsHelp(args[1:]) {
+			fmt.Fprint(stdout, commandUsage(args[0]))
+			return exitOK
+		}
+		var subs []string
+		for _, c := range commands() {
+			if w := strings.Fields(c.name); w[0] == args[0] {
+				subs = append(subs, w[1])
+			}
+		}
+		if len(args) == 1 {
+			return badUsage(stderr, "%s: want one of %s", args[0], strings.Join(subs, ", "))
+		}
+		return badUsage(stderr, "%s: unknown subcommand %.100q: want one of %s", args[0], args[1], strings.Join(subs, ", "))
+	}
+	return badUsage(stderr, "unknown command %.100q", args[0])
 }
 
-// newFlags returns a FlagSet that reports errors with the usage text instead of exiting.
+func versionCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	if err := cli.ParseNone(newFlags("version"), args); err != nil {
+		return badUsage(stderr, "version: %v", err)
+	}
+	fmt.Fprintf(stdout, "%s %s (protocol %d)\n", protocol.HostName, host.Version, protocol.Version)
+	return exitOK
+}
+
+func helpCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	fs := newFlags("help")
+	if err := cli.Parse(fs, args); err != nil {
+		return badUsage(stderr, "help: %v", err)
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprint(stdout, usage())
+		return exitOK
+	}
+	u := commandUsage(strings.Join(fs.Args(), " "))
+	if u == "" {
+		return badUsage(stderr, "help: unknown command %.100q", strings.Join(fs.Args(), " "))
+	}
+	fmt.Fprint(stdout, u)
+	return exitOK
+}
+
+// newFlags returns a FlagSet that reports nothing itself: the command reports errors in one line.
 func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	return fs
+	return cli.Flags("mpsurf-host " + name)
 }
 
+// badUsage reports a command-line mistake in one line and returns exit status 2.
 func badUsage(stderr io.Writer, format string, args ...any) int {
-	fmt.Fprintf(stderr, "mpsurf-host: "+format+"\n\n%s", append(args, usage)...)
+	msg := cli.Usagef(format, args...).Error()
+	fmt.Fprintf(stderr, "mpsurf-host: %s (--help shows usage)\n", msg)
 	return exitUsage
 }
 
-func serve(origin string, args []string, stderr io.Writer) int {
+func serve(origin string, args []string, stdout, stderr io.Writer) int {
 	if origin != protocol.ExtensionOrigin {
 		fmt.Fprintf(stderr, "mpsurf-host: refusing caller %.200q: only %s may start this host\n",
 			origin, protocol.ExtensionOrigin)
@@ -149,8 +248,11 @@ func serve(origin string, args []string, stderr io.Writer) int {
 	models := fs.String("models", "", "")
 	policyFile := fs.String("policy", "", "")
 	logFile := fs.String("log", os.Getenv(EnvLog), "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return badUsage(stderr, "serve: bad arguments %q", args)
+	if err := cli.ParseNone(fs, args); errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, commandUsage("chrome-extension://ID/"))
+		return exitOK
+	} else if err != nil {
+		return badUsage(stderr, "serve: %v", err)
 	}
 
 	logOut := stderr
@@ -222,11 +324,8 @@ func installCmd(cmd string, args []string, stdout, stderr io.Writer) int {
 	if cmd == "install" {
 		fs.StringVar(&o.Path, "path", "", "")
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.ParseNone(fs, args); err != nil {
 		return badUsage(stderr, "%s: %v", cmd, err)
-	}
-	if fs.NArg() > 0 {
-		return badUsage(stderr, "%s: unexpected argument %q", cmd, fs.Arg(0))
 	}
 	if cmd == "install" {
 		file, m, err := install.Install(o)
@@ -253,7 +352,7 @@ func installCmd(cmd string, args []string, stdout, stderr io.Writer) int {
 func frameCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := newFlags("frame")
 	raw := fs.Bool("raw", false, "")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return badUsage(stderr, "frame: %v", err)
 	}
 	payloads := fs.Args()
@@ -290,8 +389,8 @@ func frameCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func unframeCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		return badUsage(stderr, "unframe takes no arguments")
+	if err := cli.ParseNone(newFlags("unframe"), args); err != nil {
+		return badUsage(stderr, "unframe: %v", err)
 	}
 	r := wire.NewReader(stdin, wire.MaxOut)
 	bw := bufio.NewWriter(stdout)

@@ -188,12 +188,12 @@ func TestUsage(t *testing.T) {
 		{[]string{"bogus"}, 2, `unknown command "bogus"`},
 		{[]string{"help"}, 0, "usage:"},
 		{[]string{"version"}, 0, "mpsurf-host 0.1.0 (protocol 1)"},
-		{[]string{"install", "--browser"}, 2, "usage:"},
+		{[]string{"install", "--browser"}, 2, "flag needs an argument: -browser"},
 		{[]string{"install", "--browser", "firefox", "--user-data-dir", ""}, 1, "chromium or chrome"},
 		{[]string{"uninstall", "extra"}, 2, "unexpected argument"},
-		{[]string{"status", "--nope"}, 2, "usage:"},
-		{[]string{"unframe", "x"}, 2, "no arguments"},
-		{[]string{origin, "--nope"}, 2, "usage:"},
+		{[]string{"status", "--nope"}, 2, "flag provided but not defined: -nope"},
+		{[]string{"unframe", "x"}, 2, `unexpected argument "x"`},
+		{[]string{origin, "--nope"}, 2, "flag provided but not defined: -nope"},
 		{[]string{origin, "--models", "a", "--policy", "b"}, 1, "give one"},
 	}
 	for _, tc := range tests {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/model"
@@ -24,23 +25,37 @@ func networkInfo(m *decide.Meter, r *netcost.Reader) func() host.NetworkInfo {
 	}
 }
 
+const (
+	proxySetUsage = `mpsurf-host proxy set --server HOST:PORT --user NAME --password-stdin [--pin BASE64]
+        save the MPTCP proxy the relay uses (README "Use it on the real web"): settings in
+        $XDG_CONFIG_HOME/mpsurf/proxy.json (mode 600) or MPSURF_PROXY_CONFIG
+`
+	proxyTestUsage = `mpsurf-host proxy test [--target HOST:443] [--wait DURATION] [--json]
+        connect through the saved proxy and report what worked
+`
+	proxyShowUsage = `mpsurf-host proxy show [--json]
+        print the saved proxy settings
+`
+)
+
+// proxyWord runs proxy's subcommand word with the arguments after it.
+func proxyWord(word string) func([]string, io.Reader, io.Writer, io.Writer) int {
+	return func(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		return proxyCmd(append([]string{word}, args...), stdin, stdout, stderr)
+	}
+}
+
 // proxyCmd: mpsurf-host proxy set|test|show. The same settings file and checks as the options page's.
 func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		return badUsage(stderr, "proxy: want set, test or show")
 	}
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
-			fmt.Fprint(stdout, usage)
-			return exitOK
-		}
-	}
 	fs := newFlags("proxy " + args[0])
 	asJSON := fs.Bool("json", false, "")
 	switch args[0] {
 	case "show":
-		if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
-			return badUsage(stderr, "proxy show: bad arguments %q", args[1:])
+		if err := cli.ParseNone(fs, args[1:]); err != nil {
+			return badUsage(stderr, "proxy show: %v", err)
 		}
 		file := host.ProxyConfigPath()
 		up, err := host.ReadProxyConfig(file)
@@ -61,7 +76,10 @@ func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fs.StringVar(&up.User, "user", "", "")
 		fs.StringVar(&up.Pin, "pin", "", "")
 		pwStdin := fs.Bool("password-stdin", false, "")
-		if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 || !*pwStdin {
+		if err := cli.ParseNone(fs, args[1:]); err != nil {
+			return badUsage(stderr, "proxy set: %v", err)
+		}
+		if !*pwStdin {
 			return badUsage(stderr, "proxy set: want --server HOST:PORT --user NAME --password-stdin [--pin BASE64]")
 		}
 		b, _ := io.ReadAll(io.LimitReader(stdin, 4096))
@@ -80,8 +98,8 @@ func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case "test":
 		target := fs.String("target", "", "")
 		wait := fs.Duration("wait", 2*time.Second, "")
-		if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
-			return badUsage(stderr, "proxy test: bad arguments %q", args[1:])
+		if err := cli.ParseNone(fs, args[1:]); err != nil {
+			return badUsage(stderr, "proxy test: %v", err)
 		}
 		if *target != "" {
 			h, ok := relay.Target(*target)

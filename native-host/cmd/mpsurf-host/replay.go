@@ -10,18 +10,18 @@ import (
 	"math"
 	"sort"
 
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
-const replayUsage = `usage: mpsurf-host replay [--model DIR] [--db PATH] [--since WHEN] [--json]
-
-Evaluates every logged decision again, from the model input the log kept, under the model in DIR (a policy-models
-directory: model.json with the power and baseline files it names; default: MPSURF_MODELS, else the models built
-into this binary),
-and reports how the decisions, the predicted time saved, cellular bytes and radio energy would change.
-WHEN is a date (2026-11-01), an RFC 3339 time or unix milliseconds.
+const replayUsage = `mpsurf-host replay [--model DIR] [--db PATH] [--since WHEN] [--json]
+        evaluate every logged decision again, from the model input the log kept, under the model in DIR (a
+        policy-models directory: model.json with the power and baseline files it names; default: MPSURF_MODELS,
+        else the models built into this binary), and report how the decisions, the predicted time saved,
+        cellular bytes and radio energy would change; WHEN is a date (2026-11-01), an RFC 3339 time or unix
+        milliseconds
 `
 
 // replayDecision is one logged decision and its re-evaluation.
@@ -68,9 +68,8 @@ func replayCmd(args []string, stdout, stderr io.Writer) int {
 	dbPath := fs.String("db", "", "")
 	since := fs.String("since", "", "")
 	asJSON := fs.Bool("json", false, "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "mpsurf-host: replay: bad arguments %q\n\n%s", args, replayUsage)
-		return exitUsage
+	if err := cli.ParseNone(fs, args); err != nil {
+		return badUsage(stderr, "replay: %v", err)
 	}
 	params, name, err := model.Open(*dir)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/model"
@@ -47,8 +48,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	cell := fs.String("cell", radio.LTE, "")
 	radioModel := fs.String("radio-model", "", "")
 	every := fs.Duration("every", 0, "")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return badUsage(stderr, "status: bad arguments %q", args)
+	if err := cli.ParseNone(fs, args); err != nil {
+		return badUsage(stderr, "status: %v", err)
 	}
 	nameMap, err := paths.ParseNames(*names)
 	if err != nil {
