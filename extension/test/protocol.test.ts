@@ -13,9 +13,13 @@ import {
   parseHelloReply,
   parseIncoming,
   parsePolicy,
+  parsePauseReply,
   parsePeersReply,
   parseStatusReply,
+  pauseRequest,
   peersRequest,
+  proxyConfigRequest,
+  type PauseWhy,
   statusRequest,
   type DecideArgs,
   type Peer,
@@ -48,6 +52,13 @@ function build(req: Json): Request | null {
       return statusRequest(id);
     case 'peers':
       return peersRequest(id, body.origin as string, body.tab as number, body.peers as Peer[]);
+    case 'pause':
+      return pauseRequest(id, body.paused as boolean, body.why as PauseWhy);
+    case 'proxy_config': {
+      // The builder sends what the user typed; the host checks the address and the characters.
+      const r = proxyConfigRequest(id, { server: body.server as string, user: body.user as string, password: body.password as string, pin: (body.pin as string) ?? '' });
+      return r;
+    }
     default:
       return null;
   }
@@ -134,6 +145,9 @@ describe('exchanges.json', () => {
         break;
       case 'peers':
         expect(parsePeersReply(msg.body)).toMatchObject(body);
+        break;
+      case 'pause':
+        expect(parsePauseReply(msg.body)).toMatchObject(body);
         break;
       default:
         throw new Error(`no validator for ${String(x.request.type)}`);
