@@ -63,6 +63,7 @@
 //
 // Each request line records the Multipath-Policy header (PROTOCOL.md §7) verbatim (field
 // lines joined with ", "), whether it parsed as an RFC 9651 Dictionary, and the values of
-// v, mp, t1, t2, dl when they have the types §7 gives. The parser is this package's own
-// (sfv.go), fuzzed for parse/serialise round trips.
+// v, mp, t1, t2, dl when they have the types §7 gives. The Dictionary is parsed by
+// github.com/dunglas/httpsfv, which passes the public structured-field test suite
+// (sfsuite_test.go, native-host/vectors/structured-field-tests).
 package origin

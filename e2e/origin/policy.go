@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/dunglas/httpsfv"
 )
 
 // PolicyHeaderName is the request header the extension sets (PROTOCOL.md §7).
@@ -32,36 +34,47 @@ func ReadPolicy(h http.Header) PolicyLog {
 	return ParsePolicy(strings.Join(lines, ", "))
 }
 
-// ParsePolicy checks raw against PROTOCOL.md §7: a Dictionary whose keys v, t1, t2, dl,
-// when present, are Integers and mp a Boolean. Unknown keys are ignored, as receivers must.
+// ParsePolicy checks raw against PROTOCOL.md §7: an RFC 9651 Dictionary (parsed by httpsfv, which passes the whole
+// structured-field test suite: sfsuite_test.go) whose keys v, t1, t2, dl, when present, are Integers and mp a
+// Boolean. Unknown keys are ignored, as receivers must.
 func ParsePolicy(raw string) PolicyLog {
 	l := PolicyLog{Present: true, Raw: raw}
-	d, err := ParseDictionary(raw)
+	d, err := httpsfv.UnmarshalDictionary([]string{raw})
 	if err != nil {
-		l.Error = err.Error()
+		l.Error = "structured field: " + err.Error()
 		return l
 	}
 	l.Dict = true
 	var problems []string
-	integer := func(key string) *int64 {
+	// value is the bare value of the member key when it is an Item (not an Inner List).
+	value := func(key string) (any, bool) {
 		m, ok := d.Get(key)
+		if !ok {
+			return nil, false
+		}
+		if it, ok := m.(httpsfv.Item); ok {
+			return it.Value, true
+		}
+		return nil, true
+	}
+	integer := func(key string) *int64 {
+		v, ok := value(key)
 		if !ok {
 			return nil
 		}
-		if m.Inner || m.Item.Value.Kind != KindInteger {
+		n, isInt := v.(int64)
+		if !isInt {
 			problems = append(problems, fmt.Sprintf("%s is not an Integer", key))
 			return nil
 		}
-		v := m.Item.Value.Int
-		return &v
+		return &n
 	}
 	l.V, l.T1, l.T2, l.DL = integer("v"), integer("t1"), integer("t2"), integer("dl")
-	if m, ok := d.Get("mp"); ok {
-		if m.Inner || m.Item.Value.Kind != KindBoolean {
-			problems = append(problems, "mp is not a Boolean")
-		} else {
-			b := m.Item.Value.Int == 1
+	if v, ok := value("mp"); ok {
+		if b, isBool := v.(bool); isBool {
 			l.MP = &b
+		} else {
+			problems = append(problems, "mp is not a Boolean")
 		}
 	}
 	switch {
