@@ -59,7 +59,7 @@ func TestPolicyVectors(t *testing.T) {
 			Name   string `json:"name"`
 			Header string `json:"header"`
 			Policy struct {
-				Multipath bool `json:"multipath"`
+				Theta1 *int64 `json:"theta1"` // null: never, so mp=?0
 			} `json:"policy"`
 		} `json:"cases"`
 	}
@@ -71,7 +71,7 @@ func TestPolicyVectors(t *testing.T) {
 	}
 	for _, c := range f.Cases {
 		l := ParsePolicy(c.Header)
-		if !l.OK || l.MP == nil || *l.MP != c.Policy.Multipath || l.T1 == nil || l.DL == nil {
+		if !l.OK || l.MP == nil || *l.MP != (c.Policy.Theta1 != nil) || l.T1 == nil || l.DL == nil {
 			t.Errorf("%s: %q read as %+v", c.Name, c.Header, l)
 		}
 		d, err := httpsfv.UnmarshalDictionary([]string{c.Header})

@@ -6,10 +6,13 @@ import { ParseError, isInnerList, parseDictionary, serializeDictionary, type Dic
 export const HEADER_NAME = 'Multipath-Policy';
 export const HEADER_VERSION = 1;
 
-/** The policy fields the header is made from; a Policy and a Decision both have them. */
+/**
+ * The policy fields the header is made from; a Policy and a Decision both have them. Multipath is allowed (`mp`)
+ * unless θ1 is never (null): a page expected single path still carries its θ1, so that a server, or the helper,
+ * can use multipath once a transfer passes it.
+ */
 export interface HeaderSource {
-  multipath: boolean;
-  theta1: number;
+  theta1: number | null;
   theta2: number | null;
   deadline_ms: number;
 }
@@ -63,8 +66,8 @@ export function quantiseDeadline(deadlineMs: number): number {
 export function quantise(p: HeaderSource): HeaderFields {
   return {
     v: HEADER_VERSION,
-    mp: p.multipath,
-    t1: quantiseTheta1(p.theta1),
+    mp: p.theta1 !== null,
+    t1: quantiseTheta1(p.theta1 ?? 0),
     t2: quantiseTheta2(p.theta2),
     dl: quantiseDeadline(p.deadline_ms),
   };

@@ -5,7 +5,7 @@
 
 import { headerValue } from './header';
 import type { HostStatus, RequestError } from './host';
-import type { Basis, Decision, DecideArgs, InputValue, ModelRef, Policy, SizePrediction, Term } from './protocol';
+import { urlPath, type Basis, type Decision, type DecideArgs, type InputValue, type ModelRef, type Policy, type SizePrediction, type Term } from './protocol';
 import type { RuleBook } from './rules';
 
 export type Source = 'host' | 'fallback' | 'none';
@@ -154,7 +154,8 @@ export class Pages {
 
     let rec: TabRecord;
     try {
-      const decision = await this.d.host.decide({ origin, tab: tabId, nav });
+      const path = urlPath(url);
+      const decision = await this.d.host.decide(path === undefined ? { origin, tab: tabId, nav } : { origin, tab: tabId, nav, path });
       timing.decidedAt = this.d.now();
       timing.source = 'host';
       rec = fromDecision(timing, decision);
@@ -345,7 +346,7 @@ function fromDecision(t: NavTimings, d: Decision): TabRecord {
 
 /** The host failed to decide: single path, with the network policy's other values, as the safe default. */
 function fallback(t: NavTimings, p: Policy, why: string): TabRecord {
-  const safe = { multipath: false, theta1: p.theta1, theta2: p.theta2, deadline_ms: p.deadline_ms };
+  const safe = { multipath: false, theta1: null, theta2: p.theta2, deadline_ms: p.deadline_ms };
   return {
     tab: t.tab,
     nav: t.nav,

@@ -64,7 +64,8 @@ export interface ModelRef {
 export interface Policy {
   revision: number;
   multipath: boolean;
-  theta1: number;
+  /** Bytes a connection must receive before its cellular subflow opens; null: never (PROTOCOL.md §3). */
+  theta1: number | null;
   theta2: number | null;
   deadline_ms: number;
   reason: string;
@@ -74,8 +75,10 @@ export interface Policy {
 export type InputValue = number | string | boolean | null;
 
 export interface Decision {
+  /** Whether this page is expected to go multipath (θ1 is 0, or the page's known size lies above θ1). */
   multipath: boolean;
-  theta1: number;
+  /** Bytes a connection must receive before its cellular subflow opens, enforced at run time; null: never. */
+  theta1: number | null;
   theta2: number | null;
   deadline_ms: number;
   reason: string;
@@ -210,6 +213,11 @@ export interface Report {
   transfer_bytes: number;
   plt_ms: number;
   multipath: boolean | null;
+  /** The page's URL path (never its query or fragment), so the host learns sizes per page, not per site. */
+  path?: string;
+  /** Objects the page loaded and new connections it opened to its own origin (Resource Timing). */
+  objects?: number;
+  conns?: number;
 }
 
 export interface LogChunk {
@@ -254,6 +262,28 @@ export interface DecideArgs {
   origin: string;
   tab: number;
   nav: string;
+  /** The navigation's URL path, without query or fragment (PROTOCOL.md §4 decide). */
+  path?: string;
+}
+
+/** Longest URL path sent in decide and report (PROTOCOL.md §4). */
+export const MAX_PATH_BYTES = 2048;
+
+/** The path of a URL as decide and report carry it: never the query or fragment. */
+export function urlPath(url: string): string | undefined {
+  try {
+    const p = new URL(url).pathname;
+    return p.startsWith('/') && utf8Length(p) <= MAX_PATH_BYTES ? p : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function checkPath(path: string | undefined, what: string): void {
+  if (path === undefined) return;
+  if (typeof path !== 'string' || !path.startsWith('/') || /[?#]/.test(path) || utf8Length(path) > MAX_PATH_BYTES) {
+    throw new RangeError(`${what}: path must start with / and have no query or fragment, at most ${MAX_PATH_BYTES} bytes`);
+  }
 }
 
 export interface WireError {
@@ -292,7 +322,8 @@ export function decideRequest(id: number, args: DecideArgs): Request {
   if (typeof nav !== 'string' || nav.length < 1 || nav.length > MAX_NAV_CHARS) {
     throw new RangeError(`decide: nav must be 1 … ${MAX_NAV_CHARS} characters`);
   }
-  return { v: 1, id, type: 'decide', body: { origin, tab, nav } };
+  checkPath(args.path, 'decide');
+  return { v: 1, id, type: 'decide', body: args.path === undefined ? { origin, tab, nav } : { origin, tab, nav, path: args.path } };
 }
 
 export function statusRequest(id: number): Request {
@@ -309,8 +340,17 @@ export function reportRequest(id: number, r: Report): Request {
   }
   if (!Number.isFinite(r.plt_ms) || r.plt_ms < 0 || r.plt_ms > 600_000) throw new RangeError(`report: plt_ms ${r.plt_ms} is outside 0 … 600000`);
   if (r.multipath !== null && typeof r.multipath !== 'boolean') throw new RangeError('report: multipath must be a boolean or null');
+  checkPath(r.path, 'report');
+  for (const k of ['objects', 'conns'] as const) {
+    const v = r[k];
+    if (v !== undefined && (!Number.isSafeInteger(v) || v < 0 || v > 100_000)) throw new RangeError(`report: ${k} ${v} is outside 0 … 100000`);
+  }
   const { origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath } = r;
-  return { v: 1, id, type: 'report', body: { origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath } };
+  const body: Record<string, unknown> = { origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath };
+  if (r.path !== undefined) body.path = r.path;
+  if (r.objects !== undefined) body.objects = r.objects;
+  if (r.conns !== undefined) body.conns = r.conns;
+  return { v: 1, id, type: 'report', body };
 }
 
 /** `prefs` must already be normalised (prefs.ts); the builder only wraps it. */
@@ -542,7 +582,7 @@ function parsePolicyFields(b: Record<string, unknown>, path: string): Omit<Polic
   const m = object(b.model, `${path}.model`);
   return {
     multipath: bool(b.multipath, `${path}.multipath`),
-    theta1: int(b.theta1, `${path}.theta1`, 0, Number.MAX_SAFE_INTEGER),
+    theta1: b.theta1 === null ? null : int(b.theta1, `${path}.theta1`, 0, Number.MAX_SAFE_INTEGER),
     theta2: b.theta2 === null ? null : int(b.theta2, `${path}.theta2`, 0, Number.MAX_SAFE_INTEGER),
     deadline_ms: int(b.deadline_ms, `${path}.deadline_ms`, 100, 60_000),
     reason: string(b.reason, `${path}.reason`, MAX_REASON_BYTES),

@@ -1,8 +1,9 @@
 // Finished main-frame loads: what the content script measures (content.ts), checked here in the service worker and
-// turned into the host's `report` (PROTOCOL.md §4). Only the origin leaves the page, never the URL.
+// turned into the host's `report` (PROTOCOL.md §4). The origin and the URL's path leave the page, never its query
+// or fragment.
 
 import type { TabRecord } from './pages';
-import type { Report } from './protocol';
+import { urlPath, type Report } from './protocol';
 
 /** The content script's message. */
 export interface LoadTiming {
@@ -10,7 +11,12 @@ export interface LoadTiming {
   protocol: string;
   transfer_bytes: number;
   plt_ms: number;
+  /** Objects and new own-origin connections; an older content script leaves them out. */
+  objects?: number;
+  conns?: number;
 }
+
+const count = (x: unknown): boolean => x === undefined || (typeof x === 'number' && Number.isSafeInteger(x) && x >= 0 && x <= 100_000);
 
 export function isLoadTiming(m: unknown): m is LoadTiming {
   if (m === null || typeof m !== 'object') return false;
@@ -26,7 +32,9 @@ export function isLoadTiming(m: unknown): m is LoadTiming {
     typeof t.plt_ms === 'number' &&
     Number.isFinite(t.plt_ms) &&
     t.plt_ms >= 0 &&
-    t.plt_ms <= 600_000
+    t.plt_ms <= 600_000 &&
+    count(t.objects) &&
+    count(t.conns)
   );
 }
 
@@ -61,6 +69,7 @@ export function buildReport(
   } catch {
     return { drop: 'no page URL' };
   }
+  const path = urlPath(sender.url ?? '');
   const rec = record(tab);
   if (rec === undefined || rec.origin !== origin) return { drop: `no decision for ${origin} in tab ${tab}` };
   return {
@@ -72,6 +81,9 @@ export function buildReport(
       transfer_bytes: m.transfer_bytes,
       plt_ms: Math.round(m.plt_ms * 10) / 10,
       multipath: rec.source === 'none' ? null : rec.multipath,
+      ...(path === undefined ? {} : { path }),
+      ...(m.objects === undefined ? {} : { objects: m.objects }),
+      ...(m.conns === undefined ? {} : { conns: m.conns }),
     },
   };
 }

@@ -141,7 +141,7 @@ export class Settings {
     this.d.rules.setOverrides(
       p === null
         ? []
-        : this.prefs.overrides.map((o) => ({ host: o.host, header: headerValue({ ...p, multipath: o.rule === 'always' }) })),
+        : this.prefs.overrides.map((o) => ({ host: o.host, header: headerValue({ ...p, theta1: o.rule === 'always' ? 0 : null }) })),
     );
   }
 

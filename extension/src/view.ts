@@ -41,7 +41,7 @@ export function pageRows(page: TabRecord | null): Row[] {
         ? 'extension (safe default)'
         : 'nobody (no host)',
   ]);
-  if (page.theta1 !== null) rows.push(['Thresholds', `θ1 ${bytes(page.theta1)}, θ2 ${bytes(page.theta2)}, T ${seconds(page.deadline_ms)}`]);
+  if (page.source !== 'none') rows.push(['Thresholds', `θ1 ${theta1Text(page.theta1)}, θ2 ${bytes(page.theta2)}, T ${seconds(page.deadline_ms)}`]);
   if (page.header !== null) rows.push(['Header', page.header]);
   if (page.ruleInstalledAt !== null) {
     rows.push(['Rule ready', `${(page.ruleInstalledAt - page.navStartedAt).toFixed(1)} ms after navigation start`]);
@@ -50,7 +50,13 @@ export function pageRows(page: TabRecord | null): Row[] {
 }
 
 export function policyText(p: Policy): string {
-  return `${p.multipath ? 'multipath' : 'single path'}; θ1 ${bytes(p.theta1)}, θ2 ${bytes(p.theta2)}, T ${seconds(p.deadline_ms)}`;
+  return `${p.multipath ? 'multipath' : 'single path'}; θ1 ${theta1Text(p.theta1)}, θ2 ${bytes(p.theta2)}, T ${seconds(p.deadline_ms)}`;
+}
+
+/** θ1 for people: null is never (no cellular subflow), 0 is from the first byte. */
+export function theta1Text(t: number | null): string {
+  if (t === null) return 'never';
+  return t === 0 ? 'from the first byte' : bytes(t);
 }
 
 export function hostRows(s: HostStatus, now = Date.now()): Row[] {
@@ -121,7 +127,7 @@ export function decisionView(state: Pick<PopupState, 'status' | 'page'>): Decisi
   else if (page.source === 'none') termsNote = 'Nothing was decided: the host is not connected.';
   else if (terms.length === 0) termsNote = 'This host does not explain its decisions yet (no model terms in its reply).';
   const facts: Row[] = [];
-  if (page.theta1 !== null) facts.push(['θ1 (smallest transfer worth multipath)', bytes(page.theta1)]);
+  if (page.source !== 'none') facts.push(['θ1 (a connection gets cellular once it has received)', theta1Text(page.theta1)]);
   if (page.source !== 'none') facts.push(['θ2 (cap on cellular bytes)', bytes(page.theta2)]);
   if (page.deadline_ms !== null) facts.push(['T (your patience)', seconds(page.deadline_ms)]);
   if (page.size) {

@@ -69,8 +69,11 @@ describe('Pages', () => {
     const t = setup(async (a) => decisionFor(a, { multipath: false, theta1: 1_500_000 }));
     t.rules.setNetwork(headerValue(policy));
     await t.pages.begin(7, 'https://example.com/some/page?q=1');
-    expect(t.asked).toEqual([{ origin: 'https://example.com', tab: 7, nav: '7-1' }]);
-    const header = headerValue({ multipath: false, theta1: 1_500_000, theta2: null, deadline_ms: 3000 });
+    // The path goes along (never the query): the host learns sizes per page.
+    expect(t.asked).toEqual([{ origin: 'https://example.com', tab: 7, nav: '7-1', path: '/some/page' }]);
+    // A page expected single path still carries its θ1: multipath is allowed past it.
+    const header = headerValue({ theta1: 1_500_000, theta2: null, deadline_ms: 3000 });
+    expect(header).toBe('v=1, mp, t1=2048, dl=3');
     const rules = [...t.store.rules.values()];
     expect(rules.find((r) => r.id === NETWORK_RULE_ID)?.action.requestHeaders[0]?.value).toBe(headerValue(policy));
     expect(rules.find((r) => r.priority === PRIORITY_ORIGIN)).toMatchObject({
@@ -121,7 +124,7 @@ describe('Pages', () => {
     const d = t.pages.decisions()['4']!;
     expect(d).toMatchObject({ source: 'fallback', multipath: false });
     expect(d.reason).toMatch(/2000 ms.*single path/);
-    expect(d.header).toBe(headerValue({ ...policy, multipath: false }));
+    expect(d.header).toBe(headerValue({ ...policy, theta1: null }));
     expect([...t.store.rules.values()].every((r) => r.action.requestHeaders[0]!.value.includes('mp=?0'))).toBe(true);
     expect(t.badges.get('4')).toMatchObject({ text: 'SP' });
   });

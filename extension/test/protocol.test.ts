@@ -20,7 +20,9 @@ import {
   peersRequest,
   proxyConfigRequest,
   type PauseWhy,
+  reportRequest,
   statusRequest,
+  urlPath,
   type DecideArgs,
   type Peer,
   type Request,
@@ -80,8 +82,12 @@ function complete(reply: Json, req: Json): Json {
         ...reply,
         body: { version: '0.1.0', pid: 4242, uptime_ms: 12, decisions: 3, ...body, policy: policy(body.policy as Json) },
       };
-    case 'decide':
-      return { ...reply, body: { reason: 'page over θ1', inputs: { page_bytes: 1_500_000, path: 'lte' }, ...body } };
+    case 'decide': {
+      // Decide vectors pin the protocol's fields, not the model's numbers (they move with policy-models/).
+      const model = { version: 2, ...(body.model as Json) };
+      const fill = { reason: 'page over θ1', inputs: { page_bytes: 1_500_000, path: 'lte' }, multipath: true, theta1: 0, theta2: null };
+      return { ...reply, body: { ...fill, ...body, model } };
+    }
     default:
       return reply;
   }
@@ -265,6 +271,31 @@ describe('request builders', () => {
     expect(() => decideRequest(1, { origin: 'https://a.example', tab: 1, nav: 'x'.repeat(129) })).toThrow(RangeError);
     expect(() => decideRequest(1, { origin: '', tab: 1, nav: '1' })).toThrow(RangeError);
     expect(decideRequest(1, { origin: 'https://a.example', tab: -1, nav: 'x'.repeat(128) }).body).toMatchObject({ tab: -1 });
+  });
+
+  it('carry the navigation\'s path, never its query or fragment', () => {
+    expect(urlPath('https://a.example/article/7?session=secret#top')).toBe('/article/7');
+    expect(urlPath('https://a.example')).toBe('/');
+    expect(urlPath('not a url')).toBeUndefined();
+    expect(urlPath('https://a.example/' + 'x'.repeat(2048))).toBeUndefined();
+    const d = decideRequest(1, { origin: 'https://a.example', tab: 1, nav: '1', path: '/article/7' });
+    expect(Object.keys(d.body!)).toEqual(['origin', 'tab', 'nav', 'path']);
+    expect(() => decideRequest(1, { origin: 'https://a.example', tab: 1, nav: '1', path: '/a?q=1' })).toThrow(RangeError);
+    expect(() => decideRequest(1, { origin: 'https://a.example', tab: 1, nav: '1', path: 'relative' })).toThrow(RangeError);
+    const base = { origin: 'https://a.example', tab: 1, nav: '1', protocol: 'h2', transfer_bytes: 10, plt_ms: 5, multipath: null };
+    expect(reportRequest(2, { ...base, path: '/article/7', objects: 12, conns: 1 }).body).toMatchObject({ path: '/article/7', objects: 12, conns: 1 });
+    expect(reportRequest(2, base).body).not.toHaveProperty('path');
+    expect(() => reportRequest(2, { ...base, objects: -1 })).toThrow(RangeError);
+    expect(() => reportRequest(2, { ...base, path: '/x#frag' })).toThrow(RangeError);
+  });
+
+  it('a decision whose θ1 is never (null) parses; a policy too', () => {
+    const d = parseDecision(
+      { multipath: false, theta1: null, theta2: null, deadline_ms: 3000, reason: 'r', model: { id: 'm', version: 1 }, origin: 'https://a.example', tab: 1, nav: '1', inputs: {}, basis: 'rule' },
+      { origin: 'https://a.example', tab: 1, nav: '1' },
+    );
+    expect(d).toMatchObject({ theta1: null, basis: 'rule' });
+    expect(() => parsePolicy({ revision: 1, multipath: true, theta1: -1, theta2: null, deadline_ms: 3000, reason: 'r', model: { id: 'm', version: 1 } })).toThrow(ProtocolError);
   });
 });
 

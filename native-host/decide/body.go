@@ -1,6 +1,8 @@
 package decide
 
 import (
+	"math"
+
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
@@ -21,22 +23,37 @@ type Body struct {
 // (PROTOCOL.md §3: numbers, strings, booleans or null); the typed fields stay the source of truth.
 func (d *Decision) Body() Body {
 	in := map[string]any{
-		"model_id":          d.Model.ID,
-		"model_version":     d.Model.Version,
-		"basis":             string(d.Basis),
-		"mode":              d.Mode,
-		"protocol":          d.Protocol,
-		"theta1_bytes":      d.Theta1,
-		"theta1_runtime":    d.RuntimeTheta1,
-		"deadline_ms":       d.DeadlineMS,
-		"multipath_allowed": d.Multipath,
-		"theta2_bytes":      nil,
+		"model_id":           d.Model.ID,
+		"model_version":      d.Model.Version,
+		"basis":              string(d.Basis),
+		"mode":               d.Mode,
+		"protocol":           d.Protocol,
+		"theta1_bytes":       nil,
+		"deadline_ms":        d.DeadlineMS,
+		"multipath_allowed":  d.Theta1 != nil,
+		"multipath_expected": d.Multipath,
+		"theta2_bytes":       nil,
+	}
+	if d.Theta1 != nil {
+		in["theta1_bytes"] = *d.Theta1
+	}
+	if d.PredictedSPMS > 0 {
+		in["predicted_plt_sp_ms"], in["predicted_plt_mp_ms"] = round1(d.PredictedSPMS), round1(d.PredictedMPMS)
 	}
 	if d.Theta2 != nil {
 		in["theta2_bytes"] = *d.Theta2
 	}
 	if d.Size.Known && d.Size.Median != nil {
 		in["predicted_size_bytes"] = *d.Size.Median
+	}
+	if d.Size.Source != "" {
+		in["size_source"] = d.Size.Source
+	}
+	if d.PathClass != "" {
+		in["path_class"] = d.PathClass
+	}
+	if d.Refused != "" {
+		in["measurement_refused"] = d.Refused
 	}
 	if d.Paused != "" {
 		in["paused"] = d.Paused
@@ -64,3 +81,5 @@ func (d *Decision) Body() Body {
 	b.ModelInput = &input
 	return b
 }
+
+func round1(x float64) float64 { return math.Round(x*10) / 10 }

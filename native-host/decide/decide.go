@@ -10,11 +10,13 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
 // Request is one navigation to decide for.
 type Request struct {
 	Origin string // normalised (protocol.NormalizeOrigin)
+	Path   string // the navigation's URL path, without query or fragment; "" when the extension did not say
 	Tab    int64
 	Nav    string
 	// Paused says why all multipath is off now ("" when it is not): the user's pause, a cap reached, roaming, no
@@ -37,12 +39,15 @@ const (
 
 // Decision is what the Decider decided for one navigation, typed; Body is its wire form.
 type Decision struct {
-	Origin string
-	Tab    int64
-	Nav    string
+	Origin    string
+	Tab       int64
+	Nav       string
+	PathClass string // store.PathClass of the request's path; "" when it had none
 
-	Multipath  bool
-	Theta1     int64  // bytes a connection must have received before its cellular subflow opens
+	Multipath bool
+	// Theta1 is the bytes a connection must have received before its cellular subflow opens, enforced at run time
+	// by the helper for single-path and multipath decisions alike; nil: never.
+	Theta1     *int64
 	Theta2     *int64 // cap on a connection's cellular bytes; nil: none
 	DeadlineMS int64
 	Reason     string
@@ -60,8 +65,13 @@ type Decision struct {
 	Paused string
 	// Fixed: a fixed policy file decided, not the model (Config.Fixed); Input is then empty.
 	Fixed bool
-	// RuntimeTheta1 is the θ1 the helper enforces per connection: 0 when the predicted size already passed θ1.
-	RuntimeTheta1 int64
+	// PredictedSPMS and PredictedMPMS are the page-load times the model expects of this page's typical size.
+	PredictedSPMS, PredictedMPMS float64
+	// CellRxStart is the cellular interface's received-bytes counter at the decision (nil: not measured), from
+	// which the load's cellular bytes are counted when it is reported.
+	CellRxStart *int64
+	// Refused says why the measured paths were set aside for priors (the model refused them), "" normally.
+	Refused string
 	// Actuation is what the privileged helper said ("" when there is none); ActuationAddrs the addresses it was
 	// given, comma-separated.
 	Actuation      string
@@ -129,10 +139,33 @@ func (d *Decider) Decide(ctx context.Context, r Request) (Decision, error) {
 	if p == nil {
 		return Decision{}, d.cfg.ParamsErr
 	}
+	class := ""
+	if r.Path != "" {
+		class = store.PathClass(r.Path)
+	}
+	var rx *int64
+	if d.cfg.Links != nil {
+		if n, ok := d.cfg.Links.CellRx(); ok {
+			rx = &n
+		}
+	}
 	mctx, cancel := context.WithTimeout(ctx, memoryTimeout)
-	in := d.Input(mctx, r.Origin)
+	in := d.Input(mctx, r.Origin, class)
 	cancel()
-	dec, _ := d.Evaluate(r, in)
+	dec, err := d.Evaluate(r, in)
+	var ie *model.InputError
+	if errors.As(err, &ie) && (in.Primary != nil || in.Secondary != nil) {
+		// A measurement the model refuses (a broken counter, an absurd rate) is not decided from: the paths go back
+		// to their priors, and the decision says so.
+		d.cfg.Log.Warn("measured paths refused; deciding from priors", "origin", r.Origin, "err", err)
+		in.Primary, in.Secondary = unmeasured(in.Primary), unmeasured(in.Secondary)
+		dec, err = d.Evaluate(r, in)
+		dec.Refused = ie.Error()
+	}
+	if err != nil {
+		return Decision{}, err
+	}
+	dec.PathClass, dec.CellRxStart = class, rx
 	dec.pause(r.Paused)
 	if d.cfg.Actuator != nil {
 		d.cfg.Actuator.Carry(ctx, &dec)
@@ -147,7 +180,19 @@ func (d *Decider) Evaluate(r Request, in model.Input) (Decision, error) {
 		return Decision{}, d.cfg.ParamsErr
 	}
 	in.Params = d.cfg.Params
-	return FromModel(r, in, model.Evaluate(in)), nil
+	out, err := model.Evaluate(in)
+	if err != nil {
+		return Decision{}, err
+	}
+	return FromModel(r, in, out), nil
+}
+
+// unmeasured is p without its measured numbers: the model takes them from the priors of p's kind.
+func unmeasured(p *model.Path) *model.Path {
+	if p == nil {
+		return nil
+	}
+	return &model.Path{Name: p.Name, Kind: p.Kind, Up: p.Up, Addrs: p.Addrs}
 }
 
 // FromModel makes the decision for r from the model's input and output.
@@ -158,19 +203,14 @@ func FromModel(r Request, in model.Input, out model.Output) Decision {
 		Multipath: out.Multipath, Theta1: out.Theta1, Theta2: out.Theta2, DeadlineMS: out.DeadlineMS,
 		Reason: out.Reason, Model: protocol.Model{ID: p.ID, Version: p.Version},
 		Mode: out.Mode, Protocol: out.Protocol, Size: out.Size, Terms: out.Terms, Input: in,
-		Basis: BasisMeasured,
+		Basis: BasisMeasured, PredictedSPMS: out.PredictedSPMS, PredictedMPMS: out.PredictedMPMS,
 	}
 	dec.Input.Params = nil
-	if out.Fallback {
-		dec.Basis = BasisPrior
-		dec.Model = protocol.Model{ID: p.BaselineID, Version: p.BaselineVersion}
-	}
-	if out.Rule {
+	switch {
+	case out.Rule:
 		dec.Basis = BasisRule
-	}
-	dec.RuntimeTheta1 = dec.Theta1
-	if m := out.Size.Median; out.Size.Known && m != nil && *m >= dec.Theta1 {
-		dec.RuntimeTheta1 = 0 // the predicted page already passed θ1: the subflow may open at once
+	case out.Prior:
+		dec.Basis = BasisPrior
 	}
 	return dec
 }
@@ -184,9 +224,9 @@ func (d *Decider) fixed(ctx context.Context, r Request) (Decision, error) {
 	f := snap.File
 	dec := Decision{
 		Origin: r.Origin, Tab: r.Tab, Nav: r.Nav,
-		Multipath: f.Multipath, Theta1: f.Theta1Bytes, Theta2: f.Theta2Bytes, DeadlineMS: f.DeadlineMS,
+		Multipath: f.Multipath, Theta1: snap.Policy.Theta1, Theta2: f.Theta2Bytes, DeadlineMS: f.DeadlineMS,
 		Reason: snap.Policy.Reason, Basis: BasisRule, Model: snap.Policy.Model, Fixed: true,
-		Input: model.Input{Origin: r.Origin}, RuntimeTheta1: f.Theta1Bytes,
+		Input: model.Input{Origin: r.Origin},
 	}
 	dec.pause(r.Paused)
 	if d.cfg.Actuator != nil {
@@ -210,8 +250,8 @@ func (dec *Decision) pause(why string) {
 		return
 	}
 	dec.Paused = why
-	if dec.Multipath {
-		dec.Multipath, dec.Basis = false, BasisRule
+	if dec.Theta1 != nil {
+		dec.Multipath, dec.Theta1, dec.Basis = false, nil, BasisRule
 		w, ok := pauseWords[why]
 		if !ok {
 			w = "multipath is paused (" + why + ")"

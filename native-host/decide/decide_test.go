@@ -47,12 +47,13 @@ func TestDecideCarriesTheModelsDecision(t *testing.T) {
 		runtime func(d Decision) bool
 	}{
 		{"large page on measured links: the subflow may open at once", Given{Paths: measured(), Proto: "h2",
-			Size: store.Size{Known: true, Median: i64(4e6), Samples: 3}}, BasisMeasured,
-			func(d Decision) bool { return d.Multipath && d.RuntimeTheta1 == 0 }},
-		{"unknown size: θ1 holds at run time", Given{Paths: measured(), Proto: "h2"}, BasisMeasured,
-			func(d Decision) bool { return d.RuntimeTheta1 == d.Theta1 && d.Theta1 > 0 }},
-		{"nothing measured", Given{}, BasisPrior, func(d Decision) bool { return d.RuntimeTheta1 == d.Theta1 }},
-		{"h3 is a rule", Given{Paths: measured(), Proto: "h3"}, BasisRule, func(d Decision) bool { return !d.Multipath }},
+			Sizes: store.History{Class: []int64{4e6, 4.1e6, 3.9e6}}}, BasisMeasured,
+			func(d Decision) bool { return d.Multipath && d.Theta1 != nil && *d.Theta1 == 0 }},
+		{"small page on measured links: θ1 above its size, enforced at run time", Given{Paths: measured(), Proto: "h2",
+			Sizes: store.History{Class: []int64{20e3, 21e3, 19e3}}}, BasisMeasured,
+			func(d Decision) bool { return !d.Multipath && (d.Theta1 == nil || *d.Theta1 > 21e3) }},
+		{"nothing measured", Given{}, BasisPrior, func(d Decision) bool { return d.Theta1 != nil }},
+		{"h3 is a rule", Given{Paths: measured(), Proto: "h3"}, BasisRule, func(d Decision) bool { return !d.Multipath && d.Theta1 == nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := tc.given
@@ -97,7 +98,7 @@ func TestFixedPolicyDecides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Fixed || d.Basis != BasisRule || d.Theta1 != 200000 || d.Model.ID != "baseline-seed001" {
+	if !d.Fixed || d.Basis != BasisRule || d.Theta1 == nil || *d.Theta1 != 200000 || d.Model.ID != "baseline-seed001" {
 		t.Errorf("%+v", d)
 	}
 	if b := d.Body(); b.ModelInput != nil || b.Inputs["fixed_policy"] != true {

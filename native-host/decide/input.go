@@ -2,6 +2,9 @@ package decide
 
 import (
 	"context"
+	"math"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/model"
@@ -22,6 +25,8 @@ type Links interface {
 	View() View
 	// Status is the measurement as status reports it.
 	Status() LinkStatus
+	// CellRx is the cellular interface's received-bytes counter now; false when there is none.
+	CellRx() (int64, bool)
 }
 
 // LinkStatus is the sampler's own view: every path, the RRC state, and the cellular interface whose usage counts.
@@ -33,14 +38,16 @@ type LinkStatus struct {
 
 // Memory is what the host remembers across decisions and sessions. *store.Store is the real one.
 type Memory interface {
-	Predict(ctx context.Context, origin string) (store.Size, error)
+	History(ctx context.Context, origin, class string) (store.History, error)
 	Protocol(ctx context.Context, origin string) (string, error)
 	Prefs(ctx context.Context) (*protocol.Prefs, error)
 	Usage(ctx context.Context, from time.Time) (rx, tx int64, err error)
+	Measurements(ctx context.Context, origin string, n int) ([]store.Measured, error)
 }
 
-// Input assembles the model's input for origin, now, from every source the Decider has.
-func (d *Decider) Input(ctx context.Context, origin string) model.Input {
+// Input assembles the model's input for origin's page of path class (store.PathClass; "" unknown), now, from
+// every source the Decider has.
+func (d *Decider) Input(ctx context.Context, origin, class string) model.Input {
 	in := model.Input{Origin: origin, Params: d.cfg.Params}
 	if d.cfg.Links != nil {
 		v := d.cfg.Links.View()
@@ -53,8 +60,11 @@ func (d *Decider) Input(ctx context.Context, origin string) model.Input {
 	if m == nil {
 		return in
 	}
-	if size, err := m.Predict(ctx, origin); err == nil {
-		in.Size = model.Size{Known: size.Known, Median: size.Median, P90: size.P90, Samples: size.Samples, Source: size.Source}
+	if h, err := m.History(ctx, origin, class); err == nil {
+		in.Size, in.Conns = sizeOf(h, class), h.Conns
+	}
+	if ms, err := m.Measurements(ctx, origin, store.PredictWindow); err == nil && len(ms) > 0 {
+		in.Learned = learned(ms, d.cfg.Params.Learning.HalfLifeLoads)
 	}
 	if proto, err := m.Protocol(ctx, origin); err == nil && proto != "" {
 		in.Protocol = proto
@@ -102,16 +112,73 @@ func DaysLeft(now time.Time, billingDay int64) int64 {
 // Given is Links and Memory with values given up front: what `mpsurf-host decide` reads from its command line.
 type Given struct {
 	Paths    View
-	Size     store.Size
+	Sizes    store.History
 	Proto    string
 	Settings *protocol.Prefs
 }
 
-func (g *Given) View() View         { return g.Paths }
-func (g *Given) Status() LinkStatus { return LinkStatus{} }
-func (g *Given) Predict(context.Context, string) (store.Size, error) {
-	return g.Size, nil
+func (g *Given) View() View            { return g.Paths }
+func (g *Given) Status() LinkStatus    { return LinkStatus{} }
+func (g *Given) CellRx() (int64, bool) { return 0, false }
+func (g *Given) History(context.Context, string, string) (store.History, error) {
+	return g.Sizes, nil
 }
-func (g *Given) Protocol(context.Context, string) (string, error)       { return g.Proto, nil }
-func (g *Given) Prefs(context.Context) (*protocol.Prefs, error)         { return g.Settings, nil }
-func (g *Given) Usage(context.Context, time.Time) (int64, int64, error) { return 0, 0, nil }
+func (g *Given) Measurements(context.Context, string, int) ([]store.Measured, error) { return nil, nil }
+func (g *Given) Protocol(context.Context, string) (string, error)                    { return g.Proto, nil }
+func (g *Given) Prefs(context.Context) (*protocol.Prefs, error)                      { return g.Settings, nil }
+func (g *Given) Usage(context.Context, time.Time) (int64, int64, error)              { return 0, 0, nil }
+
+// sizeOf is the model's view of a page's size history, summarised (median, p10, p90 by nearest rank) from the
+// nearest level that has loads.
+func sizeOf(h store.History, class string) model.Size {
+	sz := model.Size{Points: h.Class, Origin: h.Origin, Objects: h.Objects, Samples: int64(h.Samples()),
+		Source: "prior: never seen"}
+	level := h.Class
+	switch {
+	case len(h.Class) > 0:
+		sz.Source = strconv.Itoa(len(h.Class)) + " loads of path class " + class
+	case len(h.Origin) > 0:
+		level, sz.Source = h.Origin, strconv.Itoa(len(h.Origin))+" loads of the origin's other pages"
+	}
+	if len(level) == 0 {
+		return sz
+	}
+	s := slices.Clone(level)
+	slices.Sort(s)
+	q := func(f float64) *int64 {
+		v := s[max(int(math.Ceil(f*float64(len(s))))-1, 0)]
+		return &v
+	}
+	sz.Known, sz.P10, sz.Median, sz.P90 = true, q(0.1), q(0.5), q(0.9)
+	return sz
+}
+
+// learned is the correction the origin's measured loads teach, by kind (single path, multipath): the geometric
+// mean of measured over predicted page-load time, each load weighing half as much as the one after it
+// halfLife loads later (newest first in ms).
+func learned(ms []store.Measured, halfLife float64) *model.Correction {
+	var c model.Correction
+	var sum, wsum [2]float64
+	var n [2]int64
+	for _, m := range ms {
+		if m.PLTms <= 0 || m.PredictedMS <= 0 {
+			continue
+		}
+		k := 0
+		if m.MPUsed {
+			k = 1
+		}
+		w := math.Pow(0.5, float64(n[k])/halfLife)
+		sum[k] += w * math.Log(m.PLTms/m.PredictedMS)
+		wsum[k] += w
+		n[k]++
+	}
+	c.SP, c.MP, c.SPLoad, c.MPLoad = 1, 1, n[0], n[1]
+	if wsum[0] > 0 {
+		c.SP = math.Exp(sum[0] / wsum[0])
+	}
+	if wsum[1] > 0 {
+		c.MP = math.Exp(sum[1] / wsum[1])
+	}
+	return &c
+}

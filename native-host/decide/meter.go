@@ -173,6 +173,20 @@ func (m *Meter) Status() LinkStatus {
 	return ls
 }
 
+// CellRx is the cellular interface's received-bytes counter now (sysfs), false when there is no cellular path.
+func (m *Meter) CellRx() (int64, bool) {
+	if m.sampler == nil {
+		return 0, false
+	}
+	for _, p := range m.sampler.Snapshot().Paths {
+		if p.Kind == paths.Cellular {
+			n, ok := readCounter(m.root, p.Name, "rx_bytes")
+			return int64(n), ok
+		}
+	}
+	return 0, false
+}
+
 // IsCellular says whether a is one of the cellular interface's local addresses, from the paths the sampler
 // found (the relay counts a tunnel's cellular bytes by its subflows' local addresses).
 func (m *Meter) IsCellular(a netip.Addr) bool {

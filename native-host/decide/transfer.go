@@ -17,9 +17,9 @@ func (d *Decider) Transfer(ctx context.Context, r Request, size int64, proto str
 		return Decision{}, d.cfg.ParamsErr
 	}
 	mctx, cancel := context.WithTimeout(ctx, memoryTimeout)
-	in := d.Input(mctx, r.Origin)
+	in := d.Input(mctx, r.Origin, "")
 	cancel()
-	in.Size = model.Size{Known: true, Median: &size, P90: &size, Samples: 1, Source: "transfer"}
+	in.Size = model.Size{Known: true, Exact: true, Median: &size, P90: &size, Samples: 1, Source: "transfer"}
 	if proto != "" {
 		in.Protocol = proto
 	}

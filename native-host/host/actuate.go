@@ -318,10 +318,13 @@ func (c *actuatorClient) Carry(ctx context.Context, d *decide.Decision) {
 		strs[i] = a.String()
 	}
 	d.ActuationAddrs = clip(strings.Join(strs, ","))
-	mp := d.Multipath
+	// The helper's policy: a cellular subflow once a connection has received θ1 bytes, whatever this page is
+	// expected to be (single-path decisions carry θ1 too, so a page that turns out large still gets it); never when
+	// θ1 is never.
+	mp := d.Theta1 != nil
 	req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: strs, Multipath: &mp}
 	if mp {
-		req.Theta1, req.Theta2 = d.RuntimeTheta1, d.Theta2
+		req.Theta1, req.Theta2 = *d.Theta1, d.Theta2
 	}
 	res := c.setOrigin(ctx, req, d.Origin)
 	if res == "ok" {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
 func (s *Server) decide(req protocol.Request) protocol.Reply {
@@ -19,12 +20,13 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 	s.paused.mu.Lock()
 	paused := s.paused.why // pause.go: single path while the user (or a cap) paused multipath
 	s.paused.mu.Unlock()
-	dec, err := s.dec.Decide(context.Background(), decide.Request{Origin: d.Origin, Tab: d.Tab, Nav: d.Nav, Paused: paused})
+	dec, err := s.dec.Decide(context.Background(), decide.Request{Origin: d.Origin, Path: d.Path, Tab: d.Tab, Nav: d.Nav, Paused: paused})
 	if err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodePolicyUnavailable, "%v", err))
 	}
 	s.proxy.route(d.Origin, relayPolicy(dec)) // proxy.go: the relay applies it to the origin's tunnels
 	body := dec.Body()
 	s.decisions.Add(1)
-	return s.logged(req, body.Decision, body) // the reply goes out once the decision is committed
+	meta := store.DecisionMeta{PathClass: dec.PathClass, Basis: string(dec.Basis), CellRxStart: dec.CellRxStart}
+	return s.logged(req, body.Decision, body, meta) // the reply goes out once the decision is committed
 }

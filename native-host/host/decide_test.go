@@ -14,6 +14,7 @@ type views struct{ v decide.View }
 
 func (f views) View() decide.View         { return f.v }
 func (f views) Status() decide.LinkStatus { return decide.LinkStatus{} }
+func (f views) CellRx() (int64, bool)     { return 0, false }
 
 // With measured paths, the served decision is the model's, validates, and says so.
 func TestDecideUsesModel(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/mph2"
 	"github.com/mpsurf/mpsurf/native-host/paths"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
 // Downloads the browser hands over (PROTOCOL.md §4 Downloads): the host decides with the same model whether the
@@ -209,7 +210,7 @@ func (s *Server) logTransfer(req protocol.Request, o downloadOffer, dec decide.D
 	body := dec.Body()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := s.rec.db.LogDecision(ctx, logged, body.Decision, body); err != nil {
+	if err := s.rec.db.LogDecision(ctx, logged, body.Decision, body, store.DecisionMeta{Basis: string(dec.Basis)}); err != nil {
 		s.log.Error("download decision not logged", "origin", o.origin, "err", err)
 	}
 	s.decisions.Add(1)

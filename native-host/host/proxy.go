@@ -235,16 +235,12 @@ func (h *proxyHub) warm(db *store.Store) {
 	}
 }
 
-// loggedPolicy is a logged decision's policy on the proxy leg: θ1 at run time is 0 when the predicted size the
-// decision was made with had already passed it, as decide.Decision.RuntimeTheta1 says for a fresh one.
+// loggedPolicy is a logged decision's policy on the proxy leg, as relayPolicy makes it for a fresh one: a
+// cellular subflow once a tunnel has received θ1 bytes, never when θ1 is never.
 func loggedPolicy(d protocol.Decision) relay.Policy {
-	p := relay.Policy{Multipath: d.Multipath}
-	if !d.Multipath {
-		return p
-	}
-	p.Theta1, p.Theta2 = d.Theta1, d.Theta2
-	if size, ok := d.Inputs["predicted_size_bytes"].(float64); ok && size >= float64(d.Theta1) {
-		p.Theta1 = 0
+	p := relay.Policy{Multipath: d.Theta1 != nil}
+	if d.Theta1 != nil {
+		p.Theta1, p.Theta2 = *d.Theta1, d.Theta2
 	}
 	return p
 }
@@ -442,9 +438,9 @@ func (c *actuatorClient) call(ctx context.Context, req actuate.Request) string {
 
 // relayPolicy is a decision as the proxy leg carries it out, with θ1 as the helper must still enforce it.
 func relayPolicy(d decide.Decision) relay.Policy {
-	p := relay.Policy{Multipath: d.Multipath}
-	if d.Multipath {
-		p.Theta1, p.Theta2 = d.RuntimeTheta1, d.Theta2
+	p := relay.Policy{Multipath: d.Theta1 != nil}
+	if d.Theta1 != nil {
+		p.Theta1, p.Theta2 = *d.Theta1, d.Theta2
 	}
 	return p
 }

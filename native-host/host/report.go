@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 	"unicode/utf8"
 
@@ -23,6 +24,7 @@ const (
 	maxReportProtocol = 16
 	maxTransferBytes  = 1 << 40
 	maxPLTms          = 600000
+	maxReportObjects  = 100000
 )
 
 // storeTimeout bounds a store call, so that a locked database never hangs a reply.
@@ -56,11 +58,11 @@ func (s *Server) storeDB() (*store.Store, *protocol.Error) {
 
 // logged writes the decision to the store and only then returns the reply, so that a decision the extension
 // received is on disk. A store that fails never stops a decision: navigation goes on, the failure is logged.
-func (s *Server) logged(req protocol.Request, d protocol.Decision, body any) protocol.Reply {
+func (s *Server) logged(req protocol.Request, d protocol.Decision, body any, meta store.DecisionMeta) protocol.Reply {
 	if s.rec.db != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 		defer cancel()
-		if err := s.rec.db.LogDecision(ctx, req.Body, d, body); err != nil {
+		if err := s.rec.db.LogDecision(ctx, req.Body, d, body, meta); err != nil {
 			s.log.Error("decision not logged", "id", req.ID, "origin", d.Origin, "err", err)
 		}
 	}
@@ -88,6 +90,11 @@ func (s *Server) report(req protocol.Request) protocol.Reply {
 	n, err := db.Report(ctx, o)
 	if err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodeStoreUnavailable, "%v", err))
+	}
+	// What the load measured beside what its decision predicted: the model's error, kept on the decision row and
+	// learned from by the origin's next decisions.
+	if err := s.dec.Learn(ctx, o); err != nil && !errors.Is(err, store.ErrNoDecision) {
+		s.log.Warn("load outcome not learned", "origin", o.Origin, "err", err)
 	}
 	return protocol.OK(req, ReportReply{Stored: true, Samples: n})
 }
@@ -124,6 +131,23 @@ func parseReport(body json.RawMessage) (store.Observation, *protocol.Error) {
 	}
 	if o.Multipath, perr = obj.BoolOrNull("multipath"); perr != nil {
 		return o, perr
+	}
+	path, perr := protocol.PathField(obj)
+	if perr != nil {
+		return o, perr
+	}
+	if path != "" {
+		o.PathClass = store.PathClass(path)
+	}
+	if obj.Has("objects") {
+		if o.Objects, perr = obj.Int("objects", 0, maxReportObjects); perr != nil {
+			return o, perr
+		}
+	}
+	if obj.Has("conns") {
+		if o.Conns, perr = obj.Int("conns", 0, maxReportObjects); perr != nil {
+			return o, perr
+		}
 	}
 	norm, err := protocol.NormalizeOrigin(origin)
 	if err != nil {

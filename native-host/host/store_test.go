@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mpsurf/mpsurf/native-host/decide"
+	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
@@ -158,3 +160,64 @@ func TestStoreUnavailableReplies(t *testing.T) {
 }
 
 func ctx() context.Context { return context.Background() }
+
+// counted is a decide.Links whose cellular counter moves: what a load received over cellular.
+type counted struct {
+	views
+	rx int64
+}
+
+func (c *counted) CellRx() (int64, bool) { return c.rx, true }
+
+// A page decided with its path, reported with its measured time and size: the decision row keeps the prediction
+// beside the measurement and the cellular bytes, the next page of the same path class is decided from that size,
+// and what the origin's loads taught goes into its next decisions.
+func TestDecideReportLearn(t *testing.T) {
+	f := func(x float64) *float64 { return &x }
+	s, db := storeServer(t)
+	params, _, err := model.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := &counted{views: views{decide.View{
+		Primary:   &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: f(50), DownBps: f(7.04e6)},
+		Secondary: &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: f(70), DownBps: f(9.185e6)},
+		RRC:       &model.RRC{Tech: "lte", State: "idle"},
+	}}, rx: 1000}
+	s.dec = decide.New(decide.Config{Params: params, Links: links, Memory: db})
+	for i, page := range []struct{ path, nav string }{{"/gallery/1", "3-1"}, {"/gallery/2", "3-2"}} {
+		r := call(t, s, "decide", fmt.Sprintf(`{"origin":"https://a.example","tab":3,"nav":%q,"path":%q}`, page.nav, page.path))
+		if !r.OK {
+			t.Fatalf("decide: %+v", r.Error)
+		}
+		var d decide.Body
+		json.Unmarshal(r.Body, &d)
+		if d.Inputs["path_class"] != "/gallery/:id" {
+			t.Errorf("path class %v", d.Inputs["path_class"])
+		}
+		if i == 1 && (!d.Size.Known || d.Size.Median == nil || *d.Size.Median != 3_000_000 || !d.Multipath) {
+			t.Errorf("second gallery page decided without the first's size: %+v %s", d.Size, d.Reason)
+		}
+		links.rx += 1_200_000 // the load's cellular bytes
+		if r := call(t, s, TypeReport, fmt.Sprintf(`{"origin":"https://a.example","tab":3,"nav":%q,"protocol":"h2",`+
+			`"transfer_bytes":3000000,"plt_ms":2500,"multipath":true,"path":%q,"objects":40,"conns":1}`, page.nav, page.path)); !r.OK {
+			t.Fatalf("report: %+v", r.Error)
+		}
+	}
+	r := call(t, s, TypeLogExport, `{"format":"jsonl"}`)
+	var ex LogExportReply
+	json.Unmarshal(r.Body, &ex)
+	for _, want := range []string{`"path_class":"/gallery/:id"`, `"cell_bytes":1200000`, `"mp_used":true`, `"predicted_mp_ms":`, `"plt_ms":2500`} {
+		if !strings.Contains(ex.Data, want) {
+			t.Errorf("export lacks %s:\n%s", want, ex.Data)
+		}
+	}
+	ms, err := db.Measurements(context.Background(), "https://a.example", 20)
+	if err != nil || len(ms) != 2 || !ms[0].MPUsed || ms[0].PredictedMS <= 0 {
+		t.Fatalf("measurements %+v %v", ms, err)
+	}
+	in := s.dec.Input(context.Background(), "https://a.example", "/gallery/:id")
+	if in.Learned == nil || in.Learned.MPLoad != 2 || in.Learned.MP <= 0 {
+		t.Errorf("learned %+v", in.Learned)
+	}
+}

@@ -1,110 +1,39 @@
 package model
 
 import (
-	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
-// scene is everything about one evaluation that does not depend on the transfer size.
-type scene struct {
-	p          *Params
-	w          Weights
-	deadline   float64 // s
-	prim, sec  link
-	primSP     plf // primary alone, a new connection
-	secSP      plf // secondary alone, a new connection (after any promotion)
-	mp         plf // primary + discounted secondary subflow
-	secMP      plf // the secondary subflow's raw bytes
-	secReady   float64
-	radio      radioState
-	wifiW      float64 // WiFi active power
-	margin     float64
-	primaryWiF bool
-}
-
-// at is the model at size s (bytes): every term and the utility.
-type at struct {
-	s, tPrim, tSec, tSP, tMP, saved, dBT, cellBytes, cellJ, wifiJ, u float64
-}
-
-func (sc *scene) eval(s float64) at {
-	var a at
-	a.s = s
-	a.tPrim = sc.primSP.inv(s)
-	a.tSec = sc.secSP.inv(s)
-	// Without multipath the device browses over its primary path (WiFi, as in the seeds), so that is the single
-	// path multipath is measured against, for benefit and costs alike (seed 001 §4.2: costs 'compared to SPTCP
-	// over WiFi'). The secondary alone is reported, not chosen: switching the primary is not this model's decision.
-	a.tSP = a.tPrim
-	a.tMP = sc.mp.inv(s)
-	a.saved = a.tSP - a.tMP
-	a.dBT = math.Min(s, sc.mp.at(sc.deadline)) - math.Min(s, sc.primSP.at(sc.deadline))
-	a.cellBytes = math.Max(0, s-sc.primSP.at(a.tMP))
-
-	// Cellular energy at the margin of the RRC state: the join wakes the radio even when no data follows; then
-	// the radio is active while it carries its share at the secondary's rate, and runs its tail.
-	m := sc.radio.model
-	active := sc.p.Transport.JoinRTTs*sc.sec.rtt + a.cellBytes/sc.sec.rate
-	a.cellJ = sc.radio.promotionJ + activeW(m, sc.sec.rate*8)*active + sc.radio.tailExtensionJ()
-	// WiFi stays on for the whole single-path transfer; multipath ends it sooner.
-	a.wifiJ = -sc.wifiW * math.Max(0, a.tPrim-a.tMP)
-
-	w := sc.w
-	a.u = w.TimePerS*a.saved + w.BytesPerMB*a.dBT/1e6 - w.EnergyPerJ*(a.cellJ+a.wifiJ) - w.CellPerMB*a.cellBytes/1e6 - sc.margin
-	return a
-}
-
-// theta1 is the smallest size whose utility is positive: a log-grid scan for the first positive point, then
-// bisection in its bracket. ok is false when no size up to search.max_bytes is worth it.
-func (sc *scene) theta1() (float64, bool) {
-	s := &sc.p.Search
-	lo := s.MinBytes
-	if sc.eval(lo).u > 0 {
-		return lo, true
+// Evaluate decides for one origin, now. It reads nothing but its input, and refuses an input that fails Validate
+// rather than decide from it. A user's site rule (Input.Override) has the last word, but the terms still show what
+// the model would have weighed.
+func Evaluate(in Input) (Output, error) {
+	if err := in.Validate(); err != nil {
+		return Output{}, err
 	}
-	step := math.Pow(s.MaxBytes/s.MinBytes, 1/float64(s.GridPoints-1))
-	prev := lo
-	for i := 1; i < s.GridPoints; i++ {
-		x := s.MinBytes * math.Pow(step, float64(i))
-		if i == s.GridPoints-1 {
-			x = s.MaxBytes
-		}
-		if sc.eval(x).u > 0 {
-			a, b := prev, x
-			for j := 0; j < s.BisectSteps; j++ {
-				mid := math.Sqrt(a * b)
-				if sc.eval(mid).u > 0 {
-					b = mid
-				} else {
-					a = mid
-				}
-			}
-			return math.Ceil(b), true
-		}
-		prev = x
-	}
-	return s.MaxBytes, false
-}
-
-// Evaluate decides for one origin, now. It reads nothing but its input. A user's site rule (Input.Override)
-// has the last word, but the terms still show what the model would have weighed.
-func Evaluate(in Input) Output {
 	out := evaluate(in)
 	switch in.Override {
 	case OverrideAlways:
 		if out.Protocol == H3 {
 			out.Reason = "your site rule says always, but " + out.Reason
-			return out
+			break
 		}
-		out.Multipath, out.Theta1, out.Fallback, out.Rule = true, 0, false, true
+		out.Multipath, out.Theta1, out.Rule = true, protocol.Bytes(0), true
 		out.Reason = "your site rule: always multipath on this site"
 	case OverrideNever:
-		out.Multipath, out.Fallback, out.Rule = false, false, true
+		out.Multipath, out.Theta1, out.Rule = false, nil, true
 		out.Reason = "your site rule: never multipath on this site"
 	}
-	return out
+	if len(out.Reason) > protocol.MaxReasonLen {
+		out.Reason = strings.ToValidUTF8(out.Reason[:protocol.MaxReasonLen-3], "") + "..."
+	}
+	return out, nil
 }
 
 func evaluate(in Input) Output {
@@ -114,12 +43,15 @@ func evaluate(in Input) Output {
 	if in.Prefs != nil {
 		prefs = *in.Prefs
 	}
+	if prefs.DeadlineMS <= 0 {
+		prefs.DeadlineMS = p.Defaults.DeadlineMS
+	}
 	w, ok := p.Modes[prefs.Mode]
 	if !ok {
 		prefs.Mode = p.Defaults.Mode
 		w = p.Modes[prefs.Mode]
 	}
-	out := Output{DeadlineMS: prefs.DeadlineMS, Size: in.Size, Mode: prefs.Mode, Theta1: p.BaselineTheta1}
+	out := Output{DeadlineMS: prefs.DeadlineMS, Size: in.Size, Mode: prefs.Mode}
 	var notes []string
 	switch in.Protocol {
 	case H2, HTTP1, H3:
@@ -128,15 +60,13 @@ func evaluate(in Input) Output {
 		out.Protocol = Unknown
 		notes = append(notes, "protocol unknown, assumed h2")
 	}
-	if !in.Size.Known || in.Size.Median == nil {
-		out.Size.Known = false
-	}
-
-	if out.Protocol == H3 {
-		out.Rule = true
-		out.Reason = "h3: QUIC runs over UDP, not TCP, so MPTCP does not apply; not decided, single path"
-		out.Terms = []Term{{Name: "protocol", Unit: "", Note: "h3 (QUIC): MPTCP is a TCP extension; nothing to decide"}}
+	rule := func(reason string, t Term) Output {
+		out.Rule, out.Reason, out.Terms = true, reason, []Term{t}
 		return out
+	}
+	if out.Protocol == H3 {
+		return rule("h3: QUIC runs over UDP, not TCP, so MPTCP does not apply; single path",
+			Term{Name: "protocol", Note: "h3 (QUIC): MPTCP is a TCP extension; nothing to decide"})
 	}
 
 	// θ2 and the weight of a cellular megabyte, from the quota.
@@ -162,140 +92,408 @@ func evaluate(in Input) Output {
 	if charging && prefs.ChargingUnlimited {
 		w.EnergyPerJ = 0
 	}
-
 	if b := in.Battery; b != nil && b.Present && !b.Charging && b.Percent < float64(prefs.BatteryFloorPercent) {
-		out.Rule = true
-		out.Reason = "on battery at " + strconv.FormatFloat(b.Percent, 'f', 0, 64) + " %, below the floor of " +
-			strconv.FormatInt(prefs.BatteryFloorPercent, 10) + " %: single path"
-		out.Terms = []Term{term("battery_percent", b.Percent, "%", "below the user's floor: no multipath")}
-		return out
+		return rule("on battery at "+strconv.FormatFloat(b.Percent, 'f', 0, 64)+" %, below the floor of "+
+			strconv.FormatInt(prefs.BatteryFloorPercent, 10)+" %: single path",
+			term("battery_percent", b.Percent, "%", "below the user's floor: no multipath"))
 	}
 	if out.Theta2 != nil && *out.Theta2 == 0 {
-		out.Rule = true
-		out.Reason = "cellular quota used up: single path"
-		out.Terms = []Term{term("theta2", 0, "B", "no cellular bytes left this cycle")}
-		return out
+		return rule("cellular quota used up: single path", term("theta2", 0, "B", "no cellular bytes left this cycle"))
 	}
-	if !in.Primary.measured() || !in.Secondary.measured() {
-		out.Fallback = true
-		out.Multipath = true
-		out.Reason = "no path measurement yet: seed 001 §4.2 baseline, multipath for transfers of at least " +
-			humanBytes(float64(p.BaselineTheta1))
-		out.Terms = []Term{{Name: "paths", Note: "not measured yet; the baseline policy applies"}}
-		return out
+	if s := in.Secondary; s != nil && !s.Up {
+		return rule("no cellular path is up: single path", Term{Name: "secondary", Note: s.Name + " is down"})
 	}
 
-	tech := in.Secondary.Kind
-	if in.RRC != nil {
-		tech = in.RRC.Tech
-	}
-	rm, ok := p.Radios[tech]
-	if !ok {
-		rm = p.Radios["lte"]
-		notes = append(notes, "cellular technology unknown, assumed LTE")
-	}
-	rs, known := stateOf(rm, in.RRC)
-	if !known {
-		notes = append(notes, "RRC state unknown, assumed idle")
-	}
-	tr := &p.Transport
-	sc := scene{p: p, w: w, deadline: float64(prefs.DeadlineMS) / 1000, radio: rs}
-	sc.prim, sc.sec = linkOf(in.Primary, tr), linkOf(in.Secondary, tr)
-	sc.primSP = curve(sc.prim, firstByte(sc.prim.rtt, tr), tr)
-	sc.secSP = curve(sc.sec, rs.delay+firstByte(sc.sec.rtt, tr), tr)
-	sc.secReady = tr.HandshakeRTTs*sc.prim.rtt + rs.delay
-	// The join's last ACK reaches the server half an RTT after the client's, and data needs another half back.
-	secStart := math.Max(firstByte(sc.prim.rtt, tr), sc.secReady+(tr.JoinRTTs+1)*sc.sec.rtt)
-	sc.secMP = curve(sc.sec, secStart, tr)
-	sc.mp = sum(&sc.primSP, &sc.secMP, p.Multipath.HOLDiscount)
-	if wm, ok := p.Radios["wifi"]; ok && in.Primary.Kind == "wifi" {
-		sc.wifiW = activeW(wm, 0)
-	}
-	if out.Protocol == HTTP1 {
-		if prefs.Mode != Performance {
-			t1, _ := sc.theta1()
-			out.Theta1 = int64(t1)
-			out.Reason = "http/1.1 gains little from multipath (seed 000 §4: median -0.1 %): single path"
-			out.Terms = sc.terms(sc.eval(t1), w, "at θ1 as if h2")
-			return out
-		}
-		sc.margin = p.HTTP1.PerformanceMinUtility
-		notes = append(notes, "http/1.1: multipath only for a large benefit")
-	}
-
-	t1, worth := sc.theta1()
-	out.Theta1 = int64(t1)
-	var a at
-	if out.Size.Known {
-		a = sc.eval(float64(*in.Size.Median))
-		out.Multipath = a.u > 0
-		if out.Multipath {
-			out.Reason = "multipath: " + humanBytes(a.s) + " page saves " + strconv.FormatFloat(a.saved, 'f', 2, 64) +
-				" s for " + strconv.FormatFloat(a.cellJ, 'f', 1, 64) + " J and " + humanBytes(a.cellBytes) + " cellular"
-		} else {
-			out.Reason = "single path: " + humanBytes(a.s) + " page is below θ1 = " + humanBytes(t1) +
-				" (saves " + strconv.FormatFloat(a.saved, 'f', 2, 64) + " s, costs " +
-				strconv.FormatFloat(a.cellJ, 'f', 1, 64) + " J)"
-		}
-		out.Terms = sc.terms(a, w, "at the predicted median size")
+	e := newEvaluation(in, w, prefs, out.Theta2, &notes)
+	out.Prior = e.prior
+	best, bestU := e.choose()
+	if best == nil {
+		out.Expected = 0
 	} else {
-		a = sc.eval(t1)
-		out.Multipath = worth
-		if worth {
-			out.Reason = "page size unknown: multipath once " + humanBytes(t1) + " have flowed (θ1, enforced at run time)"
-		} else {
-			out.Reason = "page size unknown: no size up to " + humanBytes(t1) + " is worth multipath now"
-		}
-		out.Terms = sc.terms(a, w, "at θ1, where the utility crosses zero")
+		out.Theta1, out.Expected = protocol.Bytes(int64(math.Ceil(*best))), bestU
 	}
-	if !worth && out.Size.Known {
-		out.Reason = "single path: no size up to " + humanBytes(p.Search.MaxBytes) + " is worth multipath now"
-	}
+	e.explain(&out, best, bestU)
 	if len(notes) > 0 {
 		out.Reason += "; " + strings.Join(notes, "; ")
-	}
-	if len(out.Reason) > 256 {
-		out.Reason = out.Reason[:253] + "..."
 	}
 	return out
 }
 
-func term(name string, v float64, unit, note string) Term {
-	if math.IsInf(v, 0) || math.IsNaN(v) {
-		return Term{Name: name, Unit: unit, Note: note + " (never)"}
-	}
-	return Term{Name: name, Value: &v, Unit: unit, Note: note}
+// evaluation is one decision's fixed parts: the link scenarios, the size distribution, the weights.
+type evaluation struct {
+	p        *Params
+	w        Weights
+	deadline float64 // s
+	scens    []scen
+	sizes    dist
+	typical  float64 // the page's typical size: the observed median, or the prior's
+	observed bool    // typical is an observation of this page or origin
+	conns    float64 // parallel connections the page's bytes spread over, each enforcing θ1
+	process  float64 // the browser's processing time of this page, s
+	rSP, rMP float64 // learned corrections of single-path and multipath page-load times
+	prior    bool
+	radio    radioState
+	wifiW    float64
 }
 
-func (sc *scene) terms(a at, w Weights, where string) []Term {
-	return []Term{
-		term("size", a.s, "B", where),
-		term("time_sp", a.tSP, "s", "completion over the primary path alone (new HTTPS connection)"),
-		term("time_secondary_alone", a.tSec, "s", "completion over the secondary alone, for comparison"),
-		term("time_mp", a.tMP, "s", "completion over MPTCP, WiFi primary"),
-		term("time_saved", a.saved, "s", "time_sp - time_mp"),
-		term("bytes_by_deadline_gain", a.dBT, "B", "B^T_MP - B^T_SP within the deadline (seed 001 §4.1)"),
-		term("cellular_bytes", a.cellBytes, "B", "multipath share carried by cellular"),
-		term("cellular_energy", a.cellJ, "J", "promotion, active and tail at the margin of RRC state "+sc.radio.name),
-		term("wifi_energy", a.wifiJ, "J", "WiFi active time saved (negative: a saving)"),
-		term("weight_time", w.TimePerS, "1/s", "mode weight of a second saved"),
-		term("weight_bytes", w.BytesPerMB, "1/MB", "mode weight of a MB delivered within the deadline"),
-		term("weight_energy", w.EnergyPerJ, "1/J", "mode weight of a joule (0 when charging and energy is free)"),
-		term("weight_cellular", w.CellPerMB, "1/MB", "mode weight of a cellular MB, raised as the quota runs out"),
-		term("utility", a.u, "s", "weighted benefit minus costs; multipath when positive"),
-	}
+// scen is one link scenario: both paths' numbers, with its probability.
+type scen struct {
+	w         float64
+	prim, sec link
+	primSP    plf // the page's connections over the primary alone
+	secBase   plf // the secondary subflows' raw bytes from their first data, capped at θ2
+	tEst      float64
+	tJoin     float64   // request to the secondary's first data byte: promotion, join, first data
+	secUseful float64   // head-of-line: the secondary's bytes count towards completion this much later
+	fixedJ    float64   // cellular energy every join costs: promotion, the join itself, the tail it adds
+	activeW   float64   // cellular radio power while the subflow carries data
+	tSP       []float64 // single-path transfer time of each size of the distribution
 }
 
-// humanBytes writes n in SI units with at most one decimal: 200000 -> "200 kB".
-func humanBytes(n float64) string {
-	if n < 1000 {
-		return strconv.FormatFloat(math.Round(n), 'f', 0, 64) + " B"
+func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, notes *[]string) *evaluation {
+	p := in.Params
+	tr := &p.Transport
+	e := &evaluation{p: p, w: w, deadline: float64(prefs.DeadlineMS) / 1000, conns: 1, rSP: 1, rMP: 1}
+	if in.Protocol == HTTP1 {
+		e.conns = p.HTTP1.Connections
+		if in.Conns > 0 {
+			e.conns = math.Min(float64(in.Conns), p.HTTP1.Connections)
+		}
 	}
-	units := []string{"kB", "MB", "GB", "TB", "PB"}
-	u := -1
-	for n >= 1000 && u < len(units)-1 {
-		n /= 1000
-		u++
+	tech := radio.LTE
+	if in.Secondary != nil && in.Secondary.Kind == "cellular" && in.RRC != nil && in.RRC.Tech != "" {
+		tech = in.RRC.Tech
+	} else if in.RRC != nil && in.RRC.Tech != "" {
+		tech = in.RRC.Tech
 	}
-	return strconv.FormatFloat(math.Round(n*10)/10, 'f', -1, 64) + " " + units[u]
+	rm, ok := p.Radios[tech]
+	if !ok {
+		tech = radio.LTE
+		rm = p.Radios[tech]
+		*notes = append(*notes, "cellular technology unknown, assumed LTE")
+	}
+	rs, known := stateOf(rm, in.RRC)
+	if !known {
+		*notes = append(*notes, "RRC state unknown, assumed idle")
+	}
+	e.radio = rs
+	tailExt := rs.tailExtensionJ()
+	if wm, ok := p.Radios[radio.WiFi]; ok && (in.Primary == nil || in.Primary.Kind != "ethernet") {
+		e.wifiW = activeW(wm, 0)
+	}
+	primKind := "wifi"
+	if in.Primary != nil && in.Primary.Kind == "ethernet" {
+		primKind = "ethernet"
+	}
+	prims, pp := linkPoints(in.Primary, p.Priors[primKind], tr)
+	secs, sp := linkPoints(in.Secondary, p.Priors[tech], tr)
+	e.prior = pp || sp
+	cap := math.Inf(1)
+	if theta2 != nil {
+		cap = float64(*theta2) * e.conns
+	}
+	for _, a := range prims {
+		for _, b := range secs {
+			s := scen{w: a.w * b.w, prim: a.l, sec: b.l}
+			s.primSP = curve(a.l, firstByte(a.l.rtt, tr), tr, e.conns)
+			s.secBase = capped(curve(b.l, 0, tr, e.conns), cap)
+			s.tEst = tr.EstablishedRTTs * a.l.rtt
+			// The join's SYN waits for the radio; the server may send on the subflow once the join's last ACK has
+			// reached it, and that data needs the other half of a round trip.
+			s.tJoin = rs.delay + (tr.JoinRTTs+1)*b.l.rtt
+			// Bytes on the slower path arrive that much later than the same bytes would have on the primary, and
+			// in-order delivery waits for them.
+			s.secUseful = math.Max(0, b.l.rtt-a.l.rtt) / 2
+			s.activeW = activeW(rm, b.l.rate*8)
+			s.fixedJ = rs.promotionJ + s.activeW*tr.JoinRTTs*b.l.rtt + tailExt
+			e.scens = append(e.scens, s)
+		}
+	}
+	e.sizes, e.typical, e.observed = sizeDist(p, in.Size)
+	for i := range e.scens {
+		sc := &e.scens[i]
+		sc.tSP = make([]float64, len(e.sizes.s))
+		for j, s := range e.sizes.s {
+			sc.tSP[j] = sc.primSP.inv(s)
+		}
+	}
+	objects := max(float64(in.Size.Objects), 1)
+	e.process = (p.Page.ProcessingMS + p.Page.ProcessingMSPerObject*(objects-1)) / 1000
+	if c := in.Learned; c != nil {
+		bound := func(f float64) float64 { return math.Min(math.Max(f, 1/p.Learning.MaxFactor), p.Learning.MaxFactor) }
+		if float64(c.SPLoad) >= p.Learning.MinLoads {
+			e.rSP = bound(c.SP)
+		}
+		if float64(c.MPLoad) >= p.Learning.MinLoads {
+			e.rMP = bound(c.MP)
+		}
+	}
+	return e
+}
+
+// weighted is a link and its probability.
+type weighted struct {
+	l link
+	w float64
+}
+
+// ghNodes are the 3-point Gauss-Hermite nodes and weights for a standard normal: exact for polynomials up to
+// degree 5, the smallest rule that sees both tails of an uncertain rate.
+var ghNodes = []struct{ z, w float64 }{{-math.Sqrt(3), 1.0 / 6}, {0, 2.0 / 3}, {math.Sqrt(3), 1.0 / 6}}
+
+// linkPoints is a path as the scenarios see it: its measured numbers (one point, or three when its rate has a
+// spread), or the prior's where a number is missing. prior says whether the prior supplied the rate.
+func linkPoints(p *Path, pr LinkPrior, tr *Transport) ([]weighted, bool) {
+	rtt, rate, loss, spread := pr.RTTMS/1000, pr.DownMbit*1e6/8, pr.Loss, pr.Spread
+	prior := true
+	if p != nil {
+		if p.RTTMS != nil {
+			rtt = *p.RTTMS / 1000
+		}
+		if p.DownBps != nil {
+			rate, spread, prior = *p.DownBps/8, p.Spread, false
+		}
+		if p.Loss != nil {
+			loss = *p.Loss
+		}
+	}
+	mk := func(r float64) link {
+		l := link{rtt: rtt, rate: r}
+		if loss > 0 {
+			if m := tr.MSSBytes / rtt * tr.MathisC / math.Sqrt(loss); m < l.rate {
+				l.rate = m
+			}
+		}
+		return l
+	}
+	if spread <= 0 {
+		return []weighted{{mk(rate), 1}}, prior
+	}
+	out := make([]weighted, 0, len(ghNodes))
+	for _, n := range ghNodes {
+		out = append(out, weighted{mk(rate * math.Exp(spread*n.z)), n.w})
+	}
+	return out, prior
+}
+
+// dist is a discrete size distribution: sizes in bytes, ascending, and their probabilities.
+type dist struct {
+	s, w []float64
+}
+
+// sizeDist makes the page's size distribution from the observed levels and the prior: the path class's loads
+// weigh n/(n+k), the origin's other loads take that share of the rest, the prior what remains (k: pseudo_count).
+// typical is the observed median of the nearest level with loads, else the prior's median.
+func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
+	if sz.Exact && sz.Median != nil {
+		v := float64(*sz.Median)
+		return dist{s: []float64{v}, w: []float64{1}}, v, true
+	}
+	k := p.Sizes.PseudoCount
+	rest := 1.0
+	m := map[float64]float64{}
+	add := func(pts []int64, share float64) {
+		for _, v := range pts {
+			m[float64(v)] += share / float64(len(pts))
+		}
+	}
+	for _, level := range [][]int64{sz.Points, sz.Origin} {
+		if len(level) == 0 {
+			continue
+		}
+		n := float64(len(level))
+		share := rest * n / (n + k)
+		add(level, share)
+		rest -= share
+		if !observed {
+			typical, observed = medianOf(level), true
+		}
+	}
+	// A size known only as a median (an older log, the decide command's --size) is one observation.
+	if len(sz.Points) == 0 && len(sz.Origin) == 0 && sz.Known && sz.Median != nil {
+		share := rest * 1 / (1 + k)
+		m[float64(*sz.Median)] += share
+		rest -= share
+		typical, observed = float64(*sz.Median), true
+	}
+	pr := priorPoints(p)
+	for _, v := range pr {
+		m[v] += rest / float64(len(pr))
+	}
+	if !observed {
+		typical = p.Sizes.PriorP50
+	}
+	for s := range m {
+		d.s = append(d.s, s)
+	}
+	slices.Sort(d.s)
+	for _, s := range d.s {
+		d.w = append(d.w, m[s])
+	}
+	return d, typical, observed
+}
+
+// priorPoints are the prior's equal-weight quantiles: a log-normal through p10, p50 and p90, with its own spread
+// on each side of the median.
+func priorPoints(p *Params) []float64 {
+	sz := &p.Sizes
+	const z90 = 1.2815515655446004
+	lo, hi := math.Log(sz.PriorP50/sz.PriorP10)/z90, math.Log(sz.PriorP90/sz.PriorP50)/z90
+	n := sz.PriorPoints
+	out := make([]float64, n)
+	for i := range out {
+		z := normQuantile((float64(i) + 0.5) / float64(n))
+		sigma := hi
+		if z < 0 {
+			sigma = lo
+		}
+		out[i] = math.Round(sz.PriorP50 * math.Exp(sigma*z))
+	}
+	return out
+}
+
+// normQuantile is the standard normal's quantile function.
+func normQuantile(q float64) float64 { return math.Sqrt2 * math.Erfinv(2*q-1) }
+
+func medianOf(v []int64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return float64(s[n/2])
+	}
+	return (float64(s[n/2-1]) + float64(s[n/2])) / 2
+}
+
+// candidates are the θ1 worth trying: 0, just above each likely size (per connection), and a grid between.
+func (e *evaluation) candidates() []float64 {
+	th := &e.p.Theta
+	set := map[float64]bool{0: true}
+	lo, hi := math.Inf(1), 0.0
+	for _, s := range e.sizes.s {
+		c := math.Ceil(s/e.conns*(1+th.SizeMargin) + th.OverheadBytes)
+		if c >= th.MinBytes && c <= th.MaxBytes {
+			set[c] = true
+		}
+		lo, hi = math.Min(lo, c), math.Max(hi, c)
+	}
+	for g := th.MinBytes; g <= th.MaxBytes; g *= th.GridRatio {
+		if g >= lo/th.GridRatio && g <= hi*th.GridRatio {
+			set[math.Ceil(g)] = true
+		}
+	}
+	out := make([]float64, 0, len(set))
+	for c := range set {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// at is the model for one scenario, one θ1 and one size: every term and the utility.
+type at struct {
+	s, tSP, tMP, pltSP, pltMP, saved, late, cellBytes, cellJ, wifiJ, u float64
+	joined                                                             bool
+}
+
+// mpCurve is the page's bytes over MPTCP when the secondary subflows are asked for once each connection has
+// received theta bytes; also the time of their first useful byte.
+func (e *evaluation) mpCurve(sc *scen, theta float64) (plf, float64) {
+	tReq := math.Max(sc.tEst, sc.primSP.inv(theta*e.conns)) + e.p.Multipath.ReactMS/1000
+	t0 := tReq + sc.tJoin
+	sec := shifted(&sc.secBase, t0+sc.secUseful)
+	return sum(&sc.primSP, &sec, e.p.Multipath.HOLDiscount), t0
+}
+
+// eval is the utility of size s under scenario sc with the multipath curve mp (secondary data from t0); tSP is
+// its single-path transfer time.
+func (e *evaluation) eval(sc *scen, mp *plf, t0, s, tSP float64) at {
+	a := at{s: s, joined: true}
+	a.tSP = tSP
+	a.tMP = math.Min(mp.inv(s), a.tSP)
+	// Raw cellular bytes by completion (the discount is for completion, not for what the radio carries).
+	a.cellBytes = sc.secBase.at(a.tMP - t0)
+	rMP := e.rMP
+	if a.cellBytes <= 0 {
+		rMP = e.rSP // the subflow carried nothing: the load was a single-path one
+	}
+	a.pltSP = (a.tSP + e.process) * e.rSP
+	a.pltMP = (a.tMP + e.process) * rMP
+	a.saved = a.pltSP - a.pltMP
+	a.late = math.Max(0, a.pltSP-e.deadline) - math.Max(0, a.pltMP-e.deadline)
+	// The join wakes the radio even when no data follows; then it is active while it carries its share, and runs
+	// its tail.
+	a.cellJ = sc.fixedJ + sc.activeW*a.cellBytes/sc.sec.rate
+	a.wifiJ = -e.wifiW * math.Max(0, a.tSP-a.tMP)
+	w := e.w
+	a.u = w.TimePerS*a.saved + w.LatePerS*a.late - w.EnergyPerJ*(a.cellJ+a.wifiJ) - w.CellPerMB*a.cellBytes/1e6
+	return a
+}
+
+// expected is E[U] at theta over scenarios and sizes: sizes a connection never takes past theta cost nothing.
+func (e *evaluation) expected(theta float64) float64 {
+	// Sizes ascend: the first one past θ1 starts the sum.
+	first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta*e.conns, math.Inf(1)))
+	if first == len(e.sizes.s) {
+		return 0
+	}
+	var eu float64
+	for i := range e.scens {
+		sc := &e.scens[i]
+		mp, t0 := e.mpCurve(sc, theta)
+		var u float64
+		for j := first; j < len(e.sizes.s); j++ {
+			u += e.sizes.w[j] * e.eval(sc, &mp, t0, e.sizes.s[j], sc.tSP[j]).u
+		}
+		eu += sc.w * u
+	}
+	return eu
+}
+
+// choose is the θ1 of highest expected utility, nil (never) when none is above zero. Expected utilities within
+// theta.indifference_s of the best are ties, won by the largest θ1 (never included): it risks the fewest cellular
+// joins for a difference no measurement could tell apart.
+func (e *evaluation) choose() (*float64, float64) {
+	cs := e.candidates()
+	us := make([]float64, len(cs))
+	top := 0.0 // never
+	for i, c := range cs {
+		us[i] = e.expected(c)
+		top = math.Max(top, us[i])
+	}
+	if top <= e.p.Theta.IndifferenceS {
+		return nil, 0
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		if us[i] >= top-e.p.Theta.IndifferenceS {
+			v := cs[i]
+			return &v, us[i]
+		}
+	}
+	return nil, 0
+}
+
+// central is the scenario closest to the links' medians: the one the terms and predictions describe.
+func (e *evaluation) central() *scen {
+	best := 0
+	for i := range e.scens {
+		if e.scens[i].w > e.scens[best].w {
+			best = i
+		}
+	}
+	return &e.scens[best]
+}
+
+// predict is the page-load time of size s, single path and with θ1 carried out (never: nil), in the central
+// scenario, uncorrected.
+func (e *evaluation) predict(theta *float64, s float64) (spMS, mpMS float64, used bool) {
+	sc := e.central()
+	tSP := sc.primSP.inv(s)
+	spMS = (tSP + e.process) * 1000
+	if theta == nil || s <= *theta*e.conns {
+		return spMS, spMS, false
+	}
+	mp, t0 := e.mpCurve(sc, *theta)
+	a := e.eval(sc, &mp, t0, s, tSP)
+	return spMS, (a.tMP + e.process) * 1000, a.cellBytes > 0
 }

@@ -3,7 +3,7 @@ package model
 import "github.com/mpsurf/mpsurf/native-host/protocol"
 
 // Path is one network path as PROTOCOL.md's Path object (status --json prints these). Rates are bits per second,
-// loss a probability.
+// loss a probability. A path without an RTT or a downlink rate is taken from the priors of its kind.
 type Path struct {
 	Name      string   `json:"name"`
 	Kind      string   `json:"kind"` // wifi, cellular, ethernet, other
@@ -14,11 +14,14 @@ type Path struct {
 	UpBps     *float64 `json:"up_bps"`
 	Loss      *float64 `json:"loss"`
 	RTTSource *string  `json:"rtt_source,omitempty"`
+	// Spread is the uncertainty of DownBps, the standard deviation of its logarithm (0: taken as exact). A probe
+	// that could only bound the rate, or a rate that moved between measurements, has one.
+	Spread float64 `json:"spread,omitempty"`
 }
 
-// measured says whether the path has what the model needs: up, an RTT and a downlink rate.
+// measured says whether the path has what the model needs without priors: an RTT and a downlink rate.
 func (p *Path) measured() bool {
-	return p != nil && p.Up && p.RTTMS != nil && *p.RTTMS > 0 && p.DownBps != nil && *p.DownBps > 0
+	return p != nil && p.RTTMS != nil && p.DownBps != nil
 }
 
 // RRC is the cellular radio's state (PROTOCOL.md's RRC object). State is a state name of the technology's power
@@ -44,13 +47,32 @@ type Usage struct {
 	DaysLeft  int64 `json:"days_left"`
 }
 
-// Size is the page-size prediction (PROTOCOL.md Decision.size).
+// Size is what is known of the page's size (PROTOCOL.md Decision.size): the loads observed of its path class
+// (Points) and of the rest of its origin (Origin), newest first. The model shrinks each level towards the next and
+// the last towards the page-size prior; Median, P10 and P90 summarise the observed level for people.
 type Size struct {
 	Known   bool   `json:"known"`
 	Median  *int64 `json:"median"`
+	P10     *int64 `json:"p10,omitempty"`
 	P90     *int64 `json:"p90"`
 	Samples int64  `json:"samples"`
 	Source  string `json:"source"`
+	// Points are the transferred bytes of this path class's loads; Origin those of the origin's other classes.
+	Points []int64 `json:"points,omitempty"`
+	Origin []int64 `json:"origin,omitempty"`
+	// Objects is the median number of objects of the observed loads (0: unknown), for the page-load predictions.
+	Objects int64 `json:"objects,omitempty"`
+	// Exact says Median is the transfer's size itself (a download's announced length), not a prediction.
+	Exact bool `json:"exact,omitempty"`
+}
+
+// Correction is what the origin's measured page loads taught (PROTOCOL.md terms learned_*): measured over predicted
+// page-load time of its single-path and of its multipath loads, exponentially weighted, with how many loads each.
+type Correction struct {
+	SP     float64 `json:"sp"`
+	MP     float64 `json:"mp"`
+	SPLoad int64   `json:"sp_loads"`
+	MPLoad int64   `json:"mp_loads"`
 }
 
 // Protocols an origin may speak.
@@ -67,12 +89,17 @@ type Input struct {
 	Origin    string          `json:"origin"`
 	Protocol  string          `json:"protocol"` // h2, http/1.1, h3 or unknown ("" counts as unknown)
 	Size      Size            `json:"size"`
-	Primary   *Path           `json:"primary"`   // the path the connection starts on (WiFi, as in the seeds); nil when not measured
-	Secondary *Path           `json:"secondary"` // the cellular path; nil when not measured
+	Primary   *Path           `json:"primary"`   // the path the connection starts on (WiFi, else wired); nil: from priors
+	Secondary *Path           `json:"secondary"` // the cellular path; nil: from priors; Up false: none usable
 	RRC       *RRC            `json:"rrc"`       // the cellular radio; nil: assumed idle
 	Prefs     *protocol.Prefs `json:"prefs"`
 	Battery   *Battery        `json:"battery"`
 	Usage     *Usage          `json:"usage"`
+	// Conns is how many parallel connections the page used to its origin (0: unknown; HTTP/1.1 then assumes
+	// http1.connections).
+	Conns int64 `json:"conns,omitempty"`
+	// Learned is the origin's correction from measured loads; nil: none yet.
+	Learned *Correction `json:"learned,omitempty"`
 	// Override is the user's rule for this site: OverrideAlways, OverrideNever, or "" (the model decides).
 	Override string  `json:"override,omitempty"`
 	Params   *Params `json:"-"`
@@ -94,19 +121,27 @@ type Term struct {
 
 // Output is the model's decision for the origin, now.
 type Output struct {
-	Multipath  bool
-	Theta1     int64
+	// Multipath says whether this page is expected to go multipath: θ1 is 0, or the page's observed size lies
+	// above θ1. A page of unknown size starts single path and goes multipath only if a connection passes θ1.
+	Multipath bool
+	// Theta1 is the bytes a connection must have received before its cellular subflow opens; nil: never.
+	Theta1     *int64
 	Theta2     *int64 // nil: no cap
 	DeadlineMS int64
 	Reason     string
 	Terms      []Term
 	Size       Size
 	Protocol   string // what the model assumed
-	// Fallback is true when no path is measured and the decision is the baseline policy's.
-	Fallback bool
 	// Rule is true when a rule decided rather than the weighing: the user's site rule, the battery floor, an
-	// exhausted quota, or h3.
+	// exhausted quota, no cellular path, or h3.
 	Rule bool
+	// Prior is true when at least one link came from the priors.
+	Prior bool
 	// Mode is the preference mode the weights came from.
 	Mode string
+	// Expected is the expected utility at θ1 (seconds-equivalent; 0 for never).
+	Expected float64
+	// PredictedMS are the predicted page-load times (transfer plus the browser's processing) of this page's
+	// typical size, single path and with the decision carried out, for the learned corrections.
+	PredictedSPMS, PredictedMPMS float64
 }

@@ -33,6 +33,9 @@ const (
 
 var modeNames = []string{Performance, Balanced, BatterySaver}
 
+// priorKinds are the technologies model.json gives priors for: the primary's (WiFi, wired) and the secondary's.
+var priorKinds = []string{"wifi", "ethernet", radio.LTE, radio.ThreeG}
+
 // FieldError is a problem with one field of one file.
 type FieldError struct {
 	File, Field, Problem string
@@ -82,7 +85,7 @@ func Load(fsys fs.FS, dir string) (*Params, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.BaselineTheta1, p.BaselineID, p.BaselineVersion = base.Theta1Bytes, base.ID, base.Version
+	p.BaselineID, p.BaselineVersion = base.ID, base.Version
 	return &p, nil
 }
 
@@ -128,15 +131,17 @@ func Parse(name string, data []byte) (File, error) {
 	t.RequestRTTs = r.num("transport.request_rtts", 0, 10, false, true)
 	t.MathisC = r.num("transport.mathis_c", 0.1, 10, false, true)
 	t.JoinRTTs = r.num("transport.join_rtts", 0, 10, false, true)
+	t.EstablishedRTTs = r.num("transport.established_rtts", 0, 10, false, true)
 	t.MaxSlowStartRs = int(r.num("transport.max_slow_start_rounds", 1, 60, true, true))
 	p.Multipath.HOLDiscount = r.num("multipath.hol_discount", 0, 1, false, true)
+	p.Multipath.ReactMS = r.num("multipath.react_ms", 0, 10000, false, true)
 
 	p.Modes = make(map[string]Weights, len(modeNames))
 	for _, m := range modeNames {
 		k := "modes." + m + "."
 		p.Modes[m] = Weights{
 			TimePerS:   r.num(k+"time_per_s", 0, 1e6, false, true),
-			BytesPerMB: r.num(k+"bytes_per_mb", 0, 1e6, false, true),
+			LatePerS:   r.num(k+"late_per_s", 0, 1e6, false, true),
 			EnergyPerJ: r.num(k+"energy_per_j", 0, 1e6, false, true),
 			CellPerMB:  r.num(k+"cell_per_mb", 0, 1e6, false, true),
 		}
@@ -154,18 +159,43 @@ func Parse(name string, data []byte) (File, error) {
 	q.PagesPerDay = r.num("quota.pages_per_day", 1, 1e6, false, true)
 	q.ScarcityMax = r.num("quota.scarcity_max", 1, 1e6, false, true)
 	q.BatterySaverCapBytes = int64(r.num("quota.battery_saver_cap_bytes", 0, 1<<53-1, true, true))
-	p.HTTP1.PerformanceMinUtility = r.num("http1.performance_min_utility_s", 0, 1e6, false, true)
+	p.HTTP1.Connections = r.num("http1.connections", 1, 64, true, true)
 	p.Page.ProcessingMS = r.num("page.processing_ms", 0, 60000, false, true)
 	p.Page.ProcessingMSPerObject = r.num("page.processing_ms_per_object", 0, 10000, false, true)
 
-	s := &p.Search
-	s.MinBytes = r.num("search.min_bytes", 1, 1e15, true, true)
-	s.MaxBytes = r.num("search.max_bytes", 1, 1<<53-1, true, true)
-	s.GridPoints = int(r.num("search.grid_points", 2, 1000, true, true))
-	s.BisectSteps = int(r.num("search.bisect_steps", 0, 100, true, true))
-	if r.err == nil && s.MaxBytes <= s.MinBytes {
-		r.fail("search.max_bytes", "must be > search.min_bytes")
+	th := &p.Theta
+	th.MinBytes = r.num("theta.min_bytes", 1, 1e15, true, true)
+	th.MaxBytes = r.num("theta.max_bytes", 1, 1<<53-1, true, true)
+	th.GridRatio = r.num("theta.grid_ratio", 1.01, 100, false, true)
+	th.SizeMargin = r.num("theta.size_margin", 0, 10, false, true)
+	th.OverheadBytes = r.num("theta.overhead_bytes", 0, 1e6, true, true)
+	th.IndifferenceS = r.num("theta.indifference_s", 0, 100, false, true)
+	if r.err == nil && th.MaxBytes <= th.MinBytes {
+		r.fail("theta.max_bytes", "must be > theta.min_bytes")
 	}
+	sz := &p.Sizes
+	sz.PriorP10 = r.num("sizes.prior_p10_bytes", 1, 1<<40, true, true)
+	sz.PriorP50 = r.num("sizes.prior_p50_bytes", 1, 1<<40, true, true)
+	sz.PriorP90 = r.num("sizes.prior_p90_bytes", 1, 1<<40, true, true)
+	sz.PseudoCount = r.num("sizes.pseudo_count", 0.01, 1000, false, true)
+	sz.PriorPoints = int(r.num("sizes.prior_points", 1, 100, true, true))
+	if r.err == nil && !(sz.PriorP10 <= sz.PriorP50 && sz.PriorP50 <= sz.PriorP90) {
+		r.fail("sizes.prior_p50_bytes", "must lie between sizes.prior_p10_bytes and sizes.prior_p90_bytes")
+	}
+	p.Priors = make(map[string]LinkPrior, len(priorKinds))
+	for _, kind := range priorKinds {
+		k := "priors." + kind + "."
+		p.Priors[kind] = LinkPrior{
+			DownMbit: r.num(k+"down_mbit", 0.001, 1e5, false, true),
+			Spread:   r.num(k+"spread", 0, 5, false, true),
+			RTTMS:    r.num(k+"rtt_ms", 0.1, 60000, false, true),
+			Loss:     r.num(k+"loss", 0, 0.5, false, true),
+		}
+	}
+	l := &p.Learning
+	l.HalfLifeLoads = r.num("learning.half_life_loads", 0.1, 1000, false, true)
+	l.MaxFactor = r.num("learning.max_factor", 1, 100, false, true)
+	l.MinLoads = r.num("learning.min_loads", 0, 1000, true, true)
 	if r.err != nil {
 		return File{}, r.err
 	}

@@ -50,8 +50,12 @@ func TestParseRejects(t *testing.T) {
 			name + ": multipath.hol_discount: has no entry in sources"},
 		{"source for nothing", func(m map[string]any) { obj(m, "sources")["warp"] = "x" }, "",
 			name + ": sources.warp: names no model value of this file"},
-		{"search inverted", func(m map[string]any) { obj(m, "search")["max_bytes"] = 10 }, "",
-			name + ": search.max_bytes: must be > search.min_bytes"},
+		{"theta inverted", func(m map[string]any) { obj(m, "theta")["max_bytes"] = 10 }, "",
+			name + ": theta.max_bytes: must be > theta.min_bytes"},
+		{"size prior out of order", func(m map[string]any) { obj(m, "sizes")["prior_p10_bytes"] = 1e7 }, "",
+			name + ": sizes.prior_p50_bytes: must lie between sizes.prior_p10_bytes and sizes.prior_p90_bytes"},
+		{"prior without spread", func(m map[string]any) { delete(obj(obj(m, "priors"), "lte"), "spread") }, "",
+			name + ": priors.lte.spread: missing"},
 		{"not JSON", nil, `{"id":`, name + ": not one JSON object"},
 		{"array", nil, `[]`, name + ": not one JSON object"},
 		{"two objects", nil, `{}{}`, name + ": not one JSON object"},
@@ -74,7 +78,7 @@ func TestParseRejects(t *testing.T) {
 
 func TestLoadEmbedded(t *testing.T) {
 	p := params(t)
-	if p.ID != "costbenefit" || p.BaselineTheta1 != 200000 || p.Radios["lte"].Promotion.DurationMS != 260 ||
+	if p.ID != "costbenefit" || p.BaselineID != "baseline-seed001" || p.Priors["lte"].DownMbit != 9.185 || p.Radios["lte"].Promotion.DurationMS != 260 ||
 		p.Radios["3g"] == nil || p.Radios["wifi"] == nil {
 		t.Errorf("loaded %+v", p)
 	}
@@ -94,7 +98,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(file.Params.Sources) == 0 || file.Params.Search.MaxBytes <= file.Params.Search.MinBytes {
+		if len(file.Params.Sources) == 0 || file.Params.Theta.MaxBytes <= file.Params.Theta.MinBytes {
 			t.Fatalf("accepted %+v", file.Params)
 		}
 	})

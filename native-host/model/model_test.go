@@ -1,227 +1,329 @@
 package model
 
 import (
+	"errors"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/mpsurf/mpsurf/native-host/protocol"
-
-	models "github.com/mpsurf/mpsurf/policy-models"
 )
-
-func params(t testing.TB) *Params {
-	t.Helper()
-	p, err := Load(models.FS, models.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func f(x float64) *float64 { return &x }
 func i64(x int64) *int64   { return &x }
 
-// The seeds' links (seed 001 §2 and §3.2, seed 000 Table 2), as a measurement would report them.
-func wifi() *Path {
-	return &Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: f(50), DownBps: f(7.04e6), UpBps: f(2.02e6), Loss: f(0)}
-}
-func lte() *Path {
-	return &Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: f(70), DownBps: f(9.185e6), UpBps: f(2.286e6), Loss: f(0)}
-}
-func threeG() *Path {
-	return &Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: f(160), DownBps: f(0.97e6), UpBps: f(0.331e6), Loss: f(0)}
-}
-func known(n int64) Size {
-	return Size{Known: true, Median: i64(n), P90: i64(n), Samples: 5, Source: "test"}
+func mk(kind string, rttMS, mbit float64) *Path {
+	return &Path{Name: kind, Kind: kind, Up: true, RTTMS: f(rttMS), DownBps: f(mbit * 1e6), Loss: f(0)}
 }
 
-var lteIdle = &RRC{Tech: "lte", State: "idle", SinceMS: 60000}
+// The seeds' links (seed 000 Table 2, seed 001 §2 and §3.2).
+func wifi() *Path { return mk("wifi", 50, 7.04) }
+func lte() *Path  { return mk("cellular", 70, 9.185) }
+func g3() *Path   { return mk("cellular", 160, 0.97) }
 
-func TestSeedCases(t *testing.T) {
-	p := params(t)
-	tests := []struct {
-		name string
-		in   Input
-		mp   bool
-	}{
-		{"50 KB page, LTE idle", Input{Protocol: H2, Size: known(50_000), Primary: wifi(), Secondary: lte(), RRC: lteIdle}, false},
-		{"2 MB h2 page, WiFi+LTE idle", Input{Protocol: H2, Size: known(2_000_000), Primary: wifi(), Secondary: lte(), RRC: lteIdle}, true},
-		{"2 MB h2 page, LTE connected", Input{Protocol: H2, Size: known(2_000_000), Primary: wifi(), Secondary: lte(),
-			RRC: &RRC{Tech: "lte", State: "continuous"}}, true},
-		{"2 MB h2 page, 3G secondary", Input{Protocol: H2, Size: known(2_000_000), Primary: wifi(), Secondary: threeG(),
-			RRC: &RRC{Tech: "3g", State: "idle"}}, false},
-		{"2 MB http/1.1 page", Input{Protocol: HTTP1, Size: known(2_000_000), Primary: wifi(), Secondary: lte(), RRC: lteIdle}, false},
+var (
+	lteIdle      = &RRC{Tech: "lte", State: "idle", SinceMS: 60000}
+	lteConnected = &RRC{Tech: "lte", State: "continuous", SinceMS: 500}
+	g3Idle       = &RRC{Tech: "3g", State: "idle", SinceMS: 60000}
+	g3DCH        = &RRC{Tech: "3g", State: "dch", SinceMS: 500}
+)
+
+// seen is a page observed n times at size bytes.
+func seen(size int64, n int) Size {
+	s := Size{Known: true}
+	for range n {
+		s.Points = append(s.Points, size)
 	}
-	for _, tc := range tests {
+	return s
+}
+
+func eval(t *testing.T, in Input) Output {
+	t.Helper()
+	if in.Params == nil {
+		in.Params = params(t)
+	}
+	out, err := Evaluate(in)
+	if err != nil {
+		t.Fatalf("%+v: %v", in, err)
+	}
+	if len(out.Reason) > protocol.MaxReasonLen {
+		t.Errorf("reason of %d bytes", len(out.Reason))
+	}
+	return out
+}
+
+// passes says whether a connection of size bytes would get its cellular subflow under out.
+func passes(out Output, size int64) bool { return out.Theta1 != nil && size > *out.Theta1 }
+
+func TestDecisions(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		in        Input
+		multipath bool
+		// cell: whether a page of the observed size gets a cellular subflow at run time.
+		cell bool
+	}{
+		{"3 MB page, seeds' links, radio idle", Input{Protocol: H2, Size: seen(3e6, 3), Primary: wifi(), Secondary: lte(), RRC: lteIdle}, true, true},
+		{"50 kB page, radio idle (seed 001 §3.2)", Input{Protocol: H2, Size: seen(50e3, 3), Primary: wifi(), Secondary: lte(), RRC: lteIdle}, false, false},
+		{"20 kB page, radio already connected: no gain to buy", Input{Protocol: H2, Size: seen(20e3, 3), Primary: wifi(), Secondary: lte(), RRC: lteConnected}, false, false},
+		{"50 kB page, radio connected: the join cannot carry data in time", Input{Protocol: H2, Size: seen(50e3, 3), Primary: wifi(), Secondary: lte(), RRC: lteConnected}, false, false},
+		{"3G secondary, 3 MB page (seed 001 §3.2: negligible gain)", Input{Protocol: H2, Size: seen(3e6, 3), Primary: wifi(), Secondary: g3(), RRC: g3Idle}, false, false},
+		{"3G in DCH, 60 kB page", Input{Protocol: H2, Size: seen(60e3, 3), Primary: wifi(), Secondary: g3(), RRC: g3DCH}, false, false},
+		{"100 Mbit/s WiFi beside LTE, 3 MB page", Input{Protocol: H2, Size: seen(3e6, 3), Primary: mk("wifi", 20, 100), Secondary: lte(), RRC: lteIdle}, false, false},
+		{"2 Mbit/s WiFi beside 50 Mbit/s LTE, 1 MB page", Input{Protocol: H2, Size: seen(1e6, 3), Primary: mk("wifi", 50, 2), Secondary: mk("cellular", 50, 50), RRC: lteIdle}, true, true},
+		{"1 % WiFi loss, 2 MB page", Input{Protocol: H2, Size: seen(2e6, 3), Primary: &Path{Kind: "wifi", Up: true, RTTMS: f(50), DownBps: f(7.04e6), Loss: f(0.01)}, Secondary: lte(), RRC: lteIdle}, true, true},
+		{"HTTP/1.1, 3 MB page: evaluated, not ruled out", Input{Protocol: HTTP1, Size: seen(3e6, 3), Primary: wifi(), Secondary: lte(), RRC: lteIdle}, true, true},
+		{"HTTP/1.1, 100 kB page", Input{Protocol: HTTP1, Size: seen(100e3, 3), Primary: wifi(), Secondary: lte(), RRC: lteIdle}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := eval(t, tc.in)
+			conns := int64(1)
+			if tc.in.Protocol == HTTP1 {
+				conns = int64(params(t).HTTP1.Connections)
+			}
+			if out.Multipath != tc.multipath || passes(out, tc.in.Size.Points[0]/conns) != tc.cell || out.Rule || out.Prior {
+				t.Errorf("multipath %v θ1 %v, want multipath %v, subflow %v: %s", out.Multipath, th(out), tc.multipath, tc.cell, out.Reason)
+			}
+		})
+	}
+}
+
+func th(o Output) string {
+	if o.Theta1 == nil {
+		return "never"
+	}
+	return humanBytes(float64(*o.Theta1))
+}
+
+// Never seen, nothing measured: the model decides under its priors, with a run-time θ1, and says so.
+func TestPriors(t *testing.T) {
+	out := eval(t, Input{})
+	if !out.Prior || out.Rule || out.Theta1 == nil || out.Protocol != Unknown {
+		t.Errorf("%+v", out)
+	}
+	for _, want := range []string{"priors", "assumed h2"} {
+		if !strings.Contains(out.Reason, want) {
+			t.Errorf("reason %q lacks %q", out.Reason, want)
+		}
+	}
+	// A page seen before is decided for its size even while the links are priors: a 20 kB page gets no subflow.
+	small := eval(t, Input{Protocol: H2, Size: seen(20e3, 2)})
+	if passes(small, 20e3) || small.Multipath || !small.Prior {
+		t.Errorf("20 kB page under priors: θ1 %s, %s", th(small), small.Reason)
+	}
+	large := eval(t, Input{Protocol: H2, Size: seen(3e6, 2)})
+	if !passes(large, 3e6) || !large.Multipath {
+		t.Errorf("3 MB page under priors: θ1 %s, %s", th(large), large.Reason)
+	}
+}
+
+// The rules: h3, the battery floor, an exhausted quota, no cellular path, the user's site rules.
+func TestRules(t *testing.T) {
+	p := params(t)
+	quota := &protocol.Prefs{Mode: Balanced, DeadlineMS: 3000, BatteryFloorPercent: 20, QuotaBytes: i64(1e9)}
+	for _, tc := range []struct {
+		name   string
+		in     Input
+		mp     bool
+		reason string
+	}{
+		{"h3", Input{Protocol: H3, Size: seen(5e6, 3), Primary: wifi(), Secondary: lte()}, false, "QUIC"},
+		{"battery floor", Input{Protocol: H2, Size: seen(5e6, 3), Primary: wifi(), Secondary: lte(), Battery: &Battery{Present: true, Percent: 10}}, false, "below the floor"},
+		{"quota used up", Input{Protocol: H2, Size: seen(5e6, 3), Primary: wifi(), Secondary: lte(), Prefs: quota, Usage: &Usage{UsedBytes: 1e9, DaysLeft: 3}}, false, "quota used up"},
+		{"no cellular path", Input{Protocol: H2, Size: seen(5e6, 3), Primary: wifi(), Secondary: &Path{Name: "wwan0", Kind: "cellular"}}, false, "no cellular path"},
+		{"always beats a small page", Input{Protocol: H2, Size: seen(20e3, 3), Primary: wifi(), Secondary: lte(), Override: OverrideAlways}, true, "site rule"},
+		{"never beats a large page", Input{Protocol: H2, Size: seen(5e6, 3), Primary: wifi(), Secondary: lte(), Override: OverrideNever}, false, "site rule"},
+		{"always cannot make QUIC multipath", Input{Protocol: H3, Primary: wifi(), Secondary: lte(), Override: OverrideAlways}, false, "QUIC"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.in.Params = p
-			out := Evaluate(tc.in)
-			if out.Multipath != tc.mp {
-				t.Errorf("multipath %v, want %v: %s", out.Multipath, tc.mp, out.Reason)
+			out := eval(t, tc.in)
+			if !out.Rule || out.Multipath != tc.mp || (out.Theta1 != nil) != tc.mp || !strings.Contains(out.Reason, tc.reason) {
+				t.Errorf("rule %v multipath %v θ1 %s: %s", out.Rule, out.Multipath, th(out), out.Reason)
 			}
-			if out.Fallback {
-				t.Error("fell back with both paths measured")
-			}
-			for _, tm := range out.Terms {
-				if tm.Value != nil {
-					t.Logf("%-24s %12.3f %s", tm.Name, *tm.Value, tm.Unit)
-				}
-			}
-			t.Logf("θ1 %d: %s", out.Theta1, out.Reason)
 		})
+	}
+}
+
+// Refused, not evaluated: numbers no link or page has.
+func TestValidateRefuses(t *testing.T) {
+	p := params(t)
+	for _, tc := range []struct {
+		field string
+		in    Input
+	}{
+		{"primary.rtt_ms", Input{Primary: &Path{RTTMS: f(math.NaN())}}},
+		{"secondary.down_bps", Input{Secondary: &Path{RTTMS: f(70), DownBps: f(1e12)}}},
+		{"secondary.down_bps", Input{Secondary: &Path{RTTMS: f(70), DownBps: f(-5)}}},
+		{"primary.loss", Input{Primary: &Path{RTTMS: f(50), DownBps: f(7e6), Loss: f(5)}}},
+		{"primary.rtt_ms", Input{Primary: &Path{RTTMS: f(math.Inf(1))}}},
+		{"primary.spread", Input{Primary: &Path{Spread: -1}}},
+		{"size.points", Input{Size: Size{Points: []int64{-1}}}},
+		{"size.median", Input{Size: Size{Median: i64(-3)}}},
+		{"battery.percent", Input{Battery: &Battery{Present: true, Percent: 250}}},
+		{"usage", Input{Usage: &Usage{UsedBytes: -1}}},
+		{"learned.mp", Input{Learned: &Correction{SP: 1, MP: math.NaN()}}},
+	} {
+		tc.in.Params = p
+		_, err := Evaluate(tc.in)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Field != tc.field {
+			t.Errorf("%s: error %v", tc.field, err)
+		}
+	}
+	if _, err := Evaluate(Input{}); err == nil {
+		t.Error("no params accepted")
+	}
+}
+
+// θ1 never falls as the user becomes more patient (a larger T), whatever the links and the page.
+func TestTheta1MonotoneInT(t *testing.T) {
+	p := params(t)
+	never := math.Inf(1)
+	for _, in := range []Input{
+		{Protocol: H2, Primary: wifi(), Secondary: lte(), RRC: lteIdle},
+		{Protocol: H2, Size: seen(400e3, 2), Primary: wifi(), Secondary: lte(), RRC: lteIdle},
+		{Protocol: H2, Size: Size{Points: []int64{60e3, 3e6}}, Primary: wifi(), Secondary: lte(), RRC: lteConnected},
+		{Protocol: H2, Primary: mk("wifi", 50, 2), Secondary: mk("cellular", 50, 50), RRC: lteIdle},
+		{Protocol: HTTP1, Size: seen(1.2e6, 1), Primary: wifi(), Secondary: lte()},
+		{Protocol: H2},
+	} {
+		in.Params = p
+		prev := -1.0
+		for _, T := range []int64{1000, 2000, 3000, 5000, 8000, 15000, 30000, 60000} {
+			in.Prefs = &protocol.Prefs{Mode: Balanced, DeadlineMS: T, BatteryFloorPercent: 20}
+			out := eval(t, in)
+			v := never
+			if out.Theta1 != nil {
+				v = float64(*out.Theta1)
+			}
+			if v < prev {
+				t.Errorf("%s: θ1 fell from %g to %g as T rose to %d ms", out.Reason, prev, v, T)
+			}
+			prev = v
+		}
+	}
+}
+
+// θ2 feeds back into the benefit: a cap of a few kB buys no time but still costs a promotion and a tail.
+func TestTheta2FeedsBack(t *testing.T) {
+	p := params(t)
+	// 5 MB a month, 30 days left, 100 pages a day: θ2 ≈ 1.7 kB.
+	in := Input{Protocol: H2, Size: seen(3e6, 3), Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p,
+		Prefs: &protocol.Prefs{Mode: Balanced, DeadlineMS: 3000, QuotaBytes: i64(5e6)}, Usage: &Usage{DaysLeft: 30}}
+	out := eval(t, in)
+	if out.Theta2 == nil || *out.Theta2 > 2000 || out.Theta1 != nil || out.Multipath {
+		t.Errorf("θ2 %v, θ1 %s: %s", out.Theta2, th(out), out.Reason)
+	}
+	// A generous quota leaves a 3 MB page multipath.
+	in.Prefs.QuotaBytes, in.Usage = i64(50e9), &Usage{DaysLeft: 30}
+	if out := eval(t, in); !out.Multipath {
+		t.Errorf("50 GB quota: %s", out.Reason)
 	}
 }
 
 func TestPreferencesMoveTheta1(t *testing.T) {
 	p := params(t)
-	base := Input{Protocol: H2, Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p}
+	base := Input{Protocol: H2, Size: Size{Points: []int64{150e3, 400e3, 2e6}}, Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p}
+	val := func(o Output) float64 {
+		if o.Theta1 == nil {
+			return math.Inf(1)
+		}
+		return float64(*o.Theta1)
+	}
 	charging := base
 	charging.Battery = &Battery{Present: true, Percent: 80, Charging: true}
-	charging.Prefs = &protocol.Prefs{Mode: Balanced, DeadlineMS: 3000, BatteryFloorPercent: 20, ChargingUnlimited: true, QuotaBytes: i64(50e9)}
-	charging.Usage = &Usage{UsedBytes: 1e9, DaysLeft: 20}
-	scarce := base
-	scarce.Battery = &Battery{Present: true, Percent: 60, Charging: false}
-	scarce.Prefs = &protocol.Prefs{Mode: Balanced, DeadlineMS: 3000, BatteryFloorPercent: 20, ChargingUnlimited: true, QuotaBytes: i64(2e9)}
-	scarce.Usage = &Usage{UsedBytes: 1.95e9, DaysLeft: 10}
-	c, s := Evaluate(charging), Evaluate(scarce)
-	if !(c.Theta1 < s.Theta1) {
-		t.Errorf("θ1 charging with quota %d, on battery with quota nearly used %d", c.Theta1, s.Theta1)
-	}
-	if c.Theta2 == nil || s.Theta2 == nil || !(*c.Theta2 > *s.Theta2) {
-		t.Errorf("θ2 %v vs %v", c.Theta2, s.Theta2)
-	}
-	if want := int64((2e9 - 1.95e9) / 10 / p.Quota.PagesPerDay); *s.Theta2 != want {
-		t.Errorf("θ2 %d, want %d", *s.Theta2, want)
-	}
-	t.Logf("θ1 charging %d, scarce %d; θ2 %d vs %d", c.Theta1, s.Theta1, *c.Theta2, *s.Theta2)
-
-	low := scarce
-	low.Battery = &Battery{Present: true, Percent: 10}
-	if out := Evaluate(low); out.Multipath {
-		t.Errorf("multipath below the battery floor: %s", out.Reason)
-	}
+	charging.Prefs = &protocol.Prefs{Mode: Performance, DeadlineMS: 3000, BatteryFloorPercent: 20, ChargingUnlimited: true}
 	saver := base
 	saver.Prefs = &protocol.Prefs{Mode: BatterySaver, DeadlineMS: 3000}
-	if out := Evaluate(saver); out.Theta2 == nil || *out.Theta2 != p.Quota.BatterySaverCapBytes || out.Theta1 <= Evaluate(base).Theta1 {
-		t.Errorf("battery saver: θ1 %d θ2 %v", out.Theta1, out.Theta2)
+	c, b, s := eval(t, charging), eval(t, base), eval(t, saver)
+	if !(val(c) <= val(b) && val(b) <= val(s)) || val(c) == val(s) {
+		t.Errorf("θ1 charging+performance %s, balanced %s, battery saver %s", th(c), th(b), th(s))
 	}
-	if out := Evaluate(base); out.Theta2 != nil {
-		t.Errorf("no quota, balanced: θ2 %d", *out.Theta2)
+	if s.Theta2 == nil || *s.Theta2 != p.Quota.BatterySaverCapBytes || b.Theta2 != nil {
+		t.Errorf("θ2 battery saver %v, balanced %v", s.Theta2, b.Theta2)
 	}
 }
 
-func TestProtocolsAndUnknowns(t *testing.T) {
+// What the origin's loads taught moves the decision, within its bound.
+func TestLearnedCorrection(t *testing.T) {
 	p := params(t)
-	out := Evaluate(Input{Protocol: H3, Size: known(5e6), Primary: wifi(), Secondary: lte(), Params: p})
-	if out.Multipath || out.Protocol != H3 || !strings.Contains(out.Reason, "QUIC") || !strings.Contains(out.Reason, "not TCP") {
-		t.Errorf("h3: %+v", out)
+	in := Input{Protocol: H2, Size: seen(1.5e6, 3), Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p}
+	if out := eval(t, in); !out.Multipath {
+		t.Fatalf("1.5 MB page: %s", out.Reason)
 	}
-	out = Evaluate(Input{Protocol: HTTP1, Size: known(5e6), Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p})
-	if out.Multipath || !strings.Contains(out.Reason, "http/1.1") {
-		t.Errorf("http/1.1: %s", out.Reason)
+	in.Learned = &Correction{SP: 1, MP: 1.6, SPLoad: 4, MPLoad: 4}
+	if out := eval(t, in); out.Multipath || passes(out, 1.5e6) {
+		t.Errorf("multipath loads 1.6x slower than predicted, still multipath: %s", out.Reason)
 	}
-	out = Evaluate(Input{Protocol: "", Size: Size{Source: "none"}, Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p})
-	if out.Protocol != Unknown || !strings.Contains(out.Reason, "assumed h2") || !strings.Contains(out.Reason, "size unknown") ||
-		!out.Multipath || out.Size.Known {
-		t.Errorf("unknown size and protocol: %+v", out)
+	in.Learned = &Correction{SP: 1, MP: 1.6, SPLoad: 4, MPLoad: 1}
+	if out := eval(t, in); !out.Multipath {
+		t.Errorf("one load is not enough to learn from: %s", out.Reason)
 	}
-	out = Evaluate(Input{Protocol: H2, Size: known(5e6), Primary: wifi(), Params: p})
-	if !out.Fallback || out.Theta1 != p.BaselineTheta1 || !out.Multipath || !strings.Contains(out.Reason, "no path measurement") {
-		t.Errorf("no secondary: %+v", out)
-	}
-	out = Evaluate(Input{Protocol: H2, Size: known(5e6), Primary: wifi(), Secondary: lte(), RRC: &RRC{Tech: "lte", State: "warp"}, Params: p})
-	if !strings.Contains(out.Reason, "RRC state unknown") {
-		t.Errorf("unknown RRC state: %s", out.Reason)
-	}
-	for _, o := range []Output{out} {
-		if len(o.Reason) > 256 {
-			t.Errorf("reason of %d bytes", len(o.Reason))
+	in.Learned = &Correction{SP: 1, MP: 90, SPLoad: 4, MPLoad: 4}
+	out := eval(t, in)
+	for _, tm := range out.Terms {
+		if tm.Name == "learned_mp" && (tm.Value == nil || *tm.Value != p.Learning.MaxFactor) {
+			t.Errorf("learned_mp %v, want the bound %g", tm.Value, p.Learning.MaxFactor)
 		}
 	}
 }
 
-// Utility grows with S; θ1 falls as the secondary's bandwidth grows and rises with its RTT. Slow-start rounds make
-// the curves step, so the property holds up to one initial window of bytes and 0.01 s-equivalent of utility.
-func TestMonotonic(t *testing.T) {
+// The prior's quantile points follow the size prior's p10, p50 and p90.
+func TestPriorPoints(t *testing.T) {
 	p := params(t)
-	iw := int64(p.Transport.InitialWindow * p.Transport.MSSBytes)
-	for _, state := range []string{"idle", "continuous", "long_drx"} {
-		rrc := &RRC{Tech: "lte", State: state, SinceMS: 2000}
-		prevT1 := int64(-1)
-		for _, bw := range []float64{0.5e6, 1e6, 2e6, 4e6, 8e6, 16e6, 32e6, 64e6} {
-			sec := lte()
-			sec.DownBps = f(bw)
-			in := Input{Protocol: H2, Primary: wifi(), Secondary: sec, RRC: rrc, Params: p}
-			t1 := Evaluate(in).Theta1
-			if prevT1 >= 0 && t1 > prevT1+iw {
-				t.Errorf("%s: θ1 rose from %d to %d as bandwidth rose to %g", state, prevT1, t1, bw)
-			}
-			prevT1 = t1
-			prevU := -1e18
-			for s := 1e3; s <= 1e9; s *= 1.7 {
-				in.Size = known(int64(s))
-				u := utilityAt(in)
-				if u < prevU-0.01 {
-					t.Errorf("%s, %g bit/s: utility fell from %g to %g at %g B", state, bw, prevU, u, s)
-				}
-				prevU = u
-			}
+	pts := priorPoints(p)
+	if len(pts) != p.Sizes.PriorPoints {
+		t.Fatalf("%d points", len(pts))
+	}
+	// The 5th of 10 equal-weight points sits at the 45 % quantile, just under the median; the first at 5 %.
+	if !(pts[0] < p.Sizes.PriorP10 && pts[4] < p.Sizes.PriorP50 && pts[5] > p.Sizes.PriorP50 && pts[9] > p.Sizes.PriorP90) {
+		t.Errorf("points %v", pts)
+	}
+	d, typ, obs := sizeDist(p, Size{Points: []int64{1000}, Origin: []int64{2000, 2000, 2000}})
+	var sum, w1000 float64
+	for i, s := range d.s {
+		sum += d.w[i]
+		if s == 1000 {
+			w1000 = d.w[i]
 		}
-		prevT1 = -1
-		for _, rtt := range []float64{10, 20, 40, 70, 100, 150, 200, 300, 500} {
-			sec := lte()
-			sec.RTTMS = f(rtt)
-			t1 := Evaluate(Input{Protocol: H2, Primary: wifi(), Secondary: sec, RRC: rrc, Params: p}).Theta1
-			if t1 < prevT1-iw {
-				t.Errorf("%s: θ1 fell from %d to %d as RTT rose to %g ms", state, prevT1, t1, rtt)
-			}
-			prevT1 = t1
-		}
+	}
+	// One load of the page weighs 1/(1+1); the origin's three take 3/4 of the rest; the prior what remains.
+	if math.Abs(sum-1) > 1e-9 || math.Abs(w1000-0.5) > 1e-9 || typ != 1000 || !obs {
+		t.Errorf("sum %g, weight of the page's load %g, typical %g", sum, w1000, typ)
 	}
 }
 
-// utilityAt reads the utility term of an evaluation at a known size.
-func utilityAt(in Input) float64 {
-	for _, tm := range Evaluate(in).Terms {
-		if tm.Name == "utility" && tm.Value != nil {
-			return *tm.Value
+func FuzzEvaluate(f *testing.F) {
+	f.Add(50.0, 7.04e6, 70.0, 9.185e6, 0.0, int64(2e6), "idle", int64(3000), true)
+	f.Add(1.0, 1e3, 60000.0, 1e11, 1.0, int64(0), "continuous", int64(1000), false)
+	f.Fuzz(func(t *testing.T, rtt1, rate1, rtt2, rate2, loss float64, size int64, state string, deadline int64, h1 bool) {
+		p := params(t)
+		proto := H2
+		if h1 {
+			proto = HTTP1
 		}
-	}
-	return 0
+		in := Input{Params: p, Protocol: proto, Primary: &Path{Kind: "wifi", Up: true, RTTMS: &rtt1, DownBps: &rate1, Loss: &loss},
+			Secondary: &Path{Kind: "cellular", Up: true, RTTMS: &rtt2, DownBps: &rate2}, RRC: &RRC{Tech: "lte", State: state},
+			Size: Size{Points: []int64{size}}, Prefs: &protocol.Prefs{Mode: Balanced, DeadlineMS: deadline}}
+		out, err := Evaluate(in)
+		if err != nil {
+			return
+		}
+		if (out.Theta1 != nil && *out.Theta1 < 0) || len(out.Reason) > protocol.MaxReasonLen || math.IsNaN(out.Expected) {
+			t.Fatalf("%+v", out)
+		}
+		if out.Multipath && out.Theta1 == nil {
+			t.Fatalf("multipath without θ1: %s", out.Reason)
+		}
+	})
 }
 
 func BenchmarkEvaluate(b *testing.B) {
 	p := params(b)
-	in := Input{Protocol: H2, Size: Size{}, Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p}
+	in := Input{Protocol: H2, Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p}
 	b.ReportAllocs()
 	for b.Loop() {
 		Evaluate(in)
-	}
-}
-
-func TestOverride(t *testing.T) {
-	p := params(t)
-	for _, tc := range []struct {
-		name     string
-		override string
-		proto    string
-		want     bool
-	}{
-		{"auto keeps the model's single path", "", H2, false},
-		{"always wins over a small page", OverrideAlways, H2, true},
-		{"never wins", OverrideNever, H2, false},
-		{"always cannot make QUIC multipath", OverrideAlways, H3, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			in := Input{Protocol: tc.proto, Size: known(50_000), Primary: wifi(), Secondary: lte(), RRC: lteIdle, Params: p}
-			in.Override = tc.override
-			out := Evaluate(in)
-			if out.Multipath != tc.want {
-				t.Fatalf("multipath = %v, want %v (%s)", out.Multipath, tc.want, out.Reason)
-			}
-			if tc.override != "" && !strings.Contains(out.Reason, "site rule") {
-				t.Errorf("reason %q does not name the site rule", out.Reason)
-			}
-		})
 	}
 }

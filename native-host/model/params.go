@@ -4,7 +4,7 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
-// Params are the model's numbers: policy-models/model.json plus the radio files it names and the baseline θ1.
+// Params are the model's numbers: policy-models/model.json plus the radio files it names and the baseline policy.
 type Params struct {
 	ID      string
 	Version int64
@@ -15,14 +15,16 @@ type Params struct {
 	Defaults  Defaults
 	Quota     QuotaParams
 	HTTP1     HTTP1Params
-	Search    SearchParams
 	Page      PageParams
+	Theta     ThetaParams
+	Sizes     SizeParams
+	// Priors maps a technology ("wifi", "ethernet", "lte", "3g") to what a link of it is like before it is measured.
+	Priors   map[string]LinkPrior
+	Learning LearningParams
 
 	// Radios maps a technology ("lte", "3g", "wifi") to its power model.
 	Radios map[string]*radio.Model
-	// BaselineTheta1 is θ1 of the seed policy (policy-models/baseline.json), used when no path is measured;
-	// BaselineID and BaselineVersion name that file.
-	BaselineTheta1  int64
+	// BaselineID and BaselineVersion name the network-wide policy file (policy-models/baseline.json).
 	BaselineID      string
 	BaselineVersion int64
 
@@ -31,25 +33,27 @@ type Params struct {
 
 // Transport describes a new HTTPS connection.
 type Transport struct {
-	MSSBytes       float64 // payload bytes per segment
-	InitialWindow  float64 // segments (IW10)
-	HandshakeRTTs  float64 // TCP
-	TLSRTTs        float64 // TLS 1.3
-	RequestRTTs    float64 // request up and the first response byte back
-	MathisC        float64 // constant of the loss bound
-	JoinRTTs       float64 // MP_JOIN on the secondary path
-	MaxSlowStartRs int     // rounds after which slow start is assumed over
+	MSSBytes        float64 // payload bytes per segment
+	InitialWindow   float64 // segments (IW10)
+	HandshakeRTTs   float64 // TCP
+	TLSRTTs         float64 // TLS 1.3
+	RequestRTTs     float64 // request up and the first response byte back
+	MathisC         float64 // constant of the loss bound
+	JoinRTTs        float64 // MP_JOIN on the secondary path, before the server may send on it
+	EstablishedRTTs float64 // primary RTTs until the client's MPTCP connection is fully established
+	MaxSlowStartRs  int     // rounds after which slow start is assumed over
 }
 
-// MultipathParams are MPTCP's scheduler terms.
+// MultipathParams are MPTCP's scheduler terms and the helper's reaction.
 type MultipathParams struct {
 	HOLDiscount float64 // share of the secondary subflow's bytes that count towards completion
+	ReactMS     float64 // from the event (ESTABLISHED, θ1 bytes received) to the helper's SUBFLOW_CREATE
 }
 
-// Weights value time, early bytes, energy and cellular data against each other, in seconds-equivalent.
+// Weights value time, lateness, energy and cellular data against each other, in seconds-equivalent.
 type Weights struct {
 	TimePerS   float64 // per second saved
-	BytesPerMB float64 // per MB more delivered within the deadline
+	LatePerS   float64 // per second saved beyond the user's tolerance T, on top of TimePerS
 	EnergyPerJ float64 // per joule of extra radio energy
 	CellPerMB  float64 // per MB carried over cellular
 }
@@ -69,21 +73,46 @@ type QuotaParams struct {
 	BatterySaverCapBytes int64   // θ2 in battery-saver mode when there is no quota
 }
 
-// HTTP1Params: HTTP/1.1 origins gain little from multipath (seed 000 §4, seed 001 §3).
+// HTTP1Params: an HTTP/1.1 page spreads over parallel persistent connections, each with its own θ1.
 type HTTP1Params struct {
-	PerformanceMinUtility float64 // in performance mode, multipath for HTTP/1.1 only when U ≥ this
+	Connections float64 // parallel connections per origin when none were measured
 }
 
 // PageParams are the browser's processing time outside the network. They add alike to single-path and multipath
-// loads, so Evaluate does not need them; page-load predictions (e2e/calibrate) do.
+// loads; they turn the transfer times into page-load times for the learned corrections and for e2e/calibrate.
 type PageParams struct {
 	ProcessingMS          float64 // per page
 	ProcessingMSPerObject float64 // per object after the first
 }
 
-// SearchParams bound the θ1 search.
-type SearchParams struct {
+// ThetaParams bound and grid the θ1 choice.
+type ThetaParams struct {
 	MinBytes, MaxBytes float64
-	GridPoints         int
-	BisectSteps        int
+	GridRatio          float64 // candidates between observed sizes, this factor apart
+	SizeMargin         float64 // θ1 just above an observed size is this much above it (a page's size varies a little)
+	OverheadBytes      float64 // and this many bytes more: the connection's TLS flight, framing and headers
+	IndifferenceS      float64 // expected utilities closer than this are ties, won by the larger θ1
+}
+
+// SizeParams are the page-size prior and how observed sizes shrink towards it.
+type SizeParams struct {
+	PriorP10, PriorP50, PriorP90 float64 // bytes, a never-seen page
+	PseudoCount                  float64 // each level of the fallback (path class, origin, prior) weighs as this many loads
+	PriorPoints                  int     // equal-weight quantile points the prior is evaluated at
+}
+
+// LinkPrior is one technology's link before it is measured: the median downlink rate, the spread of ln(rate)
+// (a log-normal), the RTT and the loss.
+type LinkPrior struct {
+	DownMbit float64
+	Spread   float64
+	RTTMS    float64
+	Loss     float64
+}
+
+// LearningParams bound the corrections learned from measured page loads.
+type LearningParams struct {
+	HalfLifeLoads float64 // a load's weight halves after this many newer loads of the origin
+	MaxFactor     float64 // a correction stays within [1/MaxFactor, MaxFactor]
+	MinLoads      float64 // loads of a kind before its correction applies
 }

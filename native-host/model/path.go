@@ -13,21 +13,10 @@ type link struct {
 	rtt, rate float64
 }
 
-// linkOf reads a measured path: the cap is the smaller of its downlink rate and the Mathis et al. loss bound.
-func linkOf(p *Path, tr *Transport) link {
-	l := link{rtt: *p.RTTMS / 1000, rate: *p.DownBps / 8}
-	if p.Loss != nil && *p.Loss > 0 {
-		if m := tr.MSSBytes / l.rtt * tr.MathisC / math.Sqrt(*p.Loss); m < l.rate {
-			l.rate = m
-		}
-	}
-	return l
-}
-
-// curve is B(t) for one TCP flow whose first response byte can arrive at start: slow start from the initial
-// window, doubling per RTT, each round's window arriving at the link rate, until a round's window fills the
-// bandwidth-delay product; from then on the link rate.
-func curve(l link, start float64, tr *Transport) plf {
+// curve is B(t) for conns parallel TCP flows whose first response byte can arrive at start: slow start from their
+// initial windows, doubling per RTT, each round's windows arriving at the link rate, until a round's windows fill
+// the bandwidth-delay product; from then on the link rate.
+func curve(l link, start float64, tr *Transport, conns float64) plf {
 	var f plf
 	f.t = make([]float64, 0, 8)
 	f.b = make([]float64, 0, 8)
@@ -36,7 +25,7 @@ func curve(l link, start float64, tr *Transport) plf {
 		f.add(start, 0)
 	}
 	bdp := l.rate * l.rtt
-	w := tr.InitialWindow * tr.MSSBytes
+	w := tr.InitialWindow * tr.MSSBytes * conns
 	ts, b := start, 0.0
 	for k := 0; k < tr.MaxSlowStartRs && w < bdp; k++ {
 		// The window arrives back to back at the link rate, then the sender waits for the ACKs.

@@ -1,6 +1,9 @@
 package model
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // plf is a nondecreasing piecewise-linear function of time: through the points (t[i], b[i]) and with slope tail
 // after the last one. Time is in seconds, bytes as float64.
@@ -76,5 +79,35 @@ func sum(f, g *plf, h float64) plf {
 		out.add(x, f.at(x)+h*g.at(x))
 	}
 	out.tail = f.tail + h*g.tail
+	return out
+}
+
+// shifted is g delayed by d: zero until d, then g's shape.
+func shifted(g *plf, d float64) plf {
+	out := plf{t: make([]float64, len(g.t)), b: g.b, tail: g.tail}
+	for i, t := range g.t {
+		out.t[i] = t + d
+	}
+	return out
+}
+
+// capped is min(g, c): g until it reaches c, flat at c after.
+func capped(g plf, c float64) plf {
+	if math.IsInf(c, 1) {
+		return g
+	}
+	t := g.inv(c)
+	if math.IsInf(t, 1) {
+		return g
+	}
+	var out plf
+	for i := range g.t {
+		if g.t[i] >= t {
+			break
+		}
+		out.add(g.t[i], g.b[i])
+	}
+	out.add(t, c)
+	out.tail = 0
 	return out
 }

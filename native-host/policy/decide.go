@@ -26,7 +26,7 @@ type Input struct {
 // Outcome is what Decide returns: the policy terms with their explanation and every input used.
 type Outcome struct {
 	Multipath  bool
-	Theta1     int64
+	Theta1     *int64 // nil: never (the file says no multipath)
 	Theta2     *int64
 	DeadlineMS int64
 	Reason     string
@@ -49,7 +49,7 @@ func Decide(in Input) Outcome {
 	}
 	return Outcome{
 		Multipath:  m.Multipath,
-		Theta1:     m.Theta1Bytes,
+		Theta1:     theta1(m),
 		Theta2:     m.Theta2Bytes,
 		DeadlineMS: m.DeadlineMS,
 		Reason:     reason(m),
@@ -66,6 +66,14 @@ func Decide(in Input) Outcome {
 			"predicted_size_bytes": predicted,
 		},
 	}
+}
+
+// theta1 is the file's θ1 as the protocol carries it: never when the file allows no multipath.
+func theta1(m File) *int64 {
+	if !m.Multipath {
+		return nil
+	}
+	return protocol.Bytes(m.Theta1Bytes)
 }
 
 // Policy is the outcome as the network-wide policy of the given revision.

@@ -23,7 +23,7 @@ func TestDecideBaseline(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if !d.Multipath || d.Theta1 != 200000 || d.Theta2 != nil || d.DeadlineMS != 3000 ||
+	if !d.Multipath || *d.Theta1 != 200000 || d.Theta2 != nil || d.DeadlineMS != 3000 ||
 		d.Model != (protocol.Model{ID: "baseline-seed001", Version: 1}) {
 		t.Errorf("decision %+v", d)
 	}

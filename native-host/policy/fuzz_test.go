@@ -32,7 +32,7 @@ func FuzzParse(f *testing.F) {
 		if err := p.Validate(); err != nil {
 			t.Fatalf("accepted file gives an invalid policy: %v", err)
 		}
-		if p.Theta1 > protocol.MaxSafeInt {
+		if p.Theta1 != nil && *p.Theta1 > protocol.MaxSafeInt {
 			t.Fatal("theta1 beyond 2^53")
 		}
 	})

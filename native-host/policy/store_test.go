@@ -75,7 +75,7 @@ func TestStoreReload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if snap.Policy.Revision != 1 || snap.Policy.Theta1 != 200000 {
+	if snap.Policy.Revision != 1 || *snap.Policy.Theta1 != 200000 {
 		t.Fatalf("first load %+v", snap.Policy)
 	}
 
@@ -91,7 +91,7 @@ func TestStoreReload(t *testing.T) {
 	// A new θ1: revision 2.
 	writeModels(t, dir, func(m map[string]any) { m["theta1_bytes"] = 100000 })
 	p, changed, err := s.Reload(false)
-	if !changed || err != nil || p.Revision != 2 || p.Theta1 != 100000 {
+	if !changed || err != nil || p.Revision != 2 || *p.Theta1 != 100000 {
 		t.Fatalf("new theta1: %+v changed=%v err=%v", p, changed, err)
 	}
 	// A corrupt file: error, the old policy stays.
@@ -99,7 +99,7 @@ func TestStoreReload(t *testing.T) {
 	if p, changed, err := s.Reload(false); err == nil || changed || p.Revision != 2 {
 		t.Fatalf("corrupt file: %+v changed=%v err=%v", p, changed, err)
 	}
-	if snap, err := s.Snapshot(); err != nil || snap.Policy.Theta1 != 100000 {
+	if snap, err := s.Snapshot(); err != nil || *snap.Policy.Theta1 != 100000 {
 		t.Fatalf("after a failed reload: %+v, %v", snap, err)
 	}
 	// Removed: same.

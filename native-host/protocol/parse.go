@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -94,11 +95,16 @@ func ParseHello(body json.RawMessage) (Hello, *Error) {
 	return h, nil
 }
 
-// Decide is a decide request's body, with the origin normalised.
+// MaxPathLen bounds a navigation's URL path (decide and report `path`), in bytes.
+const MaxPathLen = 2048
+
+// Decide is a decide request's body, with the origin normalised. Path is "" when the request had none (an older
+// extension).
 type Decide struct {
 	Origin string
 	Tab    int64
 	Nav    string
+	Path   string
 }
 
 // ParseDecide checks a decide body: every field's presence and type first (bad_request), then the origin
@@ -122,6 +128,9 @@ func ParseDecide(body json.RawMessage) (Decide, *Error) {
 	}
 	if n := utf8.RuneCountInString(d.Nav); n < 1 || n > MaxNavLen {
 		return Decide{}, Errorf(CodeBadRequest, "nav: must be 1 to %d characters", MaxNavLen)
+	}
+	if d.Path, err = PathField(obj); err != nil {
+		return Decide{}, err
 	}
 	norm, oerr := NormalizeOrigin(origin)
 	if oerr != nil {
@@ -156,4 +165,20 @@ func parseInt(raw json.RawMessage) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	return n, err == nil
+}
+
+// PathField reads the optional `path` of decide and report: a URL path as the browser serialises it, starting with
+// "/", without query or fragment (the extension never sends them), at most MaxPathLen bytes.
+func PathField(obj Object) (string, *Error) {
+	if !obj.Has("path") {
+		return "", nil
+	}
+	p, err := obj.String("path", MaxPathLen)
+	if err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "?#") {
+		return "", Errorf(CodeBadRequest, "path: must start with / and have no query or fragment")
+	}
+	return p, nil
 }

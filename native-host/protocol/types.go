@@ -25,7 +25,7 @@ type Model struct {
 type Policy struct {
 	Revision   int64  `json:"revision"`
 	Multipath  bool   `json:"multipath"`
-	Theta1     int64  `json:"theta1"`
+	Theta1     *int64 `json:"theta1"` // nil: never (no cellular subflow); 0: from the first byte
 	Theta2     *int64 `json:"theta2"` // nil: no cap on cellular bytes
 	DeadlineMS int64  `json:"deadline_ms"`
 	Reason     string `json:"reason"`
@@ -42,17 +42,23 @@ func (p Policy) Validate() error {
 
 // SameAs reports whether p and q say the same thing, ignoring their revisions.
 func (p Policy) SameAs(q Policy) bool {
-	if (p.Theta2 == nil) != (q.Theta2 == nil) || (p.Theta2 != nil && *p.Theta2 != *q.Theta2) {
+	if !SameBytes(p.Theta1, q.Theta1) || !SameBytes(p.Theta2, q.Theta2) {
 		return false
 	}
-	p.Revision, q.Revision, p.Theta2, q.Theta2 = 0, 0, nil, nil
+	p.Revision, q.Revision, p.Theta1, q.Theta1, p.Theta2, q.Theta2 = 0, 0, nil, nil, nil, nil
 	return p == q
 }
 
-func checkTerms(theta1 int64, theta2 *int64, deadline int64, reason string, m Model) error {
+// SameBytes compares two optional byte counts (θ1 or θ2), nil meaning never or no cap.
+func SameBytes(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// Bytes is an optional byte count, for θ1 and θ2 literals.
+func Bytes(n int64) *int64 { return &n }
+
+func checkTerms(theta1 *int64, theta2 *int64, deadline int64, reason string, m Model) error {
 	switch {
-	case theta1 < 0 || theta1 > MaxSafeInt:
-		return fmt.Errorf("theta1: must be 0 to %d", int64(MaxSafeInt))
+	case theta1 != nil && (*theta1 < 0 || *theta1 > MaxSafeInt):
+		return fmt.Errorf("theta1: must be null or 0 to %d", int64(MaxSafeInt))
 	case theta2 != nil && (*theta2 < 0 || *theta2 > MaxSafeInt):
 		return fmt.Errorf("theta2: must be null or 0 to %d", int64(MaxSafeInt))
 	case deadline < MinDeadlineMS || deadline > MaxDeadlineMS:
@@ -68,7 +74,7 @@ func checkTerms(theta1 int64, theta2 *int64, deadline int64, reason string, m Mo
 // Decision is the answer to decide for one origin (PROTOCOL.md §3).
 type Decision struct {
 	Multipath  bool   `json:"multipath"`
-	Theta1     int64  `json:"theta1"`
+	Theta1     *int64 `json:"theta1"` // nil: never
 	Theta2     *int64 `json:"theta2"`
 	DeadlineMS int64  `json:"deadline_ms"`
 	Reason     string `json:"reason"`

@@ -30,7 +30,7 @@ func frameJSON(t *testing.T, name string) string {
 // The host's own marshalling produces the vectors byte for byte.
 func TestMarshalMatchesVectors(t *testing.T) {
 	push := PolicyPush(Policy{
-		Revision: 2, Multipath: false, Theta1: 200000, DeadlineMS: 3000, Reason: "cellular path down",
+		Revision: 2, Multipath: false, Theta1: Bytes(200000), DeadlineMS: 3000, Reason: "cellular path down",
 		Model: Model{ID: "baseline-seed001", Version: 1},
 	})
 	reply := Fail(Request{}, Errorf(CodeBadJSON, "payload is not one JSON object"))
@@ -58,19 +58,19 @@ func TestFailEchoes(t *testing.T) {
 
 func TestPolicyValidate(t *testing.T) {
 	neg := int64(-1)
-	ok := Policy{Revision: 1, Multipath: true, Theta1: 200000, DeadlineMS: 3000, Reason: "r", Model: Model{"m", 1}}
+	ok := Policy{Revision: 1, Multipath: true, Theta1: Bytes(200000), DeadlineMS: 3000, Reason: "r", Model: Model{"m", 1}}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	for name, mutate := range map[string]func(*Policy){
 		"revision 0":       func(p *Policy) { p.Revision = 0 },
-		"theta1 negative":  func(p *Policy) { p.Theta1 = -1 },
+		"theta1 negative":  func(p *Policy) { p.Theta1 = Bytes(-1) },
 		"theta2 negative":  func(p *Policy) { p.Theta2 = &neg },
 		"deadline 99":      func(p *Policy) { p.DeadlineMS = 99 },
 		"deadline 60001":   func(p *Policy) { p.DeadlineMS = 60001 },
 		"reason 257 bytes": func(p *Policy) { p.Reason = string(make([]byte, 257)) },
 		"model id empty":   func(p *Policy) { p.Model.ID = "" },
-		"theta1 over 2^53": func(p *Policy) { p.Theta1 = 1 << 53 },
+		"theta1 over 2^53": func(p *Policy) { p.Theta1 = Bytes(1 << 53) },
 	} {
 		p := ok
 		mutate(&p)
@@ -83,7 +83,7 @@ func TestPolicyValidate(t *testing.T) {
 func TestPolicySameAs(t *testing.T) {
 	a, b := int64(5), int64(5)
 	c := int64(6)
-	p := Policy{Revision: 1, Theta1: 1, Theta2: &a, DeadlineMS: 3000, Model: Model{"m", 1}}
+	p := Policy{Revision: 1, Theta1: Bytes(1), Theta2: &a, DeadlineMS: 3000, Model: Model{"m", 1}}
 	q := p
 	q.Revision, q.Theta2 = 9, &b
 	if !p.SameAs(q) {
@@ -105,7 +105,7 @@ func TestPolicySameAs(t *testing.T) {
 }
 
 func TestDecisionValidate(t *testing.T) {
-	d := Decision{Theta1: 1, DeadlineMS: 3000, Model: Model{"m", 1}, Inputs: map[string]any{"a": nil, "b": 1, "c": "s", "d": true}}
+	d := Decision{Theta1: Bytes(1), DeadlineMS: 3000, Model: Model{"m", 1}, Inputs: map[string]any{"a": nil, "b": 1, "c": "s", "d": true}}
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)
 	}

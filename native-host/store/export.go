@@ -26,7 +26,8 @@ const MaxChunk = 512 << 10
 
 // Columns are the exported fields of a decision row, in order: the CSV header and the JSONL keys.
 var Columns = []string{"id", "time_ms", "time", "origin", "tab", "nav", "multipath", "theta1", "theta2", "deadline_ms",
-	"model_id", "model_version", "plt_ms", "transfer_bytes", "protocol", "actuation", "request", "decision"}
+	"model_id", "model_version", "plt_ms", "transfer_bytes", "protocol", "actuation", "request", "decision",
+	"path_class", "basis", "cell_bytes", "predicted_sp_ms", "predicted_mp_ms", "mp_used"}
 
 // Row is one exported decision. Request, Decision and Actuation are JSON text.
 type Row struct {
@@ -36,7 +37,7 @@ type Row struct {
 	Tab           int64
 	Nav           string
 	Multipath     bool
-	Theta1        int64
+	Theta1        *int64 // nil: never
 	Theta2        *int64
 	DeadlineMS    int64
 	ModelID       string
@@ -47,16 +48,25 @@ type Row struct {
 	Actuation     *string
 	Request       string
 	Decision      string
+	// What the model predicted for the reported load, and what was measured beside the page-load time.
+	PathClass     *string
+	Basis         *string
+	CellBytes     *int64
+	PredictedSPMS *float64
+	PredictedMPMS *float64
+	MPUsed        *bool
 }
 
 const rowQuery = `SELECT id, time_ms, origin, tab, nav, multipath, theta1, theta2, deadline_ms, model_id, model_version,
-	plt_ms, transfer_bytes, protocol, actuation, request, decision FROM decisions
+	plt_ms, transfer_bytes, protocol, actuation, request, decision, path_class, basis, cell_bytes, predicted_sp_ms,
+	predicted_mp_ms, mp_used FROM decisions
 	WHERE time_ms >= ? AND id > ? AND id <= ? ORDER BY id`
 
 func scanRow(rows *sql.Rows) (Row, error) {
 	var r Row
 	err := rows.Scan(&r.ID, &r.TimeMS, &r.Origin, &r.Tab, &r.Nav, &r.Multipath, &r.Theta1, &r.Theta2, &r.DeadlineMS,
-		&r.ModelID, &r.ModelVersion, &r.PLTms, &r.TransferBytes, &r.Protocol, &r.Actuation, &r.Request, &r.Decision)
+		&r.ModelID, &r.ModelVersion, &r.PLTms, &r.TransferBytes, &r.Protocol, &r.Actuation, &r.Request, &r.Decision,
+		&r.PathClass, &r.Basis, &r.CellBytes, &r.PredictedSPMS, &r.PredictedMPMS, &r.MPUsed)
 	return r, err
 }
 
@@ -78,7 +88,7 @@ func encode(buf *bytes.Buffer, format string, r Row) error {
 			Tab           int64           `json:"tab"`
 			Nav           string          `json:"nav"`
 			Multipath     bool            `json:"multipath"`
-			Theta1        int64           `json:"theta1"`
+			Theta1        *int64          `json:"theta1"`
 			Theta2        *int64          `json:"theta2"`
 			DeadlineMS    int64           `json:"deadline_ms"`
 			ModelID       string          `json:"model_id"`
@@ -89,9 +99,15 @@ func encode(buf *bytes.Buffer, format string, r Row) error {
 			Actuation     json.RawMessage `json:"actuation"`
 			Request       json.RawMessage `json:"request"`
 			Decision      json.RawMessage `json:"decision"`
+			PathClass     *string         `json:"path_class"`
+			Basis         *string         `json:"basis"`
+			CellBytes     *int64          `json:"cell_bytes"`
+			PredictedSPMS *float64        `json:"predicted_sp_ms"`
+			PredictedMPMS *float64        `json:"predicted_mp_ms"`
+			MPUsed        *bool           `json:"mp_used"`
 		}{r.ID, r.TimeMS, t, r.Origin, r.Tab, r.Nav, r.Multipath, r.Theta1, r.Theta2, r.DeadlineMS, r.ModelID,
 			r.ModelVersion, r.PLTms, r.TransferBytes, r.Protocol, rawOrNull(r.Actuation), json.RawMessage(r.Request),
-			json.RawMessage(r.Decision)})
+			json.RawMessage(r.Decision), r.PathClass, r.Basis, r.CellBytes, r.PredictedSPMS, r.PredictedMPMS, r.MPUsed})
 		if err != nil {
 			return err
 		}
@@ -114,14 +130,19 @@ func encode(buf *bytes.Buffer, format string, r Row) error {
 			if v != nil {
 				return *v
 			}
+		case *bool:
+			if v != nil {
+				return strconv.FormatBool(*v)
+			}
 		}
 		return ""
 	}
 	w := csv.NewWriter(buf)
 	w.Write([]string{strconv.FormatInt(r.ID, 10), strconv.FormatInt(r.TimeMS, 10), t, r.Origin,
-		strconv.FormatInt(r.Tab, 10), r.Nav, strconv.FormatBool(r.Multipath), strconv.FormatInt(r.Theta1, 10),
+		strconv.FormatInt(r.Tab, 10), r.Nav, strconv.FormatBool(r.Multipath), opt(r.Theta1),
 		opt(r.Theta2), strconv.FormatInt(r.DeadlineMS, 10), r.ModelID, strconv.FormatInt(r.ModelVersion, 10),
-		opt(r.PLTms), opt(r.TransferBytes), opt(r.Protocol), opt(r.Actuation), r.Request, r.Decision})
+		opt(r.PLTms), opt(r.TransferBytes), opt(r.Protocol), opt(r.Actuation), r.Request, r.Decision,
+		opt(r.PathClass), opt(r.Basis), opt(r.CellBytes), opt(r.PredictedSPMS), opt(r.PredictedMPMS), opt(r.MPUsed)})
 	w.Flush()
 	return w.Error()
 }

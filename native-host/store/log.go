@@ -23,10 +23,19 @@ func checkOrigin(origin string) error {
 	return nil
 }
 
+// DecisionMeta is what a decision row keeps beside the Decision: the page's path class, the decision's basis, and
+// the cellular interface's received-bytes counter at the decision (nil: unknown), from which the load's cellular
+// bytes are counted when it is reported.
+type DecisionMeta struct {
+	PathClass   string
+	Basis       string
+	CellRxStart *int64
+}
+
 // LogDecision writes one decision with the request body it answered, and returns once the row is committed. The
 // indexed columns come from d; the decision column holds reply marshalled as JSON (the whole reply body, with the
 // model's terms and size), or d when reply is nil.
-func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d protocol.Decision, reply any) error {
+func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d protocol.Decision, reply any, m DecisionMeta) error {
 	if err := checkOrigin(d.Origin); err != nil {
 		return err
 	}
@@ -43,10 +52,11 @@ func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d prot
 	now := s.opt.Now().UnixMilli()
 	return s.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO decisions
-			(time_ms, origin, tab, nav, multipath, theta1, theta2, deadline_ms, model_id, model_version, request, decision)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			(time_ms, origin, tab, nav, multipath, theta1, theta2, deadline_ms, model_id, model_version, request, decision,
+			path_class, basis, cell_rx_start)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			now, d.Origin, d.Tab, d.Nav, d.Multipath, d.Theta1, d.Theta2, d.DeadlineMS, d.Model.ID, d.Model.Version,
-			string(request), string(body))
+			string(request), string(body), nullString(m.PathClass), nullString(m.Basis), m.CellRxStart)
 		if err != nil {
 			return fmt.Errorf("store: decision: %w", err)
 		}
@@ -68,15 +78,26 @@ func (s *Store) retain(ctx context.Context, tx *sql.Tx, table string, lastID, no
 	return nil
 }
 
-// Observation is one finished main-frame load the extension reported (PROTOCOL.md §4 Report).
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// Observation is one finished main-frame load the extension reported (PROTOCOL.md §4 Report). PathClass is the
+// class of the page's URL path (PathClass), "" when the report had none; Objects and Conns are 0 when unknown.
 type Observation struct {
 	Origin        string
 	Tab           int64
 	Nav           string
+	PathClass     string
 	Protocol      string
 	TransferBytes int64
 	PLTms         float64
 	Multipath     *bool
+	Objects       int64
+	Conns         int64
 }
 
 // Report stores an observation, writes it as the outcome of the latest decision for the same origin, tab and nav,
@@ -87,9 +108,17 @@ func (s *Store) Report(ctx context.Context, o Observation) (samples int64, err e
 	}
 	now := s.opt.Now().UnixMilli()
 	err = s.tx(ctx, func(tx *sql.Tx) error {
+		zeroNull := func(n int64) any {
+			if n <= 0 {
+				return nil
+			}
+			return n
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO observations
-			(time_ms, origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			now, o.Origin, o.Tab, o.Nav, o.Protocol, o.TransferBytes, o.PLTms, o.Multipath)
+			(time_ms, origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath, path_class, objects, conns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			now, o.Origin, o.Tab, o.Nav, o.Protocol, o.TransferBytes, o.PLTms, o.Multipath, nullString(o.PathClass),
+			zeroNull(o.Objects), zeroNull(o.Conns))
 		if err != nil {
 			return fmt.Errorf("store: observation: %w", err)
 		}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 )
 
@@ -13,60 +12,75 @@ import (
 // a site's redesign shows within a day of browsing.
 const PredictWindow = 20
 
-// The prior for an origin never seen: the median and 90th percentile of the 25 page sizes in seed 000 (Han et al.,
-// "Multipath TCP and SPDY", Table 1, desktop versions of popular sites recorded in August 2014): median 2,170.6 KB
-// (the Entertainment site), p90 (nearest rank, 23rd of 25) 3,814.2 KB (Weather). KB is taken as 1,000 bytes.
-const (
-	PriorMedian = 2170600
-	PriorP90    = 3814200
-	PriorSource = "prior: seed 000 Table 1, median and p90 of 25 sites"
-)
-
-// Size is a page-size prediction, the shape of PROTOCOL.md's Decision.size.
-type Size struct {
-	Known   bool   `json:"known"`
-	Median  *int64 `json:"median"`
-	P90     *int64 `json:"p90"`
-	Samples int64  `json:"samples"`
-	Source  string `json:"source"`
+// History is what the store remembers of a page's sizes: the transferred bytes of the last PredictWindow loads of
+// its path class and of the rest of its origin, newest first, and the medians of their object and connection
+// counts (0: unknown). The model shrinks each level towards the next, and the last towards its prior.
+type History struct {
+	Class, Origin []int64
+	Objects       int64
+	Conns         int64
 }
 
-// Predict returns the median and p90 of the transferred bytes of origin's last PredictWindow reported loads, or the
-// prior with Known false when there are none.
-func (s *Store) Predict(ctx context.Context, origin string) (Size, error) {
-	var sizes []int64
+// Samples is how many loads the history has.
+func (h History) Samples() int { return len(h.Class) + len(h.Origin) }
+
+// History returns the size history of origin's pages of class (PathClass).
+func (s *Store) History(ctx context.Context, origin, class string) (History, error) {
+	var h History
+	var objects, conns, classObjects, classConns []int64
 	err := s.with(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx,
-			"SELECT transfer_bytes FROM observations WHERE origin = ? ORDER BY id DESC LIMIT ?", origin, PredictWindow)
+		rows, err := db.QueryContext(ctx, `SELECT coalesce(path_class, ''), transfer_bytes, coalesce(objects, 0),
+			coalesce(conns, 0) FROM observations WHERE origin = ? ORDER BY id DESC LIMIT ?`, origin, 3*PredictWindow)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var n int64
-			if err := rows.Scan(&n); err != nil {
+			var c string
+			var n, o, k int64
+			if err := rows.Scan(&c, &n, &o, &k); err != nil {
 				return err
 			}
-			sizes = append(sizes, n)
+			if c == class && class != "" {
+				if len(h.Class) < PredictWindow {
+					h.Class = append(h.Class, n)
+					classObjects, classConns = appendPos(classObjects, o), appendPos(classConns, k)
+				}
+			} else if len(h.Origin) < PredictWindow {
+				h.Origin = append(h.Origin, n)
+				objects, conns = appendPos(objects, o), appendPos(conns, k)
+			}
 		}
 		return rows.Err()
 	})
 	if err != nil {
-		return Size{}, fmt.Errorf("store: predict: %w", err)
+		return History{}, fmt.Errorf("store: history: %w", err)
 	}
-	return predict(sizes), nil
+	// The page's own loads say most about its objects and connections; the origin's otherwise.
+	if len(classObjects) > 0 {
+		objects = classObjects
+	}
+	if len(classConns) > 0 {
+		conns = classConns
+	}
+	h.Objects, h.Conns = medianOf(objects), medianOf(conns)
+	return h, nil
 }
 
-func predict(sizes []int64) Size {
-	if len(sizes) == 0 {
-		m, p := int64(PriorMedian), int64(PriorP90)
-		return Size{Known: false, Median: &m, P90: &p, Samples: 0, Source: PriorSource}
+func appendPos(s []int64, v int64) []int64 {
+	if v > 0 {
+		return append(s, v)
 	}
-	s := slices.Clone(sizes)
+	return s
+}
+
+func medianOf(v []int64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
 	slices.Sort(s)
-	m, p := median(s), nearestRank(s, 0.9)
-	return Size{Known: true, Median: &m, P90: &p, Samples: int64(len(s)),
-		Source: fmt.Sprintf("observed: last %d loads of this origin", len(s))}
+	return median(s)
 }
 
 // median of sorted s; an even count averages the middle two, rounded down.
@@ -76,12 +90,6 @@ func median(s []int64) int64 {
 		return s[n/2]
 	}
 	return s[n/2-1] + (s[n/2]-s[n/2-1])/2
-}
-
-// nearestRank is the q-quantile of sorted s by the nearest-rank method: an observed value, never an interpolation.
-func nearestRank(s []int64, q float64) int64 {
-	k := int(math.Ceil(q*float64(len(s)))) - 1
-	return s[max(k, 0)]
 }
 
 // Protocol returns the protocol of origin's latest reported load ("h2", "http/1.1", "h3", ...), or "" when the

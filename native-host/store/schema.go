@@ -66,6 +66,50 @@ var migrations = []string{
 		time_ms  INTEGER NOT NULL,
 		estimate TEXT    NOT NULL  -- PROTOCOL.md Path object, JSON
 	) WITHOUT ROWID;`,
+	// 3: θ1 may be never (NULL); decisions keep what they predicted and, once the load is reported, what was
+	// measured (the model's error, for researchers and for the learned corrections); loads keep their path class,
+	// object count and parallel connections, for size predictions per page rather than per origin. SQLite cannot
+	// drop a NOT NULL, so the decisions table is rebuilt.
+	`CREATE TABLE decisions3 (
+		id            INTEGER PRIMARY KEY,
+		time_ms       INTEGER NOT NULL,
+		origin        TEXT    NOT NULL,
+		tab           INTEGER NOT NULL,
+		nav           TEXT    NOT NULL,
+		multipath     INTEGER NOT NULL,
+		theta1        INTEGER,          -- null: never
+		theta2        INTEGER,
+		deadline_ms   INTEGER NOT NULL,
+		model_id      TEXT    NOT NULL,
+		model_version INTEGER NOT NULL,
+		request       TEXT    NOT NULL,
+		decision      TEXT    NOT NULL,
+		plt_ms        REAL,
+		transfer_bytes INTEGER,
+		protocol      TEXT,
+		actuation     TEXT,
+		path_class    TEXT,
+		basis         TEXT,
+		cell_rx_start INTEGER,          -- the cellular interface's rx counter at the decision, for cell_bytes
+		cell_bytes    INTEGER,          -- cellular bytes received between the decision and the load's report
+		predicted_sp_ms REAL,           -- the model's page-load time of the reported size, single path
+		predicted_mp_ms REAL,           -- the same with the decision carried out
+		mp_used       INTEGER           -- the cellular path carried the load's data (cell_bytes over a join's)
+	);
+	INSERT INTO decisions3 (id, time_ms, origin, tab, nav, multipath, theta1, theta2, deadline_ms, model_id,
+		model_version, request, decision, plt_ms, transfer_bytes, protocol, actuation)
+		SELECT id, time_ms, origin, tab, nav, multipath, theta1, theta2, deadline_ms, model_id, model_version,
+		request, decision, plt_ms, transfer_bytes, protocol, actuation FROM decisions;
+	DROP TABLE decisions;
+	ALTER TABLE decisions3 RENAME TO decisions;
+	CREATE INDEX decisions_origin_time ON decisions(origin, time_ms);
+	CREATE INDEX decisions_time ON decisions(time_ms);
+	CREATE INDEX decisions_multipath ON decisions(multipath, time_ms);
+	CREATE INDEX decisions_theta ON decisions(theta1, theta2);
+	CREATE INDEX decisions_nav ON decisions(tab, nav);
+	ALTER TABLE observations ADD COLUMN path_class TEXT;
+	ALTER TABLE observations ADD COLUMN objects INTEGER;
+	ALTER TABLE observations ADD COLUMN conns INTEGER;`,
 }
 
 // SchemaVersion is the version Open brings every database to.

@@ -38,7 +38,7 @@ func decision(origin string, i int) protocol.Decision {
 		theta2 = &t2
 	}
 	return protocol.Decision{
-		Multipath: i%3 == 0, Theta1: 200000 + int64(i), Theta2: theta2, DeadlineMS: 3000,
+		Multipath: i%3 == 0, Theta1: theta1(i), Theta2: theta2, DeadlineMS: 3000,
 		Reason: fmt.Sprintf("reason %d, with \"quotes\", commas\nand a newline", i),
 		Model:  protocol.Model{ID: "baseline-seed001", Version: 1},
 		Origin: origin, Tab: int64(i), Nav: fmt.Sprintf("%d-1", i),
@@ -58,7 +58,7 @@ func TestOpenMigratesAndReopens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.LogDecision(ctx, nil, decision("https://a.example", 1), nil); err != nil {
+	if err := s.LogDecision(ctx, nil, decision("https://a.example", 1), nil, DecisionMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -111,7 +111,7 @@ func TestOpenErrors(t *testing.T) {
 func TestLogDecisionRefusesURLs(t *testing.T) {
 	s := open(t, Options{})
 	for _, o := range []string{"https://a.example/path", "https://A.example", "https://a.example?q=1", "ftp://x"} {
-		if err := s.LogDecision(ctx, nil, decision(o, 1), nil); err == nil {
+		if err := s.LogDecision(ctx, nil, decision(o, 1), nil, DecisionMeta{}); err == nil {
 			t.Errorf("%q: logged", o)
 		}
 		if _, err := s.Report(ctx, Observation{Origin: o, Nav: "1"}); err == nil {
@@ -127,7 +127,7 @@ func TestRetention(t *testing.T) {
 	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 	s := open(t, Options{MaxRows: 5, MaxAge: time.Hour, Now: func() time.Time { return now }})
 	for i := range 8 {
-		if err := s.LogDecision(ctx, nil, decision("https://a.example", i), nil); err != nil {
+		if err := s.LogDecision(ctx, nil, decision("https://a.example", i), nil, DecisionMeta{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,7 +135,7 @@ func TestRetention(t *testing.T) {
 		t.Errorf("by rows: %d kept, want 5", d)
 	}
 	now = now.Add(2 * time.Hour)
-	if err := s.LogDecision(ctx, nil, decision("https://a.example", 9), nil); err != nil {
+	if err := s.LogDecision(ctx, nil, decision("https://a.example", 9), nil, DecisionMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	if d, _, _ := s.Counts(ctx); d != 1 {
@@ -143,24 +143,21 @@ func TestRetention(t *testing.T) {
 	}
 }
 
-func TestReportAndPredict(t *testing.T) {
+func TestReportAndHistory(t *testing.T) {
 	s := open(t, Options{})
-	size, err := s.Predict(ctx, "https://new.example")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if size.Known || *size.Median != PriorMedian || *size.P90 != PriorP90 || size.Samples != 0 || size.Source != PriorSource {
-		t.Errorf("prior: %+v", size)
+	h, err := s.History(ctx, "https://new.example", "/")
+	if err != nil || h.Samples() != 0 {
+		t.Fatalf("never seen: %+v %v", h, err)
 	}
 	d := decision("https://a.example", 7)
-	if err := s.LogDecision(ctx, request(d), d, nil); err != nil {
+	if err := s.LogDecision(ctx, request(d), d, nil, DecisionMeta{PathClass: "/article/:id", Basis: "prior", CellRxStart: i64p(1000)}); err != nil {
 		t.Fatal(err)
 	}
 	mp := true
-	// 25 loads: the window keeps the last 20, sizes 6..25 KB.
+	// 25 loads of /article/:id and 3 of /: the window keeps the class's last 20, 6..25 kB, newest first.
 	for i := 1; i <= 25; i++ {
-		n, err := s.Report(ctx, Observation{Origin: "https://a.example", Tab: 7, Nav: "7-1", Protocol: "h2",
-			TransferBytes: int64(i) * 1000, PLTms: 1234.5, Multipath: &mp})
+		n, err := s.Report(ctx, Observation{Origin: "https://a.example", Tab: 7, Nav: "7-1", Protocol: "h2", PathClass: "/article/:id",
+			TransferBytes: int64(i) * 1000, PLTms: 1234.5, Multipath: &mp, Objects: int64(i), Conns: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,10 +165,34 @@ func TestReportAndPredict(t *testing.T) {
 			t.Fatalf("samples %d, want %d", n, i)
 		}
 	}
-	size, _ = s.Predict(ctx, "https://a.example")
-	// Sorted 6000..25000: median of 20 = (15000+16000)/2, p90 nearest rank = 18th = 23000.
-	if !size.Known || *size.Median != 15500 || *size.P90 != 23000 || size.Samples != 20 {
-		t.Errorf("observed: %+v median %d p90 %d", size, *size.Median, *size.P90)
+	for i := 1; i <= 3; i++ {
+		s.Report(ctx, Observation{Origin: "https://a.example", Tab: 7, Nav: "7-2", Protocol: "h2", PathClass: "/", TransferBytes: 3e6})
+	}
+	h, _ = s.History(ctx, "https://a.example", "/article/:id")
+	if len(h.Class) != 20 || h.Class[0] != 25000 || h.Class[19] != 6000 || len(h.Origin) != 3 || h.Origin[0] != 3e6 {
+		t.Errorf("history %+v", h)
+	}
+	// Objects 6..25 of the class: median (15+16)/2 rounded down.
+	if h.Objects != 15 || h.Conns != 1 {
+		t.Errorf("objects %d conns %d", h.Objects, h.Conns)
+	}
+	if h, _ = s.History(ctx, "https://a.example", "/gallery/:id"); len(h.Class) != 0 || len(h.Origin) != 20 {
+		t.Errorf("another class: %+v", h)
+	}
+
+	dec, err := s.Decided(ctx, "https://a.example", 7, "7-1")
+	if err != nil || dec.Theta1 == nil || *dec.Theta1 != 200007 || dec.CellRxStart == nil || *dec.CellRxStart != 1000 {
+		t.Errorf("decided %+v %v", dec, err)
+	}
+	if _, err := s.Decided(ctx, "https://a.example", 9, "9-1"); err != ErrNoDecision {
+		t.Errorf("no decision: %v", err)
+	}
+	if err := s.SetOutcome(ctx, "https://a.example", 7, "7-1", Outcome{PredictedSPMS: 1000, PredictedMPMS: 800, MPUsed: true, CellBytes: i64p(5000)}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := s.Measurements(ctx, "https://a.example", 20)
+	if err != nil || len(ms) != 1 || ms[0].PLTms != 1234.5 || ms[0].PredictedMS != 800 || !ms[0].MPUsed {
+		t.Errorf("measurements %+v %v", ms, err)
 	}
 	var buf bytes.Buffer
 	if _, err := s.Export(ctx, &buf, FormatJSONL, 0); err != nil {
@@ -179,7 +200,8 @@ func TestReportAndPredict(t *testing.T) {
 	}
 	var row map[string]any
 	json.Unmarshal(buf.Bytes(), &row)
-	if row["plt_ms"] != 1234.5 || row["transfer_bytes"] != 25000.0 || row["protocol"] != "h2" {
+	if row["plt_ms"] != 1234.5 || row["transfer_bytes"] != 25000.0 || row["protocol"] != "h2" || row["path_class"] != "/article/:id" ||
+		row["predicted_mp_ms"] != 800.0 || row["cell_bytes"] != 5000.0 || row["mp_used"] != true || row["basis"] != "prior" {
 		t.Errorf("outcome not on the decision row: %v", row)
 	}
 	if ok, err := s.SetActuation(ctx, "https://a.example", 7, "7-1", json.RawMessage(`{"subflows":2}`)); !ok || err != nil {
@@ -190,22 +212,14 @@ func TestReportAndPredict(t *testing.T) {
 	}
 }
 
-func TestPredictQuantiles(t *testing.T) {
-	for _, tc := range []struct {
-		in          []int64
-		median, p90 int64
-	}{
-		{[]int64{5}, 5, 5},
-		{[]int64{10, 20}, 15, 20},
-		{[]int64{3, 1, 2}, 2, 3},
-		{[]int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 5, 9},
-		{[]int64{0, 1 << 40}, 1 << 39, 1 << 40},
-	} {
-		got := predict(tc.in)
-		if *got.Median != tc.median || *got.P90 != tc.p90 || got.Samples != int64(len(tc.in)) || !got.Known {
-			t.Errorf("%v: median %d p90 %d, want %d %d", tc.in, *got.Median, *got.P90, tc.median, tc.p90)
-		}
+func i64p(n int64) *int64 { return &n }
+
+// theta1 varies a decision's θ1, never included.
+func theta1(i int) *int64 {
+	if i%5 == 4 {
+		return nil
 	}
+	return i64p(200000 + int64(i))
 }
 
 func TestPrefsAndUsage(t *testing.T) {
@@ -234,7 +248,7 @@ func TestPrefsAndUsage(t *testing.T) {
 func TestDeleteAllRemovesFiles(t *testing.T) {
 	s := open(t, Options{})
 	for i := range 10 {
-		s.LogDecision(ctx, nil, decision("https://secret.example", i), nil)
+		s.LogDecision(ctx, nil, decision("https://secret.example", i), nil, DecisionMeta{})
 	}
 	// While a reader holds the WAL, the -wal and -shm files exist: DeleteAll must remove them too.
 	for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -267,7 +281,7 @@ func fill(t *testing.T, s *Store, n int) {
 	t.Helper()
 	for i := range n {
 		d := decision(fmt.Sprintf("https://s%d.example", i%7), i)
-		if err := s.LogDecision(ctx, request(d), d, nil); err != nil {
+		if err := s.LogDecision(ctx, request(d), d, nil, DecisionMeta{}); err != nil {
 			t.Fatal(err)
 		}
 		if i%3 == 0 {
@@ -345,7 +359,11 @@ func parseExport(t *testing.T, format string, data []byte) []Row {
 	i64 := func(s string) int64 { n, _ := strconv.ParseInt(s, 10, 64); return n }
 	for _, c := range recs[1:] {
 		r := Row{ID: i64(c[0]), TimeMS: i64(c[1]), Origin: c[3], Tab: i64(c[4]), Nav: c[5], Multipath: c[6] == "true",
-			Theta1: i64(c[7]), DeadlineMS: i64(c[9]), ModelID: c[10], ModelVersion: i64(c[11]), Request: c[16], Decision: c[17]}
+			DeadlineMS: i64(c[9]), ModelID: c[10], ModelVersion: i64(c[11]), Request: c[16], Decision: c[17]}
+		if c[7] != "" {
+			v := i64(c[7])
+			r.Theta1 = &v
+		}
 		if c[8] != "" {
 			v := i64(c[8])
 			r.Theta2 = &v
@@ -415,7 +433,7 @@ func TestExportRoundTrip(t *testing.T) {
 				// A row logged mid-export is not in it: the snapshot is fixed at the first chunk.
 				if count == 1 {
 					d := decision("https://late.example", 1)
-					s.LogDecision(ctx, nil, d, nil)
+					s.LogDecision(ctx, nil, d, nil, DecisionMeta{})
 					defer s.with(func(db *sql.DB) error {
 						_, err := db.Exec("DELETE FROM decisions WHERE origin = 'https://late.example'")
 						return err
@@ -434,7 +452,7 @@ func TestExportSince(t *testing.T) {
 	s := open(t, Options{Now: func() time.Time { return now }})
 	for i := range 10 {
 		now = time.UnixMilli(int64(1_000_000 + i*1000))
-		s.LogDecision(ctx, nil, decision("https://a.example", i), nil)
+		s.LogDecision(ctx, nil, decision("https://a.example", i), nil, DecisionMeta{})
 	}
 	var buf bytes.Buffer
 	if n, _ := s.Export(ctx, &buf, FormatJSONL, 1_005_000); n != 5 {
@@ -460,7 +478,7 @@ func TestExportSnapshotWhileWriting(t *testing.T) {
 				return
 			default:
 			}
-			s.LogDecision(ctx, nil, decision("https://w.example", n), nil)
+			s.LogDecision(ctx, nil, decision("https://w.example", n), nil, DecisionMeta{})
 			n++
 		}
 	}()
@@ -530,7 +548,7 @@ func BenchmarkLogDecision(b *testing.B) {
 			d := decision("https://a.example", 4)
 			req := request(d)
 			for b.Loop() {
-				if err := s.LogDecision(ctx, req, d, nil); err != nil {
+				if err := s.LogDecision(ctx, req, d, nil, DecisionMeta{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-// Command modelbench measures model.Evaluate, the cost-benefit decision, on four representative inputs, and as
+// Command modelbench measures model.Evaluate, the cost-benefit decision, on representative inputs, and as
 // the baseline of the same run the seed policy's decide (policy.Decide, a table lookup). It prints p50, p99 and
 // mean per call and each against the baseline's.
 //
@@ -46,16 +46,24 @@ func Cases(p *model.Params) []Case {
 	wifi := &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: f(50), DownBps: f(7.04e6), UpBps: f(2.02e6), Loss: f(0)}
 	lte := &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: f(70), DownBps: f(9.185e6), UpBps: f(2.286e6), Loss: f(0)}
 	idle := &model.RRC{Tech: "lte", State: "idle", SinceMS: 60000}
-	size := int64(2_000_000)
-	known := model.Size{Known: true, Median: &size, P90: &size, Samples: 5, Source: "bench"}
+	// A page seen 20 times, its origin's other pages 20 times: the most sizes an evaluation weighs.
+	var class, origin []int64
+	for i := range int64(20) {
+		class = append(class, 1_900_000+i*10_000)
+		origin = append(origin, 30_000+i*40_000)
+	}
+	known := model.Size{Known: true, Points: class, Origin: origin, Source: "bench"}
 	in := func(proto string, s model.Size) model.Input {
 		return model.Input{Origin: "https://example.com", Protocol: proto, Size: s, Primary: wifi, Secondary: lte, RRC: idle, Params: p}
 	}
+	prior := in(model.H2, model.Size{Source: "bench"})
+	prior.Primary, prior.Secondary = nil, nil
 	return []Case{
-		{"unknown size, h2 (θ1 search)", in(model.H2, model.Size{Source: "bench"})},
-		{"2 MB, h2", in(model.H2, known)},
+		{"unknown size, h2 (θ1 over the size prior)", in(model.H2, model.Size{Source: "bench"})},
+		{"unknown size and links (9 link scenarios)", prior},
+		{"2 MB page with 40 loads of history, h2", in(model.H2, known)},
 		{"h3", in(model.H3, known)},
-		{"2 MB, http/1.1", in(model.HTTP1, known)},
+		{"2 MB page with history, http/1.1", in(model.HTTP1, known)},
 	}
 }
 
@@ -95,7 +103,7 @@ func run(n int, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	base := measure(n, func() { sink += policy.Decide(policy.Input{Model: file, Source: src, Revision: 1}).Theta1 })
+	base := measure(n, func() { sink += *policy.Decide(policy.Input{Model: file, Source: src, Revision: 1}).Theta1 })
 	fmt.Fprintf(w, "%d calls each, after %d warm-up calls\n", n, warmup)
 	fmt.Fprintf(w, "%-46s %10s %10s %10s %8s %8s %8s\n", "input", "p50", "p99", "mean", "p50/b", "p99/b", "mean/b")
 	line := func(name string, s Stats) {
@@ -106,7 +114,11 @@ func run(n int, w io.Writer) error {
 	line("baseline: policy.Decide (seed)", base)
 	for _, c := range Cases(p) {
 		in := c.In
-		s := measure(n, func() { sink += model.Evaluate(in).Theta1 })
+		s := measure(n, func() {
+			if out, err := model.Evaluate(in); err == nil && out.Theta1 != nil {
+				sink += *out.Theta1
+			}
+		})
 		line("model.Evaluate: "+c.Name, s)
 	}
 	return nil

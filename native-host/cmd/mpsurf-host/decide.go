@@ -7,12 +7,12 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
-	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
 // decideCmd evaluates one decision offline with the same code as the native decide message (decideUsage).
@@ -27,6 +27,7 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 	rrcSince := fs.Int64("rrc-since-ms", 0, "")
 	prefsFile := fs.String("prefs", "", "")
 	modelsDir := fs.String("models", "", "")
+	path := fs.String("path", "/", "")
 	asJSON := fs.Bool("json", false, "")
 	if err := cli.ParseNone(fs, args); err != nil {
 		return badUsage(stderr, "decide: %v", err)
@@ -40,13 +41,17 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "mpsurf-host: decide: %v\n", err)
 		return exitFailed
 	}
-	given := &decide.Given{Proto: *proto, Size: store.Size{Source: "none"}}
-	if *size != "" {
-		n, err := strconv.ParseInt(*size, 10, 64)
-		if err != nil || n < 0 || n > protocol.MaxSafeInt {
-			return badUsage(stderr, "decide: --size: not a byte count: %q", *size)
+	given := &decide.Given{Proto: *proto}
+	// --size is one observed load of the page (repeated: several); the model still weighs its size prior.
+	for _, f := range strings.Split(*size, ",") {
+		if f == "" {
+			continue
 		}
-		given.Size = store.Size{Known: true, Median: &n, P90: &n, Samples: 0, Source: "command line"}
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n < 0 || n > model.MaxSizeByte {
+			return badUsage(stderr, "decide: --size: not a byte count: %q", f)
+		}
+		given.Sizes.Class = append(given.Sizes.Class, n)
 	}
 	if *pathsFile != "" {
 		var paths []model.Path
@@ -74,8 +79,14 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		given.Settings = &p
 	}
+	// The serving host sets refused measurements aside for priors; here they came from the user: say what is wrong.
+	check := model.Input{Params: params, Primary: given.Paths.Primary, Secondary: given.Paths.Secondary, RRC: given.Paths.RRC}
+	if err := check.Validate(); err != nil {
+		fmt.Fprintf(stderr, "mpsurf-host: decide: %v\n", err)
+		return exitFailed
+	}
 	dec := decide.New(decide.Config{Params: params, ParamsSource: src, Links: given, Memory: given})
-	d, err := dec.Decide(context.Background(), decide.Request{Origin: norm, Tab: -1, Nav: "offline"})
+	d, err := dec.Decide(context.Background(), decide.Request{Origin: norm, Path: *path, Tab: -1, Nav: "offline"})
 	if err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: decide: %v\n", err)
 		return exitFailed
@@ -86,8 +97,12 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s\n", data)
 		return exitOK
 	}
-	fmt.Fprintf(stdout, "%s: multipath %v, theta1 %d bytes, deadline %d ms, basis %s\nreason: %s\n",
-		body.Origin, body.Multipath, body.Theta1, body.DeadlineMS, body.Basis, body.Reason)
+	theta1 := "never"
+	if body.Theta1 != nil {
+		theta1 = strconv.FormatInt(*body.Theta1, 10) + " bytes"
+	}
+	fmt.Fprintf(stdout, "%s: multipath %v, theta1 %s, deadline %d ms, basis %s\nreason: %s\n",
+		body.Origin, body.Multipath, theta1, body.DeadlineMS, body.Basis, body.Reason)
 	for _, t := range body.Terms {
 		v := "-"
 		if t.Value != nil {

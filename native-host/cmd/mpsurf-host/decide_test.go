@@ -19,10 +19,10 @@ func TestDecideCmd(t *testing.T) {
 		mp   bool
 		has  string
 	}{
-		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "2000000", "--paths", paths, "--rrc", "idle"}, true, "multipath:"},
-		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "50000", "--paths", paths, "--rrc", "idle"}, false, "single path"},
+		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "2000000", "--paths", paths, "--rrc", "idle"}, true, "multipath"},
+		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "50000,52000", "--paths", paths, "--rrc", "idle"}, false, "single path"},
 		{[]string{"--origin", "https://a.example", "--proto", "h3", "--size", "2000000", "--paths", paths}, false, "QUIC"},
-		{[]string{"--origin", "https://a.example"}, true, "seed 001 §4.2"},
+		{[]string{"--origin", "https://a.example"}, true, "priors"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
@@ -47,5 +47,13 @@ func TestDecideCmd(t *testing.T) {
 	}
 	if code := run([]string{"decide", "--origin", "https://x", "--paths", filepath.Join(dir, "none")}, nil, &out, &errb); code != exitFailed {
 		t.Errorf("missing paths file: exit %d", code)
+	}
+	// Numbers no link has are refused with the field named, not decided from.
+	absurd := filepath.Join(dir, "absurd.json")
+	os.WriteFile(absurd, []byte(`[{"name":"wlan0","kind":"wifi","up":true,"rtt_ms":50,"down_bps":1e12,"loss":5}]`), 0o600)
+	errb.Reset()
+	if code := run([]string{"decide", "--origin", "https://x", "--paths", absurd}, nil, &out, &errb); code != exitFailed ||
+		!strings.Contains(errb.String(), "primary.down_bps") {
+		t.Errorf("absurd paths: exit %d: %s", code, errb.String())
 	}
 }

@@ -198,7 +198,7 @@ func TestLogExportCommand(t *testing.T) {
 	for i := range 5 {
 		d := protocol.Decision{Origin: "https://a.example", Tab: int64(i), Nav: fmt.Sprint(i), DeadlineMS: 3000,
 			Model: protocol.Model{ID: "m", Version: 1}, Inputs: map[string]any{}}
-		if err := db.LogDecision(context.Background(), nil, d, nil); err != nil {
+		if err := db.LogDecision(context.Background(), nil, d, nil, store.DecisionMeta{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -93,11 +93,12 @@ const (
 	unframeUsage = `mpsurf-host unframe
         read frames from stdin and print each payload as one line
 `
-	decideUsage = `mpsurf-host decide --origin URL [--proto h2] [--size BYTES] [--paths FILE] [--rrc STATE] [--rrc-tech lte]
-                   [--rrc-since-ms N] [--prefs FILE] [--models DIR] [--json]
-        evaluate the cost-benefit model offline, with the native decide's code; --paths FILE is a JSON array
-        of paths (status --json prints them): the first wifi one is the primary, the first cellular one the
-        secondary
+	decideUsage = `mpsurf-host decide --origin URL [--path /a/b] [--proto h2] [--size BYTES[,BYTES...]] [--paths FILE]
+                   [--rrc STATE] [--rrc-tech lte] [--rrc-since-ms N] [--prefs FILE] [--models DIR] [--json]
+        evaluate the cost-benefit model offline, with the native decide's code; --size lists loads of the
+        page seen before (none: never seen); --paths FILE is a JSON array of paths (status --json prints
+        them): the first wifi one is the primary, the first cellular one the secondary; a path left out, or
+        without numbers, is taken from the model's priors
 `
 	fetchUsage = `mpsurf-host fetch URL -o FILE [--via IF,IF | --mptcp] [--http1] [--ca PEM] [--resolve HOST=ADDR,...] [--size N]
                   [--resume] [--secondary-cap BYTES] [--json] [-v]

@@ -13,6 +13,7 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
@@ -37,7 +38,7 @@ type replayDecision struct {
 // side is what one model said of a decision.
 type side struct {
 	Multipath bool   `json:"multipath"`
-	Theta1    int64  `json:"theta1"`
+	Theta1    *int64 `json:"theta1"` // nil: never
 	Theta2    *int64 `json:"theta2"`
 	// Benefit and costs of this decision: the model's terms when multipath was chosen, zero otherwise.
 	TimeSavedS    float64 `json:"time_saved_s"`
@@ -52,7 +53,7 @@ type replayReport struct {
 	Model       string           `json:"model"`
 	Rows        int              `json:"rows"`
 	Replayed    int              `json:"replayed"`
-	Skipped     int              `json:"skipped"` // rows logged without a model input (the model was not loaded)
+	Skipped     int              `json:"skipped"` // rows logged without a model input, or with one this model refuses
 	Changed     int              `json:"changed"`
 	ToMultipath int              `json:"to_multipath"`
 	ToSingle    int              `json:"to_single"`
@@ -134,7 +135,7 @@ func replay(ctx context.Context, db *store.Store, dec *decide.Decider, sinceMS i
 		rep.Rows++
 		var logged struct {
 			Multipath  bool         `json:"multipath"`
-			Theta1     int64        `json:"theta1"`
+			Theta1     *int64       `json:"theta1"`
 			Theta2     *int64       `json:"theta2"`
 			Terms      []model.Term `json:"terms"`
 			ModelInput *model.Input `json:"model_input"`
@@ -145,7 +146,9 @@ func replay(ctx context.Context, db *store.Store, dec *decide.Decider, sinceMS i
 		}
 		out, err := dec.Evaluate(decide.Request{Origin: row.Origin}, *logged.ModelInput)
 		if err != nil {
-			return rep, err
+			// A logged input this model refuses (an older host logged what this one would not evaluate).
+			rep.Skipped++
+			continue
 		}
 		d := replayDecision{
 			Origin: row.Origin, TimeMS: row.TimeMS,
@@ -153,8 +156,8 @@ func replay(ctx context.Context, db *store.Store, dec *decide.Decider, sinceMS i
 			Replayed: sideOf(out.Multipath, out.Theta1, out.Theta2, out.Terms),
 			Reason:   out.Reason,
 		}
-		d.Changed = d.Logged.Multipath != d.Replayed.Multipath || d.Logged.Theta1 != d.Replayed.Theta1 ||
-			!sameCap(d.Logged.Theta2, d.Replayed.Theta2)
+		d.Changed = d.Logged.Multipath != d.Replayed.Multipath || !protocol.SameBytes(d.Logged.Theta1, d.Replayed.Theta1) ||
+			!protocol.SameBytes(d.Logged.Theta2, d.Replayed.Theta2)
 		rep.Replayed++
 		if d.Changed {
 			rep.Changed++
@@ -165,8 +168,8 @@ func replay(ctx context.Context, db *store.Store, dec *decide.Decider, sinceMS i
 		case d.Logged.Multipath && !d.Replayed.Multipath:
 			rep.ToSingle++
 		}
-		if d.Logged.Theta1 > 0 && d.Replayed.Theta1 > 0 {
-			ratios = append(ratios, float64(d.Replayed.Theta1)/float64(d.Logged.Theta1))
+		if l, r := d.Logged.Theta1, d.Replayed.Theta1; l != nil && r != nil && *l > 0 && *r > 0 {
+			ratios = append(ratios, float64(*r)/float64(*l))
 		}
 		rep.Logged.add(d.Logged)
 		rep.Replayed2.add(d.Replayed)
@@ -182,7 +185,7 @@ func replay(ctx context.Context, db *store.Store, dec *decide.Decider, sinceMS i
 	return rep, nil
 }
 
-func sideOf(mp bool, theta1 int64, theta2 *int64, terms []model.Term) side {
+func sideOf(mp bool, theta1 *int64, theta2 *int64, terms []model.Term) side {
 	s := side{Multipath: mp, Theta1: theta1, Theta2: theta2}
 	if !mp {
 		return s
@@ -210,13 +213,6 @@ func (s *side) add(o side) {
 	s.TimeSavedS += o.TimeSavedS
 	s.CellularBytes += o.CellularBytes
 	s.CellularJ += o.CellularJ
-}
-
-func sameCap(a, b *int64) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return *a == *b
 }
 
 func printReplay(w io.Writer, r replayReport) {

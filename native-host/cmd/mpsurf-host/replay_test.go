@@ -50,7 +50,7 @@ func logDay(t *testing.T) (*store.Store, int) {
 	day.at = func(i int) {
 		day.Given = decide.Given{
 			Proto: protos[i%len(protos)],
-			Size:  store.Size{Known: i%5 != 0, Median: ip(sizes[i%len(sizes)]), P90: ip(sizes[i%len(sizes)] * 2), Samples: 3},
+			Sizes: history(i%5 != 0, sizes[i%len(sizes)]),
 			Paths: decide.View{
 				Primary:   &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: fp(50), DownBps: fp(7.04e6), UpBps: fp(2.02e6), Loss: fp(0)},
 				Secondary: &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: fp(70 + float64(i%4)*30), DownBps: fp(9.185e6 / float64(1+i%3)), UpBps: fp(2.286e6), Loss: fp(0)},
@@ -79,6 +79,14 @@ type varied struct {
 }
 
 func (v *varied) battery() *model.Battery { return v.bat }
+
+// history is three loads of a page around size, or none.
+func history(known bool, size int64) store.History {
+	if !known {
+		return store.History{}
+	}
+	return store.History{Class: []int64{size, size * 2, size / 2}}
+}
 
 func TestReplaySameModelReproducesTheLog(t *testing.T) {
 	db, n := logDay(t)

@@ -1,0 +1,103 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Decided is a logged decision as the learning needs it back: its θ1, the model input it was made from, and the
+// cellular counter at the time.
+type Decided struct {
+	Theta1      *int64
+	ModelInput  json.RawMessage // null when the decision had none (a fixed policy)
+	CellRxStart *int64
+}
+
+// ErrNoDecision says no decision is logged for a reported load.
+var ErrNoDecision = errors.New("store: no decision logged for this load")
+
+// Decided returns the latest decision for origin, tab and nav.
+func (s *Store) Decided(ctx context.Context, origin string, tab int64, nav string) (Decided, error) {
+	var d Decided
+	var body string
+	err := s.with(func(db *sql.DB) error {
+		return db.QueryRowContext(ctx, `SELECT theta1, decision, cell_rx_start FROM decisions
+			WHERE id = (SELECT max(id) FROM decisions WHERE tab = ? AND nav = ? AND origin = ?)`, tab, nav, origin).
+			Scan(&d.Theta1, &body, &d.CellRxStart)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, ErrNoDecision
+	}
+	if err != nil {
+		return d, fmt.Errorf("store: decided: %w", err)
+	}
+	var reply struct {
+		ModelInput json.RawMessage `json:"model_input"`
+	}
+	if json.Unmarshal([]byte(body), &reply) == nil {
+		d.ModelInput = reply.ModelInput
+	}
+	return d, nil
+}
+
+// Outcome is what a load turned out to be beside what its decision predicted: the model's page-load times for the
+// reported size (single path, and with the decision carried out), whether the cellular path carried the load's
+// data, and how many bytes it received meanwhile (nil: not measured).
+type Outcome struct {
+	PredictedSPMS, PredictedMPMS float64
+	MPUsed                       bool
+	CellBytes                    *int64
+}
+
+// SetOutcome writes o on the latest decision for origin, tab and nav.
+func (s *Store) SetOutcome(ctx context.Context, origin string, tab int64, nav string, o Outcome) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE decisions SET predicted_sp_ms = ?, predicted_mp_ms = ?, mp_used = ?,
+			cell_bytes = ? WHERE id = (SELECT max(id) FROM decisions WHERE tab = ? AND nav = ? AND origin = ?)`,
+			o.PredictedSPMS, o.PredictedMPMS, o.MPUsed, o.CellBytes, tab, nav, origin)
+		if err != nil {
+			return fmt.Errorf("store: outcome: %w", err)
+		}
+		return nil
+	})
+}
+
+// Measured is one of an origin's reported loads with what the model had predicted for it.
+type Measured struct {
+	PLTms, PredictedMS float64 // the prediction of the mode the load ran in
+	MPUsed             bool
+}
+
+// Measurements returns origin's last n loads that have both a measured and a predicted page-load time, newest first.
+func (s *Store) Measurements(ctx context.Context, origin string, n int) ([]Measured, error) {
+	var out []Measured
+	err := s.with(func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, `SELECT plt_ms, predicted_sp_ms, predicted_mp_ms, mp_used FROM decisions
+			WHERE origin = ? AND plt_ms IS NOT NULL AND predicted_sp_ms IS NOT NULL AND mp_used IS NOT NULL
+			ORDER BY id DESC LIMIT ?`, origin, n)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m Measured
+			var sp, mp float64
+			if err := rows.Scan(&m.PLTms, &sp, &mp, &m.MPUsed); err != nil {
+				return err
+			}
+			m.PredictedMS = sp
+			if m.MPUsed {
+				m.PredictedMS = mp
+			}
+			out = append(out, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: measurements: %w", err)
+	}
+	return out, nil
+}
