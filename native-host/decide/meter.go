@@ -151,6 +151,10 @@ func (m *Meter) View() View {
 	}
 	snap := m.sampler.Snapshot()
 	v.Primary, v.Secondary = PickPaths(snap.Paths)
+	if v.Secondary == nil && m.sampler.Ticks() > 0 {
+		// The sampler has looked and found no cellular path up: that is known, not unmeasured.
+		v.Secondary = &model.Path{Name: "none", Kind: paths.Cellular, Up: false}
+	}
 	m.fillFromKept(v.Primary)
 	m.fillFromKept(v.Secondary)
 	if snap.RRC != nil {
