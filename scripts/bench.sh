@@ -28,6 +28,9 @@ if [ "$(id -u)" = 0 ] && [ -e /proc/sys/net/mptcp/enabled ] && [ -x dist/testbed
   echo "== link emulator accuracy (configured vs measured)"
   dist/testbed accuracy
   echo
+  echo "== the privileged helper under floods: audit log growth, requests accepted from 40 callers, memory under address churn"
+  go run ./native-host/cmd/actuatorbench --helper dist/mpsurf-actuator
+  echo
   echo "== actuation: subflow delay after ESTABLISHED (userspace PM vs in-kernel PM) and per-origin precision"
   node e2e/bench-actuation.mjs --loads "${MPSURF_BENCH_LOADS:-40}"
 fi

@@ -27,7 +27,8 @@ type Backend interface {
 	// Release drops every lease-scoped change (the Journal restores the kernel state; the backend forgets
 	// its own bookkeeping and undoes what the Journal cannot see, such as subflows it created).
 	Release() error
-	Status() any
+	// Status is the backend's state as the client of uid viewer may see it: its own connections only.
+	Status(viewer uint32) any
 	Close() error
 }
 
@@ -167,7 +168,7 @@ func (d *dryRun) SetEnabled(v int, mptcpize func() (bool, error)) error {
 	return d.note(fmt.Sprintf("set net.mptcp.enabled=%d (mptcpize=%v, %v)", v, under, err))
 }
 func (d *dryRun) Release() error { return d.note("release every change") }
-func (d *dryRun) Status() any {
+func (d *dryRun) Status(uint32) any {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return map[string]any{"would": append([]string(nil), d.log...)}
@@ -209,7 +210,7 @@ func (s *sysctlBackend) SetEnabled(v int, mptcpize func() (bool, error)) error {
 	return s.j.SetSysctl(ScopeLease, "enabled", fmt.Sprint(v))
 }
 func (s *sysctlBackend) Release() error { return nil } // the journal restores the sysctl
-func (s *sysctlBackend) Status() any {
+func (s *sysctlBackend) Status(uint32) any {
 	v, err := s.j.ReadSysctl("enabled")
 	if err != nil {
 		return map[string]any{"error": err.Error()}
@@ -313,7 +314,7 @@ func freeID(pm *mptcp.Client) (uint8, error) {
 }
 
 func (e *endpointBackend) Release() error { return nil } // the journal restores the endpoint
-func (e *endpointBackend) Status() any {
+func (e *endpointBackend) Status(uint32) any {
 	pm, err := mptcp.Dial(0)
 	if err != nil {
 		return map[string]any{"error": err.Error()}

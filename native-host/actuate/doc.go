@@ -1,6 +1,10 @@
 // Package actuate is MPSurf's privileged helper: a small daemon holding CAP_NET_ADMIN that carries the host's
 // decisions into the kernel. It listens on a Unix socket, admits only peers whose SO_PEERCRED uid or gid is
-// allowed, accepts a fixed set of verbs (proto.go) at a bounded rate, and writes every request to an audit log.
+// allowed, accepts a fixed set of verbs (proto.go, each with its own checks) at a rate bounded per uid and per
+// session, with bounded connections per uid, and writes what it changes and what it refuses to an audit log
+// bounded in size and, per uid, in rate (audit.go). One client holds the session at a time, bound to the
+// connection that said hello; no other process takes a live session over (session.go). Decisions apply to the
+// session owner's connections only, and status shows each caller its own connections only.
 //
 // Every kernel change is a lease: the client renews it, and when it stops (killed, hung) the change is undone
 // within the lease plus one second. Before any change the helper writes the prior value of what it touches to

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,6 +68,9 @@ func TestMain(m *testing.M) {
 	if sock := os.Getenv("MPSURF_ACTUATE_CLIENT"); sock != "" {
 		os.Exit(clientMain(sock, os.Getenv("MPSURF_ACTUATE_VERB")))
 	}
+	if sock := os.Getenv("MPSURF_ACTUATE_REPEAT"); sock != "" {
+		os.Exit(repeatMain(sock))
+	}
 	os.Exit(m.Run())
 }
 
@@ -96,6 +100,58 @@ func clientMain(sock, verb string) int {
 		time.Sleep(100 * time.Millisecond)
 		c.do(map[string]any{"verb": "lease-renew", "session": h.Session, "lease_ms": 500})
 	}
+}
+
+// repeatMain sends MPSURF_ACTUATE_LINE for MPSURF_ACTUATE_MS milliseconds and prints one JSON line: how many lines
+// it sent, how many were answered ok, the codes of the others, the last answer and, with
+// MPSURF_ACTUATE_UNTIL_OK=1 (it then stops at the first ok), the milliseconds until it. Lines go on one
+// connection, each after the previous answer; with MPSURF_ACTUATE_RECONNECT=1 each on a new connection (a connect
+// flood).
+func repeatMain(sock string) int {
+	ms, _ := strconv.Atoi(os.Getenv("MPSURF_ACTUATE_MS"))
+	line := os.Getenv("MPSURF_ACTUATE_LINE")
+	reconnect := os.Getenv("MPSURF_ACTUATE_RECONNECT") == "1"
+	untilOK := os.Getenv("MPSURF_ACTUATE_UNTIL_OK") == "1"
+	start := time.Now()
+	end := start.Add(time.Duration(ms) * time.Millisecond)
+	sent, ok := 0, 0
+	toOK := int64(-1)
+	codes := map[string]int{}
+	var last Response
+	var c *helperConn
+	for time.Now().Before(end) {
+		if c == nil || reconnect {
+			if c != nil {
+				c.c.Close()
+			}
+			var err error
+			if c, err = dialHelper(sock); err != nil {
+				codes["dial_error"]++
+				c = nil
+				time.Sleep(time.Millisecond)
+				continue
+			}
+			c.c.SetDeadline(end.Add(2 * time.Second))
+		}
+		r := c.raw(line)
+		sent++
+		last = r
+		if r.OK {
+			ok++
+		}
+		codes[r.Code]++
+		if r.Code == "io" {
+			c.c.Close()
+			c = nil
+		}
+		if untilOK && r.OK {
+			toOK = time.Since(start).Milliseconds()
+			break
+		}
+	}
+	out, _ := json.Marshal(map[string]any{"sent": sent, "ok": ok, "codes": codes, "last": last, "ms_to_ok": toOK})
+	fmt.Println(string(out))
+	return 0
 }
 
 type helperConn struct {
@@ -352,6 +408,7 @@ func TestIntegrationSysctlRefusesUnderMptcpize(t *testing.T) {
 	if r.OK || r.Code != CodeRefused || !strings.Contains(r.Error, "ENOPROTOOPT") {
 		t.Fatalf("explicit mptcpize: %+v", r)
 	}
+	c.c.Close() // its session ends with its connection, so that the next client may say hello
 	// Detected from the client's environment: a host started by `mptcpize run chromium` inherits LD_PRELOAD.
 	exe, _ := os.Executable()
 	cmd := exec.Command(exe)
@@ -373,7 +430,10 @@ func TestIntegrationSysctlRefusesUnderMptcpize(t *testing.T) {
 	if readMPTCP(ns, t, "enabled") != "1" {
 		t.Fatal("enabled changed")
 	}
-	// Without mptcpize the same request is carried out (the other client's hello took the session over).
+	// Without mptcpize the same request is carried out (once the other client is gone).
+	cmd.Process.Kill()
+	cmd.Wait()
+	c = h.conn()
 	hello = c.do(map[string]any{"verb": "hello"})
 	if r := c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 1000, "value": 0}); !r.OK {
 		t.Fatalf("plain client: %+v", r)

@@ -31,6 +31,7 @@ const (
 	CodeNotYet      = "not_implemented"
 	CodeRefused     = "refused" // a safety rule forbids it (mptcpize with enabled=0)
 	CodeKernel      = "kernel_error"
+	CodeBusy        = "busy" // hello: another client holds a live session
 )
 
 // Lease bounds. The floor keeps renewals from flooding the helper; the ceiling bounds how long a dead
@@ -91,6 +92,8 @@ type OriginPolicy struct {
 	Multipath bool
 	Theta1    int64
 	Theta2    *int64
+	// UID is the session owner's: the policy applies to that uid's connections only.
+	UID uint32
 }
 
 // ConnPolicy is a validated set-conn-policy: one MPTCP connection, named by the two ends of its initial subflow,
@@ -101,6 +104,45 @@ type ConnPolicy struct {
 	Multipath     bool
 	Theta1        int64
 	Theta2        *int64
+}
+
+// verbSpec is what one verb takes. A new verb is one more case in verbSpecOf, with its own check, and one
+// more case in Server.do.
+type verbSpec struct {
+	session bool                // needs the session token
+	lease   bool                // takes lease_ms, which renews the lease
+	change  bool                // changes kernel state: audited with its arguments
+	check   func(Request) error // the verb's own fields; nil: none
+}
+
+func verbSpecOf(verb string) (verbSpec, bool) {
+	switch verb {
+	case VerbHello, VerbStatus:
+		return verbSpec{}, true
+	case VerbRelease:
+		return verbSpec{session: true, change: true}, true
+	case VerbLeaseRenew:
+		return verbSpec{session: true, lease: true}, true
+	case VerbOrigin:
+		return verbSpec{session: true, lease: true, change: true, check: func(r Request) error { _, err := r.originPolicy(); return err }}, true
+	case VerbConn:
+		return verbSpec{session: true, lease: true, change: true, check: func(r Request) error { _, err := r.connPolicy(); return err }}, true
+	case VerbEndpoint:
+		return verbSpec{session: true, lease: true, change: true, check: func(r Request) error {
+			if r.Enabled == nil {
+				return errorf(CodeBadArgument, "enabled (true|false) is required")
+			}
+			return nil
+		}}, true
+	case VerbEnabled:
+		return verbSpec{session: true, lease: true, change: true, check: func(r Request) error {
+			if r.Value == nil || (*r.Value != 0 && *r.Value != 1) {
+				return errorf(CodeBadArgument, "value must be 0 or 1")
+			}
+			return nil
+		}}, true
+	}
+	return verbSpec{}, false
 }
 
 // parseRequest decodes and validates one line. Unknown fields are refused so that a typo never silently
@@ -115,41 +157,40 @@ func parseRequest(line []byte) (Request, error) {
 	if dec.More() {
 		return r, errorf(CodeBadRequest, "trailing data after the request object")
 	}
-	switch r.Verb {
-	case VerbHello, VerbStatus:
-		return r, nil
-	case VerbLeaseRenew, VerbOrigin, VerbConn, VerbEndpoint, VerbEnabled, VerbRelease:
-	default:
+	spec, ok := verbSpecOf(r.Verb)
+	if !ok {
 		return r, errorf(CodeUnknownVerb, "unknown verb %.40q", r.Verb)
 	}
-	if err := checkSession(r.Session); err != nil {
-		return r, err
+	if spec.session {
+		if err := checkSession(r.Session); err != nil {
+			return r, err
+		}
 	}
-	if r.Verb == VerbRelease {
-		return r, nil
-	}
-	if r.LeaseMS < MinLeaseMS || r.LeaseMS > MaxLeaseMS {
+	if spec.lease && (r.LeaseMS < MinLeaseMS || r.LeaseMS > MaxLeaseMS) {
 		return r, errorf(CodeBadArgument, "lease_ms %d outside [%d, %d]", r.LeaseMS, MinLeaseMS, MaxLeaseMS)
 	}
-	switch r.Verb {
-	case VerbOrigin:
-		if _, err := r.originPolicy(); err != nil {
+	if spec.check != nil {
+		if err := spec.check(r); err != nil {
 			return r, err
-		}
-	case VerbConn:
-		if _, err := r.connPolicy(); err != nil {
-			return r, err
-		}
-	case VerbEndpoint:
-		if r.Enabled == nil {
-			return r, errorf(CodeBadArgument, "enabled (true|false) is required")
-		}
-	case VerbEnabled:
-		if r.Value == nil || (*r.Value != 0 && *r.Value != 1) {
-			return r, errorf(CodeBadArgument, "value must be 0 or 1")
 		}
 	}
 	return r, nil
+}
+
+// WebAddr reports whether a can be a web server's address that a cellular subflow could reach: a unicast address
+// routed beyond the link. Unspecified, loopback, multicast (any scope), link-local, the IPv4 limited broadcast and
+// the rest of 240.0.0.0/4 (reserved), and 0.0.0.0/8 ("this network") are not.
+func WebAddr(a netip.Addr) bool {
+	a = a.Unmap()
+	if !a.IsValid() || a.Zone() != "" || a.IsUnspecified() || a.IsLoopback() || a.IsMulticast() ||
+		a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() {
+		return false
+	}
+	if a.Is4() {
+		b := a.As4()
+		return b[0] != 0 && b[0] < 240
+	}
+	return true
 }
 
 // sessionLen is the length of a session token in hex digits (128 random bits).
@@ -183,7 +224,7 @@ func (r Request) connPolicy() (ConnPolicy, error) {
 			return p, errorf(CodeBadArgument, "%s %.60q is not an address:port", e.name, e.s)
 		}
 		a := ap.Addr().Unmap()
-		if a.IsUnspecified() || a.IsMulticast() || ap.Port() == 0 {
+		if !WebAddr(a) && !a.IsLoopback() || ap.Port() == 0 {
 			return p, errorf(CodeBadArgument, "%s %s cannot be a connection's end", e.name, ap)
 		}
 		*e.ap = netip.AddrPortFrom(a, ap.Port())
@@ -215,8 +256,8 @@ func (r Request) originPolicy() (OriginPolicy, error) {
 			return p, errorf(CodeBadArgument, "bad address %.60q", s)
 		}
 		a = a.Unmap()
-		if a.IsUnspecified() || a.IsMulticast() || a.IsLoopback() {
-			return p, errorf(CodeBadArgument, "address %s cannot be a web origin's", a)
+		if !WebAddr(a) {
+			return p, errorf(CodeBadArgument, "address %s cannot be a web origin's (loopback, link-local, multicast, broadcast, reserved or unspecified)", a)
 		}
 		p.Addrs = append(p.Addrs, a)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 )
 
 const sess = "0123456789abcdef0123456789abcdef"
@@ -68,6 +69,38 @@ func TestParseRequest(t *testing.T) {
 	}
 }
 
+// Point 9 of issue 12: only addresses a web server can have are taken, as an origin's or as a connection's remote
+// end. Broadcast, multicast of every scope, link-local (with or without a zone), reserved and unspecified
+// addresses used to pass where they had no zone.
+func TestWebAddr(t *testing.T) {
+	for _, c := range []struct {
+		addr string
+		web  bool
+	}{
+		{"192.0.2.7", true}, {"10.1.2.3", true}, {"2001:db8::1", true}, {"::ffff:198.51.100.1", true},
+		{"255.255.255.255", false}, {"224.0.0.1", false}, {"239.255.255.250", false}, {"169.254.1.1", false},
+		{"fe80::1", false}, {"ff02::1", false}, {"ff01::1", false}, {"ff0e::1", false}, {"0.0.0.0", false},
+		{"0.1.2.3", false}, {"240.0.0.1", false}, {"::", false}, {"127.0.0.1", false}, {"::1", false},
+		{"::ffff:255.255.255.255", false}, {"::ffff:169.254.0.1", false},
+	} {
+		a := netip.MustParseAddr(c.addr)
+		if got := WebAddr(a); got != c.web {
+			t.Errorf("WebAddr(%s) = %v, want %v", c.addr, got, c.web)
+		}
+		r := `{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["` + c.addr + `"],"multipath":true}`
+		if _, err := parseRequest([]byte(r)); (err == nil) != c.web {
+			t.Errorf("set-origin-policy %s: %v", c.addr, err)
+		}
+		if !c.web && !a.Unmap().IsLoopback() {
+			remote := netip.AddrPortFrom(a, 443).String()
+			r := `{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"` + remote + `","multipath":true}`
+			if _, err := parseRequest([]byte(r)); err == nil {
+				t.Errorf("set-conn-policy to %s accepted", remote)
+			}
+		}
+	}
+}
+
 func TestOriginPolicyUnmapsAddresses(t *testing.T) {
 	r, err := parseRequest([]byte(`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["::ffff:192.0.2.7"],"multipath":false}`))
 	if err != nil {
@@ -112,20 +145,43 @@ func TestParseIDs(t *testing.T) {
 	}
 }
 
+// Rate limits are per uid, however many processes (connections) share it, and the session's own connection has
+// its own, so that another process of the uid cannot starve the session's renewals. The uid map stays bounded.
 func TestRateLimit(t *testing.T) {
-	s := &Server{cfg: Config{Rate: 1, Burst: 3}, buckets: map[Peer]*bucket{}}
-	p := Peer{Pid: 1, Uid: 5}
+	s := &Server{cfg: Config{Rate: 1, Burst: 3}, uidLimit: newLimiter(1, 3, 8)}
+	now := time.Now()
 	n := 0
-	for range 10 {
-		if s.allow(p) {
+	for i := range 40 {
+		cl := &client{peer: Peer{Pid: 100 + i, Uid: 5}} // 40 processes of one uid
+		if ok, _ := s.charge(cl, Request{Verb: VerbLeaseRenew, Session: sess}, now); ok {
 			n++
 		}
 	}
 	if n != 3 {
-		t.Fatalf("%d of 10 allowed at once with a burst of 3", n)
+		t.Fatalf("%d of 40 requests from 40 processes of one uid allowed at once, with a burst of 3", n)
 	}
-	if !s.allow(Peer{Pid: 2, Uid: 5}) {
-		t.Fatal("another peer shares the bucket")
+	ok, wait := s.charge(&client{peer: Peer{Uid: 5}}, Request{}, now)
+	if ok || wait < 900*time.Millisecond || wait > time.Second {
+		t.Fatalf("over the limit: ok %v, retry in %v (want about 1 s at 1/s)", ok, wait)
+	}
+	if ok, _ := s.charge(&client{peer: Peer{Uid: 6}}, Request{}, now); !ok {
+		t.Fatal("another uid shares the bucket")
+	}
+	// The session's connection, with its token, is charged to the session, not to the exhausted uid.
+	owner := &client{peer: Peer{Uid: 5}}
+	s.session, s.owner, s.sessLimit = sess, owner, bucket{tokens: 3, last: now}
+	if ok, _ := s.charge(owner, Request{Verb: VerbLeaseRenew, Session: sess}, now); !ok {
+		t.Fatal("the session's own renewal was starved by other processes of its uid")
+	}
+	// The same token on another connection is charged to the uid.
+	if ok, _ := s.charge(&client{peer: Peer{Uid: 5}}, Request{Verb: VerbLeaseRenew, Session: sess}, now); ok {
+		t.Fatal("the session's token on another connection got the session's budget")
+	}
+	for u := range uint32(1000) {
+		s.charge(&client{peer: Peer{Uid: 10 + u}}, Request{}, now)
+	}
+	if n := s.uidLimit.size(); n > 8 {
+		t.Fatalf("%d uids remembered, bound 8", n)
 	}
 }
 

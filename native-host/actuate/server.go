@@ -3,8 +3,6 @@ package actuate
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,7 +35,7 @@ type Config struct {
 	CellIf    string
 	SysctlDir string // default SysctlDir; tests point it elsewhere only for the dry run
 	Log       *slog.Logger
-	// Rate limit per peer: Burst requests at once, then Rate per second.
+	// Rate limit per uid and per session: Burst requests at once, then Rate per second.
 	Rate  float64
 	Burst float64
 }
@@ -49,10 +48,22 @@ type Peer struct {
 }
 
 // Default rate limit: a host renews its lease a few times per lease and sends one policy per navigation;
-// 20/s with a burst of 50 leaves room for a page's burst of origins while bounding a runaway client.
+// 20/s with a burst of 50 leaves room for a page's burst of origins while bounding a runaway client. It applies
+// per uid, however many processes share it, and separately to the session's own connection, so that another
+// process of the allowed uid that floods the helper cannot starve the host's renewals.
 const (
 	DefaultRate  = 20
 	DefaultBurst = 50
+)
+
+// Connection bounds. A host keeps one connection; status readers come and go. A client over its rate limit is
+// also made to wait before its next line is read (at most maxPause), so that a flood costs the helper little.
+const (
+	maxConnsPerUID = 16
+	maxConns       = 128
+	maxUIDs        = 4096 // uids whose rate limit is remembered at once (least recently seen forgotten)
+	idleTimeout    = 2 * time.Minute
+	maxPause       = time.Second
 )
 
 func (c *Config) allowed(p Peer) bool {
@@ -87,11 +98,16 @@ type Server struct {
 	ln      *net.UnixListener
 	audit   *auditLog
 
-	mu      sync.Mutex
-	session string
-	owner   Peer
-	expiry  time.Time // zero: no lease held
-	buckets map[Peer]*bucket
+	mu sync.Mutex
+	// The session: one client at a time, bound to the connection that said hello (see hello).
+	session   string
+	owner     *client
+	began     time.Time
+	expiry    time.Time // zero: no lease held
+	sessLimit bucket    // the session's own connection's rate limit
+	uidLimit  *limiter  // everything else, per uid
+	open      map[uint32]int
+	nopen     int
 	// findSock looks a connection up: its owner's uid, whether it exists. nil: sock_diag (findSock).
 	findSock func(local, remote netip.AddrPort) (uint32, bool, error)
 }
@@ -152,7 +168,8 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.Log.Info("actuator started", "backend", name, "why", why, "socket", cfg.Socket, "pid", os.Getpid())
-	return &Server{cfg: cfg, log: cfg.Log, journal: j, backend: b, ln: ln, audit: audit, buckets: map[Peer]*bucket{}}, nil
+	return &Server{cfg: cfg, log: cfg.Log, journal: j, backend: b, ln: ln, audit: audit,
+		uidLimit: newLimiter(cfg.Rate, cfg.Burst, maxUIDs), open: map[uint32]int{}}, nil
 }
 
 // BackendName is the backend in use.
@@ -227,7 +244,10 @@ func (s *Server) shutdown() error {
 	return errors.Join(errs...)
 }
 
-// leaseWatch releases the client's changes once its lease lapses: within the 100 ms tick of the expiry.
+// leaseWatch releases the client's changes once its lease lapses, within the 100 ms tick of the expiry, and ends
+// its session: a client that resumes (it was stopped, not dead) finds its session gone, says hello again and
+// sends its decisions anew, rather than renewing a lease over changes that were undone. It also writes the audit
+// log's pending summaries.
 func (s *Server) leaseWatch(stop chan struct{}) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
@@ -239,14 +259,15 @@ func (s *Server) leaseWatch(stop chan struct{}) {
 			s.mu.Lock()
 			expired := !s.expiry.IsZero() && now.After(s.expiry)
 			if expired {
-				s.expiry = time.Time{}
+				s.expiry, s.session, s.owner = time.Time{}, "", nil
 			}
 			s.mu.Unlock()
 			if expired {
 				err := s.release()
 				s.audit.write(auditRecord{Verb: "lease-expired", OK: err == nil, Error: errString(err)})
-				s.log.Info("lease expired; changes undone", "err", err)
+				s.log.Info("lease expired; changes undone, session ended", "err", err)
 			}
+			s.audit.flush(false)
 		}
 	}
 }
@@ -255,21 +276,41 @@ func (s *Server) release() error {
 	return errors.Join(s.backend.Release(), s.journal.Restore(ScopeLease))
 }
 
+// client is one connection and the peer behind it.
+type client struct {
+	c      *net.UnixConn
+	peer   Peer
+	closed atomic.Bool
+}
+
 func (s *Server) serveConn(c *net.UnixConn) {
 	defer c.Close()
 	peer, err := peerCred(c)
-	if err != nil || !s.cfg.allowed(peer) {
-		s.audit.write(auditRecord{Peer: peer, Verb: "connect", Error: "peer not allowed"})
-		s.log.Warn("refused peer", "pid", peer.Pid, "uid", peer.Uid, "gid", peer.Gid, "err", err)
+	allowed := err == nil && s.cfg.allowed(peer)
+	if !s.admit(peer.Uid) {
+		if s.audit.request(auditRecord{Peer: peer, Verb: "connect", Error: "connection limit"}, allowed) {
+			s.log.Warn("connection limit", "pid", peer.Pid, "uid", peer.Uid)
+		}
+		json.NewEncoder(c).Encode(Response{Code: CodeRateLimited, Error: fmt.Sprintf("more than %d connections from uid %d or %d in all", maxConnsPerUID, peer.Uid, maxConns)})
+		return
+	}
+	defer s.leave(peer.Uid)
+	if !allowed {
+		if s.audit.request(auditRecord{Peer: peer, Verb: "connect", Error: "peer not allowed"}, false) {
+			s.log.Warn("refused peer", "pid", peer.Pid, "uid", peer.Uid, "gid", peer.Gid, "err", err)
+		}
 		json.NewEncoder(c).Encode(Response{Code: CodeRefused, Error: fmt.Sprintf("uid %d gid %d is not allowed", peer.Uid, peer.Gid)})
 		return
 	}
+	cl := &client{c: c, peer: peer}
+	defer cl.closed.Store(true)
 	r := bufio.NewReaderSize(c, 4096)
 	enc := json.NewEncoder(c)
 	for {
+		c.SetReadDeadline(time.Now().Add(idleTimeout))
 		line, err := readLine(r)
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, os.ErrDeadlineExceeded) {
 				enc.Encode(Response{Code: CodeBadRequest, Error: err.Error()})
 			}
 			return
@@ -277,11 +318,36 @@ func (s *Server) serveConn(c *net.UnixConn) {
 		if len(line) == 0 {
 			continue
 		}
-		resp := s.handle(peer, line)
+		resp, pause := s.handle(cl, line)
+		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
 		if err := enc.Encode(resp); err != nil {
 			return
 		}
+		if pause > 0 {
+			time.Sleep(min(pause, maxPause))
+		}
 	}
+}
+
+// admit counts a new connection of uid, or refuses it over the limits.
+func (s *Server) admit(uid uint32) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[uid] >= maxConnsPerUID || s.nopen >= maxConns {
+		return false
+	}
+	s.open[uid]++
+	s.nopen++
+	return true
+}
+
+func (s *Server) leave(uid uint32) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[uid]--; s.open[uid] <= 0 {
+		delete(s.open, uid)
+	}
+	s.nopen--
 }
 
 // readLine reads one line of at most MaxLine bytes.
@@ -306,53 +372,63 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 	}
 }
 
-func (s *Server) handle(peer Peer, line []byte) Response {
+// handle answers one line. Every line counts against a rate limit, valid or not: the session's own when it comes
+// on the session's connection with its token, its uid's otherwise. pause is how long the client must wait before
+// its next line is read, when it is over its limit.
+func (s *Server) handle(cl *client, line []byte) (resp Response, pause time.Duration) {
 	req, err := parseRequest(line)
-	resp := Response{ID: req.ID}
-	if err == nil && !s.allow(peer) {
-		err = errorf(CodeRateLimited, "more than %g requests per second", s.cfg.Rate)
+	resp = Response{ID: req.ID}
+	if ok, wait := s.charge(cl, req, time.Now()); !ok {
+		err, pause = errorf(CodeRateLimited, "more than %g requests per second; retry in %d ms", s.cfg.Rate, wait.Milliseconds()), wait
+		resp.Result = RateLimited{RetryAfterMS: max(1, wait.Milliseconds())}
 	}
 	var result any
 	if err == nil {
-		result, err = s.do(peer, req, &resp)
+		result, err = s.do(cl, req, &resp)
 	}
-	rec := auditRecord{Peer: peer, Verb: req.Verb, ID: req.ID, OK: err == nil, Error: errString(err)}
-	if req.Verb == VerbOrigin || req.Verb == VerbConn || req.Verb == VerbEndpoint || req.Verb == VerbEnabled {
-		rec.Args = argsOf(req)
+	// Renewals and status reads change nothing: they are not written (a host renews twice a second).
+	if err != nil || (req.Verb != VerbLeaseRenew && req.Verb != VerbStatus) {
+		rec := auditRecord{Peer: cl.peer, Verb: req.Verb, ID: req.ID, OK: err == nil, Error: errString(err)}
+		if spec, ok := verbSpecOf(req.Verb); ok && spec.change && err == nil {
+			rec.Args = argsOf(req)
+		}
+		s.audit.request(rec, true)
 	}
-	s.audit.write(rec)
 	if err != nil {
 		var e *Error
 		if !errors.As(err, &e) {
 			e = &Error{Code: CodeKernel, Msg: err.Error()}
 		}
 		resp.Code, resp.Error = e.Code, e.Msg
-		return resp
+		return resp, pause
 	}
 	resp.OK, resp.Result = true, result
-	return resp
+	return resp, 0
 }
 
-func (s *Server) do(peer Peer, req Request, resp *Response) (any, error) {
+// RateLimited is the result of a rate_limited response: when to send again.
+type RateLimited struct {
+	RetryAfterMS int64 `json:"retry_after_ms"`
+}
+
+// charge takes one request from the right rate limit.
+func (s *Server) charge(cl *client, req Request, now time.Time) (bool, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.session != "" && s.owner == cl && req.Session == s.session {
+		if s.sessLimit.take(now, s.cfg.Rate, s.cfg.Burst) {
+			return true, 0
+		}
+		return false, s.sessLimit.wait(s.cfg.Rate)
+	}
+	return s.uidLimit.allow(cl.peer.Uid, now)
+}
+
+func (s *Server) do(cl *client, req Request, resp *Response) (any, error) {
+	peer := cl.peer
 	switch req.Verb {
 	case VerbHello:
-		b := make([]byte, sessionLen/2)
-		rand.Read(b)
-		sess := hex.EncodeToString(b)
-		s.mu.Lock()
-		old := s.session
-		s.session, s.owner = sess, peer
-		held := !s.expiry.IsZero()
-		s.expiry = time.Time{}
-		s.mu.Unlock()
-		// One client at a time: a new hello (the host restarted) replaces the old session and what it held.
-		if old != "" && held {
-			if err := s.release(); err != nil {
-				s.log.Warn("release on new session", "err", err)
-			}
-		}
-		resp.Session, resp.Backend = sess, s.backend.Name()
-		return map[string]any{"lease_ms_min": MinLeaseMS, "lease_ms_max": MaxLeaseMS}, nil
+		return s.hello(cl, resp)
 	case VerbStatus:
 		s.mu.Lock()
 		var left int64
@@ -361,12 +437,17 @@ func (s *Server) do(peer Peer, req Request, resp *Response) (any, error) {
 		}
 		s.mu.Unlock()
 		resp.Backend = s.backend.Name()
-		return map[string]any{"lease_left_ms": left, "undo_entries": s.journal.Pending(), "backend": s.backend.Status()}, nil
+		// The caller sees its own uid's connections only: another user's destinations are theirs.
+		return map[string]any{"lease_left_ms": left, "undo_entries": s.journal.Pending(), "backend": s.backend.Status(peer.Uid)}, nil
 	}
 	s.mu.Lock()
 	if req.Session != s.session || s.session == "" {
 		s.mu.Unlock()
 		return nil, errorf(CodeBadSession, "no such session (send hello)")
+	}
+	if s.owner != cl {
+		s.mu.Unlock()
+		return nil, errorf(CodeBadSession, "the session belongs to another connection: each client says hello on its own")
 	}
 	if req.Verb != VerbRelease {
 		// The lease starts (or is extended) before the change so that a change is never left without one.
@@ -383,6 +464,7 @@ func (s *Server) do(peer Peer, req Request, resp *Response) (any, error) {
 		return nil, s.release()
 	case VerbOrigin:
 		p, _ := req.originPolicy()
+		p.UID = peer.Uid // the policy applies to the session owner's connections only
 		return nil, s.backend.SetOrigin(p)
 	case VerbConn:
 		p, _ := req.connPolicy()
@@ -474,33 +556,6 @@ func parentPid(pid int) (int, error) {
 	return strconv.Atoi(f[1])
 }
 
-// bucket is a token bucket per peer.
-type bucket struct {
-	tokens float64
-	last   time.Time
-}
-
-func (s *Server) allow(p Peer) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := time.Now()
-	b := s.buckets[p]
-	if b == nil {
-		if len(s.buckets) > 1024 {
-			s.buckets = map[Peer]*bucket{} // bounded memory; forgetting grants a fresh burst, no more
-		}
-		b = &bucket{tokens: s.cfg.Burst, last: now}
-		s.buckets[p] = b
-	}
-	b.tokens = min(s.cfg.Burst, b.tokens+now.Sub(b.last).Seconds()*s.cfg.Rate)
-	b.last = now
-	if b.tokens < 1 {
-		return false
-	}
-	b.tokens--
-	return true
-}
-
 func errString(err error) string {
 	if err == nil {
 		return ""
@@ -536,43 +591,6 @@ func argsOf(r Request) map[string]any {
 	}
 	return m
 }
-
-// auditLog appends one JSON line per request.
-type auditLog struct {
-	mu sync.Mutex
-	f  *os.File
-}
-
-type auditRecord struct {
-	Time  string         `json:"time"`
-	Peer  Peer           `json:"peer"`
-	Verb  string         `json:"verb"`
-	ID    uint64         `json:"id,omitempty"`
-	OK    bool           `json:"ok"`
-	Error string         `json:"error,omitempty"`
-	Args  map[string]any `json:"args,omitempty"`
-}
-
-func openAudit(path string) (*auditLog, error) {
-	f, err := openOwn(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("audit log: %w", err)
-	}
-	return &auditLog{f: f}, nil
-}
-
-func (a *auditLog) write(r auditRecord) {
-	r.Time = time.Now().UTC().Format(time.RFC3339Nano)
-	if len(r.Verb) > 40 {
-		r.Verb = r.Verb[:40]
-	}
-	b, _ := json.Marshal(r)
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.f.Write(append(b, '\n'))
-}
-
-func (a *auditLog) Close() error { return a.f.Close() }
 
 // RestoreOnly undoes what the record in dir holds and removes it: the unit's ExecStopPost, after a crash.
 func RestoreOnly(dir, sysctlDir string) (int, error) {

@@ -1,6 +1,7 @@
 package actuate
 
 import (
+	"container/list"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -25,7 +26,17 @@ type addrPolicy struct {
 	multipath bool
 	theta1    int64 // open the cellular subflow once the connection has received this many bytes; 0: at once
 	theta2    int64 // close the cellular subflow once it has carried this many bytes; noCap: never
+	uid       uint32
 }
+
+// Bounds of the backend's maps: whatever clients send, its memory stays bounded. An address forgotten (the least
+// recently set goes first) falls back to no policy, single path, the safe default; a browsing session's recent
+// origins hold a few hundred addresses. Connections are the kernel's: the bound only matters if CLOSED events
+// were lost (a netlink overrun), and then the oldest record goes.
+const (
+	maxAddrPolicies = 8192
+	maxConnRecords  = 65536
+)
 
 // userspaceBackend selects the userspace path manager for the helper's network namespace and opens the
 // cellular subflow only for connections to addresses of origins decided multipath, once they have received θ1
@@ -46,13 +57,16 @@ type userspaceBackend struct {
 
 	mu     sync.Mutex
 	pm     *mptcp.Client
-	policy map[netip.Addr]addrPolicy
+	lookup *diag.Conn                   // a connection's owner, at ESTABLISHED; the event goroutine's, under mu
+	policy map[netip.Addr]*list.Element // of *addrEntry, in polOrder
+	// polOrder is the addresses, most recently set first.
+	polOrder *list.List
 	// connPol holds per-connection decisions (set-conn-policy), keyed by the initial subflow's two ends; they
 	// take precedence over the destination address's.
 	connPol map[flow]addrPolicy
 	conns   map[uint32]*conn
 	stats   usStats
-	closed  []ConnRecord // the most recent closed connections, oldest first
+	closed  []closedConn // the most recent closed connections, oldest first
 }
 
 // ConnRecord is one client connection as the helper saw it: what the benchmark and the testbed's
@@ -86,7 +100,16 @@ type ConnRecord struct {
 // closedKept bounds the closed-connection records status returns.
 const closedKept = 2048
 
+// closedConn is a closed connection's record and its owner.
+type closedConn struct {
+	ConnRecord
+	uid      uint32
+	uidKnown bool
+}
+
 type conn struct {
+	uid         uint32 // the owner of the connection's initial subflow; valid when uidKnown
+	uidKnown    bool
 	dst         netip.AddrPort
 	initial     netip.AddrPort // local side of the initial subflow
 	established bool
@@ -98,6 +121,7 @@ type conn struct {
 	capped      bool  // θ2 reached: the subflow was closed and is not reopened
 	rx          uint64
 	estAt       time.Time
+	created     time.Time
 	rec         ConnRecord
 }
 
@@ -114,6 +138,7 @@ type usStats struct {
 	Capped          int    `json:"capped"`       // cellular subflows closed at θ2
 	Polls           int    `json:"polls"`        // sock_diag reads
 	PollErrors      int    `json:"poll_errors"`
+	AddrsForgotten  int    `json:"addrs_forgotten"` // addresses whose policy went beyond maxAddrPolicies
 	LastError       string `json:"last_error,omitempty"`
 }
 
@@ -130,9 +155,15 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 	if err != nil {
 		return nil, err
 	}
+	lk, err := diag.Open()
+	if err != nil {
+		dg.Close()
+		return nil, err
+	}
 	pm, err := mptcp.Dial(0)
 	if err != nil {
 		dg.Close()
+		lk.Close()
 		return nil, err
 	}
 	// NetworkManager ≥ 1.40 adds subflow endpoints per connection. Under the userspace path manager the kernel
@@ -153,11 +184,12 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 	if err != nil {
 		pm.Close()
 		dg.Close()
+		lk.Close()
 		return nil, err
 	}
 	u := &userspaceBackend{j: j, cell: cellSource{cfg.CellAddr, cfg.CellIf}, log: cfg.Log, events: ev, done: make(chan struct{}), pm: pm,
-		diag: dg, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
-		policy: map[netip.Addr]addrPolicy{}, connPol: map[flow]addrPolicy{}, conns: map[uint32]*conn{}}
+		diag: dg, lookup: lk, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
+		policy: map[netip.Addr]*list.Element{}, polOrder: list.New(), connPol: map[flow]addrPolicy{}, conns: map[uint32]*conn{}}
 	if u.log == nil {
 		u.log = func(string, ...any) {}
 	}
@@ -194,7 +226,10 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 			return
 		}
 		u.stats.Connections++
-		u.conns[ev.Token] = &conn{dst: ev.Dst(), initial: ev.Src(), theta2: noCap,
+		if len(u.conns) >= maxConnRecords {
+			u.dropOldestConn()
+		}
+		u.conns[ev.Token] = &conn{dst: ev.Dst(), initial: ev.Src(), theta2: noCap, created: time.Now(),
 			rec: ConnRecord{Token: ev.Token, Dst: ev.Dst().String()}}
 	case mptcp.EventEstablished:
 		c := u.conns[ev.Token]
@@ -203,6 +238,11 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 		}
 		c.established, c.estAt = true, time.Now()
 		c.rec.EstNS = c.estAt.UnixNano()
+		// Whose connection it is: a decision applies to its owner's connections, and status shows each user
+		// only theirs. A subflow socket carries the uid of the process that made the connection.
+		if s, ok, err := u.lookup.Find(c.initial, c.dst); err == nil && ok {
+			c.uid, c.uidKnown = s.UID, true
+		}
 		u.maybeCreate(ev.Token, c)
 	case mptcp.EventSubEstablished:
 		if c := u.conns[ev.Token]; c != nil && c.cellSrc.IsValid() && ev.Saddr == c.cellSrc {
@@ -233,7 +273,7 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 			if len(u.closed) >= closedKept {
 				u.closed = u.closed[1:]
 			}
-			u.closed = append(u.closed, c.rec)
+			u.closed = append(u.closed, closedConn{c.rec, c.uid, c.uidKnown})
 		}
 		delete(u.conns, ev.Token)
 	}
@@ -244,7 +284,9 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
 	p, own := u.connPol[flow{c.initial, c.dst}]
 	if !own {
-		p = u.policy[c.dst.Addr()]
+		if e := u.policy[c.dst.Addr()]; e != nil && c.uidKnown && e.Value.(*addrEntry).p.uid == c.uid {
+			p = e.Value.(*addrEntry).p
+		}
 	}
 	c.rec.Multipath, c.rec.PerConn = p.multipath, own
 	if !c.established || c.requested || c.capped || !p.multipath {
@@ -397,15 +439,50 @@ func (u *userspaceBackend) capSubflow(token uint32, c *conn) {
 	}
 }
 
+// addrEntry is one address's policy in polOrder.
+type addrEntry struct {
+	addr netip.Addr
+	p    addrPolicy
+}
+
+// setAddr sets one address's policy, forgetting the least recently set address beyond maxAddrPolicies. Caller
+// holds u.mu.
+func (u *userspaceBackend) setAddr(a netip.Addr, p addrPolicy) {
+	if e := u.policy[a]; e != nil {
+		e.Value.(*addrEntry).p = p
+		u.polOrder.MoveToFront(e)
+		return
+	}
+	if u.polOrder.Len() >= maxAddrPolicies {
+		old := u.polOrder.Back()
+		delete(u.policy, old.Value.(*addrEntry).addr)
+		u.polOrder.Remove(old)
+		u.stats.AddrsForgotten++
+	}
+	u.policy[a] = u.polOrder.PushFront(&addrEntry{addr: a, p: p})
+}
+
+// dropOldestConn forgets the connection created first. Caller holds u.mu.
+func (u *userspaceBackend) dropOldestConn() {
+	var tok uint32
+	var first time.Time
+	for t, c := range u.conns {
+		if first.IsZero() || c.created.Before(first) {
+			tok, first = t, c.created
+		}
+	}
+	delete(u.conns, tok)
+}
+
 func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
-	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap}
+	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, uid: p.UID}
 	if p.Theta2 != nil {
 		ap.theta2 = *p.Theta2
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, a := range p.Addrs {
-		u.policy[a] = ap
+		u.setAddr(a, ap)
 	}
 	// Connections that opened before the decision arrived follow it too.
 	for tok, c := range u.conns {
@@ -459,7 +536,7 @@ func (u *userspaceBackend) SetEnabled(int, func() (bool, error)) error {
 func (u *userspaceBackend) Release() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.policy = map[netip.Addr]addrPolicy{}
+	u.policy, u.polOrder = map[netip.Addr]*list.Element{}, list.New()
 	u.connPol = map[flow]addrPolicy{}
 	var errs []error
 	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
@@ -474,20 +551,27 @@ func (u *userspaceBackend) Release() error {
 	return errors.Join(errs...)
 }
 
-func (u *userspaceBackend) Status() any {
+func (u *userspaceBackend) Status(viewer uint32) any {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	multi := 0
-	for _, p := range u.policy {
-		if p.multipath {
+	for _, e := range u.policy {
+		if e.Value.(*addrEntry).p.multipath {
 			multi++
 		}
 	}
-	recs := append([]ConnRecord(nil), u.closed...)
+	var recs []ConnRecord
+	for _, r := range u.closed {
+		if r.uidKnown && r.uid == viewer {
+			recs = append(recs, r.ConnRecord)
+		}
+	}
 	for _, c := range u.conns {
-		r := c.rec
-		r.Open = true
-		recs = append(recs, r)
+		if c.uidKnown && c.uid == viewer {
+			r := c.rec
+			r.Open = true
+			recs = append(recs, r)
+		}
 	}
 	cell := u.cell.ifname
 	if u.cell.addr.IsValid() {
@@ -506,5 +590,6 @@ func (u *userspaceBackend) Close() error {
 	<-u.done
 	u.pm.Close()
 	u.diag.Close()
+	u.lookup.Close()
 	return err
 }
