@@ -137,10 +137,10 @@ func request(family uint8, states uint32) []byte {
 }
 
 // exact is an inet_diag_req_v2 naming one socket by its two ends: the kernel looks it up instead of walking
-// every socket. Both ends must be of one family.
-func exact(local, remote netip.AddrPort) []byte {
+// every socket. Both ends must be of one family; v6 asks for IPv4 ends as an AF_INET6 socket's mapped ones.
+func exact(local, remote netip.AddrPort, v6 bool) []byte {
 	fam := uint8(2) // AF_INET
-	if !local.Addr().Is4() {
+	if v6 || !local.Addr().Is4() {
 		fam = 10 // AF_INET6
 	}
 	req := request(fam, 0xffffffff)

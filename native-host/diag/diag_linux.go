@@ -49,20 +49,26 @@ func (d *Conn) Find(local, remote netip.AddrPort) (Sock, bool, error) {
 	if local.Addr().Is4() != remote.Addr().Is4() {
 		return Sock{}, false, nil
 	}
-	msgs, err := d.c.Execute(netlink.Message{
-		Header: netlink.Header{Type: unix.SOCK_DIAG_BY_FAMILY, Flags: netlink.Request},
-		Data:   exact(local, remote),
-	})
-	if errors.Is(err, unix.ENOENT) {
-		return Sock{}, false, nil
-	}
-	if err != nil {
-		return Sock{}, false, fmt.Errorf("sock_diag: %w", err)
-	}
-	for _, m := range msgs {
-		s, _, err := Parse(m.Data)
-		if err == nil && s.Local == local && s.Remote == remote {
-			return s, true, nil
+	// An IPv4 connection may be an AF_INET6 socket's, with v4-mapped ends: asked second.
+	for _, v6 := range []bool{false, true} {
+		if v6 && !local.Addr().Is4() {
+			break
+		}
+		msgs, err := d.c.Execute(netlink.Message{
+			Header: netlink.Header{Type: unix.SOCK_DIAG_BY_FAMILY, Flags: netlink.Request},
+			Data:   exact(local, remote, v6),
+		})
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return Sock{}, false, fmt.Errorf("sock_diag: %w", err)
+		}
+		for _, m := range msgs {
+			s, _, err := Parse(m.Data)
+			if err == nil && s.Local == local && s.Remote == remote {
+				return s, true, nil
+			}
 		}
 	}
 	return Sock{}, false, nil

@@ -1,6 +1,7 @@
 package diag
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -63,6 +64,29 @@ func TestIntegrationFind(t *testing.T) {
 	s, ok, err := d.Find(local, remote)
 	if err != nil || !ok || s.State != TCPEstablished || s.UID != uint32(os.Getuid()) || s.Local != local || s.Remote != remote {
 		t.Fatalf("Find(%v, %v) = %+v %v %v", local, remote, s, ok, err)
+	}
+	// An IPv4 connection of an AF_INET6 socket (v4-mapped ends) is found by its IPv4 ends too.
+	ln6, err := net.Listen("tcp", "[::]:0")
+	if err != nil {
+		t.Skipf("no IPv6: %v", err)
+	}
+	defer ln6.Close()
+	go func() {
+		if c, err := ln6.Accept(); err == nil {
+			defer c.Close()
+			io.Copy(io.Discard, c)
+		}
+	}()
+	c6, err := (&net.Dialer{}).Dial("tcp", net.JoinHostPort("127.0.0.1", fmt.Sprint(ln6.Addr().(*net.TCPAddr).Port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c6.Close()
+	// The server side of it is an AF_INET6 socket with mapped ends.
+	srvLocal := netip.MustParseAddrPort(c6.RemoteAddr().String())
+	srvRemote := netip.MustParseAddrPort(c6.LocalAddr().String())
+	if s, ok, err := d.Find(srvLocal, srvRemote); err != nil || !ok || s.UID != uint32(os.Getuid()) {
+		t.Fatalf("Find of a v4-mapped AF_INET6 socket (%v, %v) = %+v %v %v", srvLocal, srvRemote, s, ok, err)
 	}
 	gone := netip.AddrPortFrom(local.Addr(), 1)
 	if _, ok, err := d.Find(gone, remote); ok || err != nil {
