@@ -117,7 +117,7 @@ func TestIntegrationUnitRuns(t *testing.T) {
 		t.Fatalf("path_manager %s under the unit's capabilities", got)
 	}
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 5000,
 		"addrs": []string{"192.0.2.7"}, "multipath": true}); !r.OK {
 		t.Fatalf("set-origin-policy under the unit: %+v", r)
@@ -242,11 +242,8 @@ func TestIntegrationAcceptErrorKeepsServing(t *testing.T) {
 		conns = append(conns, c)
 	}
 	time.Sleep(500 * time.Millisecond)
-	select {
-	case err := <-h.exited:
-		h.exited <- err
-		t.Fatalf("the helper stopped on an accept error (%v): %s", err, h.errs.String())
-	default:
+	if h.ended() {
+		t.Fatalf("the helper stopped on an accept error (%v): %s", h.wait(), h.errs.String())
 	}
 	if !strings.Contains(h.errs.String(), "too many open files") {
 		t.Fatalf("no accept error happened (the test did not reach the descriptor limit): %s", h.errs.String())
@@ -262,7 +259,7 @@ func TestIntegrationAcceptErrorKeepsServing(t *testing.T) {
 			return false
 		}
 		defer c.c.Close()
-		hello = c.do(map[string]any{"verb": "hello"})
+		hello = c.hello()
 		return hello.OK
 	}) {
 		t.Fatalf("no hello answered after the descriptors came back: %+v", hello)
@@ -350,7 +347,7 @@ func TestIntegrationUnitMptcpizeFailsClosed(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	if hello.Session == "" {
 		t.Fatalf("hello: %+v", hello)
 	}

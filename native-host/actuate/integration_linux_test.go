@@ -82,7 +82,7 @@ func clientMain(sock, verb string) int {
 		fmt.Println(`{"dial_error":true}`)
 		return 1
 	}
-	h := c.do(map[string]any{"verb": "hello"})
+	h := c.hello()
 	out, _ := json.Marshal(h)
 	fmt.Println(string(out))
 	if !h.OK {
@@ -180,6 +180,17 @@ func (h *helperConn) do(req any) Response {
 	return r
 }
 
+// hello says hello, again while the answer is busy (for up to 3 s), as a host does: a session whose client just
+// went away may not have been noticed yet.
+func (h *helperConn) hello() Response {
+	r := h.do(map[string]any{"verb": "hello"})
+	for end := time.Now().Add(3 * time.Second); r.Code == CodeBusy && time.Now().Before(end); {
+		time.Sleep(20 * time.Millisecond)
+		r = h.do(map[string]any{"verb": "hello"})
+	}
+	return r
+}
+
 func (h *helperConn) raw(line string) Response {
 	h.c.Write([]byte(line + "\n"))
 	l, err := h.r.ReadBytes('\n')
@@ -201,15 +212,20 @@ type helper struct {
 	t    *testing.T
 	unit *unitRun // nil: as root with every capability
 	errs *syncBuffer
-	// exited holds the process's end once it has come (Wait runs in a goroutine of launch).
-	exited chan error
 }
 
 // wait waits for the helper process to end and returns how it ended.
-func (h *helper) wait() error {
-	err := <-h.exited
-	h.exited <- err
-	return err
+func (h *helper) wait() error { return h.cmd.Wait() }
+
+// ended reports whether the helper process has exited (it is a zombie until waited for; ip netns exec, sh and
+// setpriv exec it in place, so its pid is the command's).
+func (h *helper) ended() bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", h.cmd.Process.Pid))
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i < 0 || i+2 >= len(b) || b[i+2] == 'Z'
 }
 
 func startHelper(t *testing.T, ns *testNS, dir string, extra map[string]any) *helper {
@@ -252,17 +268,12 @@ func (h *helper) launch() error {
 		t.Fatal(err)
 	}
 	cmd := h.cmd
-	exited := make(chan error, 1)
-	h.exited = exited
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill(); err := <-exited; exited <- err })
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		select {
-		case err := <-exited:
-			exited <- err
+		if h.ended() {
+			err := cmd.Wait()
 			return fmt.Errorf("helper exited (%v) before listening: %s", err, h.errs.String())
-		default:
 		}
 		if c, err := net.Dial("unix", h.sock); err == nil {
 			c.Close()
@@ -371,7 +382,7 @@ func TestIntegrationBadInputLeavesKernelAlone(t *testing.T) {
 	h := startHelper(t, ns, t.TempDir(), nil)
 	c := h.conn()
 	before := readMPTCP(ns, t, "enabled")
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	if !hello.OK || len(hello.Session) != sessionLen {
 		t.Fatalf("hello: %+v", hello)
 	}
@@ -403,7 +414,7 @@ func TestIntegrationSysctlRefusesUnderMptcpize(t *testing.T) {
 	ns := newNS(t, "mpz")
 	h := startHelper(t, ns, t.TempDir(), nil)
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	r := c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 1000, "value": 0, "mptcpize": true})
 	if r.OK || r.Code != CodeRefused || !strings.Contains(r.Error, "ENOPROTOOPT") {
 		t.Fatalf("explicit mptcpize: %+v", r)
@@ -434,7 +445,7 @@ func TestIntegrationSysctlRefusesUnderMptcpize(t *testing.T) {
 	cmd.Process.Kill()
 	cmd.Wait()
 	c = h.conn()
-	hello = c.do(map[string]any{"verb": "hello"})
+	hello = c.hello()
 	if r := c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 1000, "value": 0}); !r.OK {
 		t.Fatalf("plain client: %+v", r)
 	}
@@ -480,12 +491,12 @@ func TestIntegrationHelperKilledRestoresAtRestart(t *testing.T) {
 	ns := newNS(t, "crash")
 	h := startHelper(t, ns, t.TempDir(), nil)
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	if r := c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 60000, "value": 0}); !r.OK {
 		t.Fatalf("%+v", r)
 	}
 	h.cmd.Process.Signal(syscall.SIGKILL)
-	h.wait()
+	h.cmd.Wait()
 	if readMPTCP(ns, t, "enabled") != "0" {
 		t.Fatal("precondition: a killed helper cannot restore by itself")
 	}
@@ -495,10 +506,10 @@ func TestIntegrationHelperKilledRestoresAtRestart(t *testing.T) {
 	}
 	// The unit's ExecStopPost path: --restore undoes a record a killed helper left.
 	c = h.conn()
-	hello = c.do(map[string]any{"verb": "hello"})
+	hello = c.hello()
 	c.do(map[string]any{"verb": VerbEnabled, "session": hello.Session, "lease_ms": 60000, "value": 0})
 	h.cmd.Process.Signal(syscall.SIGKILL)
-	h.wait()
+	h.cmd.Wait()
 	var n int
 	var err error
 	if e := ns.In(func() error { n, err = RestoreOnly(filepath.Join(h.dir, "state"), ""); return nil }); e != nil || err != nil || n != 1 {
@@ -524,7 +535,7 @@ func TestIntegrationEndpointBackend(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	if r := c.do(map[string]any{"verb": VerbEndpoint, "session": hello.Session, "lease_ms": 300, "enabled": true}); !r.OK {
 		t.Fatalf("%+v", r)
 	}
@@ -568,7 +579,7 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 	defer events.Close()
 
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 5000,
 		"addrs": []string{"10.77.1.2"}, "multipath": true}); !r.OK {
 		t.Fatalf("%+v", r)
@@ -639,7 +650,7 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 	}
 	// SIGTERM: the helper puts the in-kernel PM back.
 	h.cmd.Process.Signal(syscall.SIGTERM)
-	h.wait()
+	h.cmd.Wait()
 	if got := readMPTCP(cli, t, "path_manager"); got != "kernel" {
 		t.Fatalf("path_manager %s after SIGTERM", got)
 	}
@@ -727,7 +738,7 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	h := startHelper(t, cli, t.TempDir(), map[string]any{"Backend": BackendUserspace, "CellIf": "va2"})
 	port := thetaServer(t, srv)
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	const theta1, theta2 = 300_000, 2_000_000
 	for _, r := range []map[string]any{
 		{"addrs": []string{"10.77.1.2"}, "multipath": true, "theta1": theta1},
@@ -854,7 +865,7 @@ func TestIntegrationConnPolicy(t *testing.T) {
 	port := thetaServer(t, srv)
 	proxy := net.JoinHostPort("10.77.1.2", fmt.Sprint(port))
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	// The address itself is single path: only a connection's own policy can give it a subflow.
 	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 10000,
 		"addrs": []string{"10.77.1.2"}, "multipath": false}); !r.OK {

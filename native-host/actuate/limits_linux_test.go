@@ -207,7 +207,7 @@ func TestIntegrationRateLimitSharedToken(t *testing.T) {
 	h := unitHelper(t, ns, map[string]any{"Backend": BackendDryRun})
 	h.start()
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	renew := func() Response {
 		return c.do(map[string]any{"verb": VerbLeaseRenew, "session": hello.Session, "lease_ms": 5000})
 	}
@@ -259,7 +259,7 @@ func TestIntegrationAddressChurn(t *testing.T) {
 	h := unitHelper(t, ns, map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1", "Rate": 1e6, "Burst": 1e6})
 	h.start()
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	const requests = 200 // × MaxAddrs addresses each: 12,800
 	for i := range requests {
 		addrs := make([]string, MaxAddrs)
@@ -368,7 +368,7 @@ func TestIntegrationStatusOwnConnections(t *testing.T) {
 	port := thetaServer(t, srv)
 	server := net.JoinHostPort("10.77.1.2", fmt.Sprint(port))
 	c := h.conn()
-	hello := c.do(map[string]any{"verb": "hello"})
+	hello := c.hello()
 	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 10000,
 		"addrs": []string{"10.77.1.2"}, "multipath": true}); !r.OK {
 		t.Fatalf("%+v", r)
