@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { chromiumPath, extensionDir, hostBinary } from './paths.mjs';
 
-// Flags that keep Chromium from reaching for the (closed) network on its own; see FACTS §1.
+// Flags that keep Chromium from reaching for the network on its own (component updates, sync, metrics): the test
+// machines reach no network beyond the package registries, and a test must not depend on one.
 const quietFlags = [
   '--no-sandbox',
   '--disable-gpu',

@@ -7,7 +7,7 @@ import (
 	"strconv"
 )
 
-// Seed numbers the report compares with (FACTS.md section 4; seed 001 section 3; seed 000 section 4.1.1).
+// Seed numbers the report compares with (seed 001 section 3 and Fig. 4; seed 000 section 4.1.1).
 const (
 	seed001PLTReductionMin = 18.22 // % HTTP/2 over MPTCP vs best single path, 24 sites
 	seed001PLTReductionMax = 57.19

@@ -17,7 +17,8 @@ import (
 	"github.com/mpsurf/mpsurf/e2e/energy"
 )
 
-// Link rates and RTTs of the seeds' testbed (FACTS.md section 4), used to make plausible timelines.
+// Link rates and RTTs of the seeds' testbed (seed 000 Table 2; 3G: seed 001 section 3.2), used to make plausible
+// timelines.
 var links = map[string]struct{ downMbps, rttMS float64 }{
 	"wifi": {7.04, 50},
 	"lte":  {9.185, 70},

@@ -571,7 +571,8 @@ function diffCounters(a, b) {
 }
 
 // Policy files for adaptiveMix: the seed's baseline with only the decision changed. A test override, not a
-// model: multipath from the first byte (θ1 = 0, since the actuator does not enforce θ1 at run time yet) or off.
+// model: multipath (from the first byte unless theta1 is given; the actuator opens the cellular subflow once a
+// connection has received θ1 bytes and closes it at θ2) or off.
 export function writePolicy(file, multipath, { theta1 = 0, theta2 = null } = {}) {
   const base = JSON.parse(fs.readFileSync(path.join(root, 'policy-models', 'baseline.json'), 'utf8'));
   delete base.$schema;
@@ -630,8 +631,8 @@ export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHo
   return out;
 }
 
-// classify joins the origin server's conn lines (per-subflow bytes, written at close) with the decision of the
-// address each connection reached: { byAddr: {addr: {conns, withCell}}, mp: {n, cell}, sp: {n, cell} }.
+// classifyConns joins the origin server's conn lines (per-subflow bytes, written at close) with the decision of the
+// address each connection reached: { byAddr: {addr: {conns, withCell}}, mp, mpShort, sp, undecided: {n, cell} }.
 // Multipath-decided connections the server held for less than minLifeMs are counted apart (mpShort): a join
 // takes one LTE round trip after the connection is established, so one that ends sooner cannot get a subflow from
 // any path manager.

@@ -1,5 +1,6 @@
 // The one connection to mpsurf-host: a persistent native messaging port (a one-shot message would start a process
-// per request, ~390 ms each, FACTS §1), the hello handshake, request ids with timeouts, policy pushes, and
+// per request: ~390 ms each, measured for a small Python host
+// with playwright-core 1.65 and Chromium 156 on this machine kind), the hello handshake, request ids with timeouts, policy pushes, and
 // reconnection with exponential backoff when the host goes away.
 //
 // Exactly one port exists at a time: the old one is disconnected before a new one is made, and events from a port

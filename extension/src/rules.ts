@@ -18,7 +18,8 @@
 import { HEADER_NAME } from './header';
 import type { HeaderScope } from './prefs';
 
-// Rule ids: one fixed id and three ranges, with room for Chrome's 5,000 session rules (FACTS §2):
+// Rule ids: one fixed id and four ranges, with room for Chrome's 5,000 session rules
+// (chrome.declarativeNetRequest.MAX_NUMBER_OF_SESSION_RULES, developer.chrome.com/docs/extensions/reference/api/declarativeNetRequest):
 // 1 + 1,000 + 2,000 + 1,000 + 1,000 = 5,001 ids, of which at most 4,001 are used at once (an opted-in origin has
 // either an origin rule or an opt-in rule, and opt-in rules exist only when network and tab rules do not).
 export const NETWORK_RULE_ID = 1;

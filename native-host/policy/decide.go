@@ -8,8 +8,8 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
-// Input is everything a decision may depend on. A later model adds fields here (path measurements, battery,
-// data quota); the protocol does not change.
+// Input is everything the seed policy's decision depends on. The cost-benefit model has an input of its own
+// (model.Input: paths, RRC state, battery, preferences, sizes).
 type Input struct {
 	// Origin is the normalised origin decided for, or "" for the network-wide policy. The seed policy does not
 	// depend on it.

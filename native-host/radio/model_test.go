@@ -48,7 +48,7 @@ func TestShippedModelsLoad(t *testing.T) {
 	}
 }
 
-// The LTE tail must add up to the paper's ~11.5 s RRC inactivity timer (FACTS.md section 5).
+// The LTE tail must add up to the RRC inactivity timer of Huang et al., MobiSys 2012, Table 3 (~11.5 s).
 func TestLTETailLength(t *testing.T) {
 	m := loadModel(t, LTE)
 	var tail time.Duration
