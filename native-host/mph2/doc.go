@@ -23,6 +23,10 @@
 //     moves by closing that connection, the only way HTTP/1.1 has (§3.4.2). The RTT then comes from the
 //     requests' response times.
 //
+// A cap on the secondary paths' bytes (θ2, Options.SecondaryCap) bounds what they are given, in the first split,
+// in every move and in ranges left by an ended stream; only when the primary path is gone does the secondary
+// finish the file beyond it.
+//
 // Every range request after the first carries If-Range with the first response's strong validator; every response
 // is checked against the first (status, Content-Range, ETag, Last-Modified). A server that ignores ranges, a
 // representation that changes mid-way and a path that dies all end in a single-path download that never mixes

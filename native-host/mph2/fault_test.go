@@ -259,3 +259,15 @@ func TestFetchGoAway(t *testing.T) {
 		t.Errorf("%+v", res)
 	}
 }
+
+// θ2: the secondary path is never given more than SecondaryCap bytes, however much faster it is.
+func TestFetchSecondaryCap(t *testing.T) {
+	body := object(3<<20, 17)
+	ts := newTestServer(t, body, false)
+	o := ts.options(t, 2)
+	o.SecondaryCap = 400 << 10
+	res := fetchOK(t, o, body)
+	if res.Paths[1].Bytes > o.SecondaryCap || res.Paths[1].Bytes == 0 {
+		t.Errorf("secondary carried %d bytes, cap %d", res.Paths[1].Bytes, o.SecondaryCap)
+	}
+}

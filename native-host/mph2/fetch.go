@@ -422,6 +422,10 @@ func (e *engine) kick() error {
 		return fmt.Errorf("%w: %s", errNoPath, e.pathErrors())
 	}
 	if !e.started {
+		// The first request goes to the primary path (seed 003 §3.3), waited for while it is still connecting.
+		if p0 := e.paths[0]; p0 != alive[0] && !p0.dead {
+			return nil
+		}
 		return e.open(alive[0], e.firstRequest(), true)
 	}
 	if e.size < 0 {
@@ -430,7 +434,15 @@ func (e *engine) kick() error {
 	for _, p := range e.workers(alive) {
 		for len(e.orphans) > 0 && len(p.streams) < 2 {
 			sp := e.orphans[0]
-			e.orphans = e.orphans[1:]
+			if room := e.room(p); room == 0 {
+				break
+			} else if room > 0 && sp.Len() > room {
+				// θ2: the secondary takes what its cap allows; the rest waits for the primary.
+				e.orphans[0].Start += room
+				sp.End = sp.Start + room
+			} else {
+				e.orphans = e.orphans[1:]
+			}
 			if err := e.open(p, request{start: sp.Start, end: sp.End, ifRange: e.ifRange}, false); err != nil {
 				return nil // open has killed the path; its ranges are orphans again
 			}
@@ -807,14 +819,21 @@ func (e *engine) view(p *pathState) PathView {
 			v.TailEnd = v.TailStart
 		}
 	}
-	if p.i > 0 && e.o.SecondaryCap > 0 {
-		var given int64
-		for _, q := range e.paths[1:] {
-			given += q.assigned
-		}
-		v.Cap = max(e.o.SecondaryCap-given, 0)
-	}
+	v.Cap = e.room(p)
 	return v
+}
+
+// room is how many more bytes p may be given: what is left of θ2 for the secondary paths, -1 without a cap. Only
+// when the primary is gone does the secondary get work beyond it: the file would otherwise never finish.
+func (e *engine) room(p *pathState) int64 {
+	if p.i == 0 || e.o.SecondaryCap <= 0 || e.paths[0].dead {
+		return -1
+	}
+	var given int64
+	for _, q := range e.paths[1:] {
+		given += q.assigned
+	}
+	return max(e.o.SecondaryCap-given, 0)
 }
 
 // step runs Algorithm 1 for this path against other and moves work when it says so.
