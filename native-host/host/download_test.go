@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -122,4 +123,29 @@ func mustRequest(t *testing.T, typ string, body []byte) []byte {
 	}
 	b, _ := json.Marshal(m)
 	return b
+}
+
+// The transfer's decision goes into the decision log with the origin and size, and nothing of the URL's path,
+// query or the request's cookies.
+func TestDownloadDecisionLogged(t *testing.T) {
+	s, db := storeServer(t)
+	body := `{"id":"c5","url":"https://files.example/secret/path.bin?token=hunter2","origin":"https://files.example","size":50000000,` +
+		`"file":"` + t.TempDir() + `/path.bin","headers":{"cookie":"sid=topsecret"}}`
+	if r := call(t, s, TypeDownloadOffer, body); !r.OK {
+		t.Fatalf("offer: %+v", r.Error)
+	}
+	var out strings.Builder
+	n, err := db.Export(context.Background(), &out, "jsonl", 0)
+	if err != nil || n != 1 {
+		t.Fatalf("export: %d rows, %v", n, err)
+	}
+	line := out.String()
+	if !strings.Contains(line, "https://files.example") || !strings.Contains(line, "50000000") || !strings.Contains(line, "download-c5") {
+		t.Errorf("the log lacks the transfer: %s", line)
+	}
+	for _, secret := range []string{"hunter2", "topsecret", "secret/path"} {
+		if strings.Contains(line, secret) {
+			t.Errorf("the log holds %q: %s", secret, line)
+		}
+	}
 }
