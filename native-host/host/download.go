@@ -90,6 +90,7 @@ type downloadOffer struct {
 type download struct {
 	offer   downloadOffer
 	kinds   map[string]string // path name -> kind
+	priors  map[string]mph2.Prior
 	paths   []mph2.Path
 	cap     int64
 	mu      sync.Mutex
@@ -173,7 +174,7 @@ func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
 		st.Reason = "single path: the host does not see both a WiFi (or wired) and a cellular interface up"
 		return protocol.OK(req, st)
 	}
-	d := &download{offer: o, kinds: map[string]string{}, done: make(chan struct{}), started: time.Now()}
+	d := &download{offer: o, kinds: map[string]string{}, priors: map[string]mph2.Prior{}, done: make(chan struct{}), started: time.Now()}
 	for _, p := range use {
 		mp := mph2.Path{Name: p.Name, Interface: p.Name}
 		for _, a := range p.Addrs {
@@ -187,6 +188,10 @@ func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
 		}
 		d.paths = append(d.paths, mp)
 		d.kinds[p.Name] = p.Kind
+		if p.DownBPS != nil && p.RTTMS != nil && *p.DownBPS > 0 && *p.RTTMS > 0 {
+			// What the host measured of the link seeds the scheduler's first split (seed 003 §3.6).
+			d.priors[p.Name] = mph2.Prior{BPS: *p.DownBPS, RTT: time.Duration(*p.RTTMS * float64(time.Millisecond))}
+		}
 	}
 	if dec.Theta2 != nil {
 		d.cap = max(*dec.Theta2, 1) // θ2 = 0 decides single path above; a cap is never "none" here
@@ -232,7 +237,7 @@ func (h *downloadHub) start(d *download, resume bool) {
 	resolve, _ := ParseHosts(os.Getenv(EnvHosts))
 	o := mph2.Options{
 		URL: d.offer.url, Header: d.offer.header, Paths: d.paths, Out: d.offer.file, Size: d.offer.size,
-		Resume: resume, SecondaryCap: d.cap, TLS: tlsConf, Resolve: resolve, Log: h.s.log.With("download", d.offer.id),
+		Resume: resume, SecondaryCap: d.cap, Priors: d.priors, TLS: tlsConf, Resolve: resolve, Log: h.s.log.With("download", d.offer.id),
 		ProgressEvery: downloadPushEvery,
 		OnStart: func(int64) {
 			d.mu.Lock()

@@ -271,3 +271,27 @@ func TestFetchSecondaryCap(t *testing.T) {
 		t.Errorf("secondary carried %d bytes, cap %d", res.Paths[1].Bytes, o.SecondaryCap)
 	}
 }
+
+// With priors (the host's measurements of the links), the first split follows the rates instead of halving: the
+// faster path gets the larger share from the start, and fewer ranges move afterwards.
+func TestFetchPriors(t *testing.T) {
+	body := object(3<<20, 18)
+	ts := newTestServer(t, body, false)
+	o := ts.options(t, 2)
+	o.Priors = map[string]Prior{"a": {BPS: 24e6, RTT: 2 * time.Millisecond}, "b": {BPS: 40e6, RTT: 2 * time.Millisecond}}
+	res := fetchOK(t, o, body)
+	t.Logf("%d moves, %+v", res.Moves, res.Paths)
+
+	// What the scheduler reads of a path before its own estimates exist: the prior, not "unknown" (which would
+	// halve the object).
+	e := &engine{o: o}
+	for _, name := range []string{"a", "b"} {
+		v := e.view(&pathState{spec: Path{Name: name}, c: &h1conn{}})
+		if want := o.Priors[name]; v.BW != want.BPS/8 || v.RTT != want.RTT {
+			t.Errorf("%s: view %+v, prior %+v", name, v, want)
+		}
+	}
+	if v := e.view(&pathState{spec: Path{Name: "c"}, c: &h1conn{}}); v.BW != 0 || v.RTT != 0 {
+		t.Errorf("a path without a prior: %+v", v)
+	}
+}

@@ -33,6 +33,9 @@ type Options struct {
 	Resume bool
 	// SecondaryCap, when > 0, is the most bytes the paths after the first may be given in all (θ2).
 	SecondaryCap int64
+	// Priors are what the caller measured of the paths before (by path name): the scheduler uses them until its own
+	// estimates exist, so the first split follows Eq. 1 instead of halving (seed 003 §3.6, MP-H2+BW/L).
+	Priors map[string]Prior
 	// TLS is the client's TLS configuration (nil: the system's roots).
 	TLS *tls.Config
 	// Resolve maps host names to addresses ahead of the system resolver.
@@ -48,6 +51,12 @@ type Options struct {
 	// then on the download is under way. It must not block.
 	OnStart func(size int64)
 	Log     *slog.Logger
+}
+
+// Prior is an earlier measurement of a path: its downlink rate in bits per second and its RTT.
+type Prior struct {
+	BPS float64
+	RTT time.Duration
 }
 
 // PathStat is one path's share of a download.
@@ -794,11 +803,16 @@ func (e *engine) onData(st *est, n int64, at time.Time) error {
 // view is what Algorithm 1 reads of p now.
 func (e *engine) view(p *pathState) PathView {
 	v := PathView{Streams: len(p.streams), Cap: -1}
+	prior := e.o.Priors[p.spec.Name]
 	if bw, ok := p.bw.Value(); ok {
 		v.BW = bw
+	} else if prior.BPS > 0 && prior.RTT > 0 {
+		v.BW = prior.BPS / 8
 	}
 	if rtt, ok := p.c.rtt(); ok {
 		v.RTT = rtt
+	} else if v.BW > 0 {
+		v.RTT = prior.RTT
 	}
 	for _, st := range p.streams {
 		if st.end >= 0 {

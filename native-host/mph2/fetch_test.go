@@ -164,7 +164,7 @@ func (l *paced) Accept() (net.Conn, error) {
 	}
 	host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
 	if r := l.rates[host]; r > 0 {
-		return &pacedConn{Conn: c, rate: r, t0: time.Now(), stall: float64(l.stallAfter[host]), quit: l.quit}, nil
+		return &pacedConn{Conn: c, rate: r, stall: float64(l.stallAfter[host]), quit: l.quit}, nil
 	}
 	return c, nil
 }
@@ -172,7 +172,7 @@ func (l *paced) Accept() (net.Conn, error) {
 type pacedConn struct {
 	net.Conn
 	rate  float64
-	t0    time.Time
+	next  time.Time // when the next byte may leave
 	sent  float64
 	stall float64
 	quit  chan struct{}
@@ -192,7 +192,13 @@ func (c *pacedConn) Write(b []byte) (int, error) {
 			<-c.quit // a path that went silent until the test ends
 			return n, net.ErrClosed
 		}
-		if d := time.Duration(c.sent/c.rate*float64(time.Second)) - time.Since(c.t0); d > 0 {
+		// A token bucket of 20 ms: time the connection spent idle is no credit for a burst later.
+		now := time.Now()
+		if c.next.Before(now.Add(-20 * time.Millisecond)) {
+			c.next = now.Add(-20 * time.Millisecond)
+		}
+		c.next = c.next.Add(time.Duration(float64(w) / c.rate * float64(time.Second)))
+		if d := c.next.Sub(now); d > 0 {
 			time.Sleep(d)
 		}
 	}
