@@ -184,6 +184,9 @@ func (s *Server) Start(ctx context.Context) (StartLine, error) {
 	if len(s.running) == 0 {
 		return StartLine{}, errors.New("no listen address")
 	}
+	// The large files (files.go) are made in the background now rather than on their first request, which would
+	// otherwise pay for all of them.
+	go downloadFiles()
 	if err := s.Corpus.Materialize(origins...); err != nil {
 		s.closeListeners()
 		return StartLine{}, err

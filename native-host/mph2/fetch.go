@@ -890,6 +890,8 @@ func (e *engine) onEnd(st *est, err error) error {
 		return e.kick()
 	}
 	p := st.p
+	e.o.Log.Debug("stream ended", "t_ms", time.Since(e.t0).Milliseconds(), "path", p.spec.Name, "start", st.start,
+		"pos", st.pos, "end", st.end, "err", err)
 	if st.end < 0 && err == nil && e.size < 0 {
 		// A response without a length ended: that was the whole object.
 		e.size = st.pos
