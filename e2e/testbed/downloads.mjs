@@ -15,7 +15,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CLIENT_NS, Session, originBin, testbedBin } from './lib.mjs';
+import { CLIENT_NS, Session, diffCounters, originBin, readProfile, shuffle, testbedBin } from './lib.mjs';
 import { hostBinary, root } from '../lib/paths.mjs';
 
 export const DOWNLOAD_MODES = ['sp-wifi', 'mp-always', 'mph2', 'aria2'];
@@ -38,16 +38,6 @@ function run(cmd, args, timeoutMs) {
 
 function sha256(file) {
   return crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-}
-
-function counterDiff(a, b) {
-  const out = {};
-  for (const ifname of ['wlan0', 'wwan0']) {
-    const x = a[ifname] || a.interfaces?.[ifname];
-    const y = b[ifname] || b.interfaces?.[ifname];
-    out[ifname] = { rx: y.rx_bytes - x.rx_bytes, tx: y.tx_bytes - x.tx_bytes };
-  }
-  return out;
 }
 
 // downloadOnce fetches one file in one mode and returns its run record.
@@ -91,7 +81,7 @@ async function downloadOnce(session, { mode, file, rep, runId, dir, cert }) {
   const after = session.counters();
   rec.start_unix_ns = startNs;
   rec.plt_ms = r.ms;
-  rec.link_bytes = counterDiff(before, after);
+  rec.link_bytes = diffCounters(before, after);
   if (mode !== 'aria2') {
     try {
       rec.fetch = JSON.parse(r.stdout.trim().split('\n').pop());
@@ -115,23 +105,10 @@ async function downloadOnce(session, { mode, file, rep, runId, dir, cert }) {
   return rec;
 }
 
-// A seeded shuffle (the same as grid.mjs's), so a grid's order is random but can be repeated.
-function shuffle(xs, seed) {
-  let s = seed >>> 0 || 1;
-  const rnd = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-  for (let i = xs.length - 1; i > 0; i--) {
-    const j = Math.floor(rnd() * (i + 1));
-    [xs[i], xs[j]] = [xs[j], xs[i]];
-  }
-  return xs;
-}
-
-function profileExists(p) {
-  return fs.existsSync(p) || fs.existsSync(path.join(root, 'e2e', 'profiles', `${p}.json`));
-}
 
 export async function runDownloads(spec, { outDir = path.join(root, 'out'), seed = Date.now(), log = console.log } = {}) {
-  for (const p of spec.profiles) if (!profileExists(p)) throw new Error(`no profile ${p} in e2e/profiles/ (nor a file of that name)`);
+  // Read first: a wrong id or path fails before anything runs, and a profile file's id names its runs.
+  const ids = new Map(spec.profiles.map((p) => [p, readProfile(p).id]));
   for (const m of spec.modes) if (!DOWNLOAD_MODES.includes(m)) throw new Error(`unknown download mode ${m}; one of ${DOWNLOAD_MODES.join(', ')}`);
   const all = downloadFiles();
   const files = spec.pages.map((n) => all.find((f) => f.name === n) ?? (() => { throw new Error(`no file ${n}; one of ${all.map((f) => f.name).join(', ')}`); })());
@@ -149,7 +126,7 @@ export async function runDownloads(spec, { outDir = path.join(root, 'out'), seed
     try {
       let i = 0;
       for (const j of jobs) {
-        const rec = await downloadOnce(session, { ...j, runId: `${runId}-${profile}-${++i}`, dir, cert });
+        const rec = await downloadOnce(session, { ...j, runId: `${runId}-${ids.get(profile)}-${++i}`, dir, cert });
         fs.appendFileSync(runsFile, JSON.stringify(rec) + '\n');
         records.push(rec);
         log(formatDownload(rec, `${i}/${jobs.length}`));

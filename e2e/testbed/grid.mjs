@@ -5,7 +5,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Session, MODES, HISTORIES, canRun, readProfile, corpusManifest } from './lib.mjs';
+import { Session, MODES, HISTORIES, canRun, readProfile, corpusManifest, shuffle } from './lib.mjs';
+
+export { shuffle };
 import { DOWNLOAD_MODES, runDownloads, summarize } from './downloads.mjs';
 import { markdown as proxyMarkdown } from './proxyreport.mjs';
 import { dist, root } from '../lib/paths.mjs';
@@ -203,17 +205,6 @@ export function expandPages(selectors, manifest) {
     }
   }
   return [...out];
-}
-
-// A seeded shuffle, so a grid's order is random but can be repeated.
-export function shuffle(xs, seed) {
-  let s = seed >>> 0 || 1;
-  const rnd = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
-  for (let i = xs.length - 1; i > 0; i--) {
-    const j = Math.floor(rnd() * (i + 1));
-    [xs[i], xs[j]] = [xs[j], xs[i]];
-  }
-  return xs;
 }
 
 // planLoads lists one profile's loads: every mode x page x protocol x repetition, shuffled unless ordered. "site"

@@ -502,6 +502,17 @@ async function untilProxy(worker, pred, timeoutMs) {
   throw new Error(`proxy view never matched within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
 }
 
+// A seeded shuffle, so a grid's order is random but can be repeated.
+export function shuffle(xs, seed) {
+  let s = seed >>> 0 || 1;
+  const rnd = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  for (let i = xs.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [xs[i], xs[j]] = [xs[j], xs[i]];
+  }
+  return xs;
+}
+
 // What the native host of an mp-adaptive load remembers: see Session.hostBaseEnv.
 export const HISTORIES = ['session', 'none'];
 
@@ -560,7 +571,8 @@ function pickDecision(d) {
   return out;
 }
 
-function diffCounters(a, b) {
+// diffCounters is what each client interface received and sent between two `dist/testbed counters` readings.
+export function diffCounters(a, b) {
   const out = {};
   for (const ifname of ['wlan0', 'wwan0']) {
     const x = a[ifname] || a.interfaces?.[ifname];
