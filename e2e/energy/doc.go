@@ -1,11 +1,10 @@
 // Package energy estimates radio energy from packet timelines, the way trace-driven simulation in AT&T's ARO
 // tool does: an RRC state machine driven by packet times, with a power draw for every state.
 //
-// A Model is one radio technology (LTE, 3G, WiFi) read from a policy-models/power-*.json file. The model and
-// its state machine (Model.Demote, Model.Wake, Model.Step) live in native-host/radio, which the host's online
-// RRC inference uses too; this package names them under their old names (radio.go). Timeline replays a
-// packet trace through them and returns state segments; Simulate adds up their energy over a window
-// [start, end + Model.Drain()].
+// A radio.Model (native-host/radio) is one radio technology (LTE, 3G, WiFi) read from a
+// policy-models/power-*.json file, with its state machine (Model.Demote, Model.Wake, Model.Step), which the
+// host's online RRC inference uses too. Timeline replays a packet trace through it and returns state segments;
+// Simulate adds up their energy over a window [start, end + Model.Drain()].
 //
 // Conventions, chosen so that replaying a trace is causal:
 //   - A promotion starts at the packet that triggers it; packets arriving during it wait for its end.
@@ -16,6 +15,6 @@
 //     so no bin width enters the totals; PowerSeries draws the binned curve.
 //   - Idle energy is reported but left out of totals.
 //
-// Load and ReadTraceFile read files; everything else is pure computation on values and safe for concurrent
+// ReadTraceFile reads files (radio.Load the models); everything else is pure computation on values and safe for concurrent
 // use. ParseTrace reads the link emulator's timelines (e2e/linkem), which have no header line.
 package energy

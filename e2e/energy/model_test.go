@@ -3,13 +3,15 @@ package energy
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
 const modelsDir = "../../policy-models"
 
-func loadModel(t *testing.T, tech string) *Model {
+func loadModel(t *testing.T, tech string) *radio.Model {
 	t.Helper()
-	m, err := Load(filepath.Join(modelsDir, "power-"+tech+".json"))
+	m, err := radio.Load(filepath.Join(modelsDir, "power-"+tech+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}

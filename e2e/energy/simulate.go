@@ -3,6 +3,8 @@ package energy
 import (
 	"fmt"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
 // Initial is the radio state assumed at a window's start.
@@ -33,7 +35,7 @@ type Window struct {
 
 // Segment is a stretch of time in one state.
 type Segment struct {
-	State      State
+	State      radio.State
 	Name       string
 	Start, End int64   // unix ns
 	PowerMW    float64 // mean power, without the connected state's throughput term
@@ -44,20 +46,20 @@ func (s Segment) Seconds() float64 { return float64(s.End-s.Start) / 1e9 }
 
 // Trace is a replayed packet timeline.
 type Trace struct {
-	Model       *Model
+	Model       *radio.Model
 	Initial     Initial
 	Start, Stop int64
 	Segments    []Segment
 	// Carried are the packets charged the throughput term, at the time they were carried (a packet that
 	// arrived during a promotion is carried at its end). Packets served in a tail phase (3G FACH) are not.
-	Carried    []Packet
+	Carried    []radio.Packet
 	Packets    int // replayed
 	Ignored    int // outside the window
 	Promotions int // promotions started in the window
 }
 
 // Timeline replays pkts (sorted by time, as ParseTrace returns them) through m's state machine.
-func Timeline(m *Model, pkts []Packet, w Window, init Initial) (*Trace, error) {
+func Timeline(m *radio.Model, pkts []radio.Packet, w Window, init Initial) (*Trace, error) {
 	if w.End < w.Start {
 		return nil, fmt.Errorf("window ends (%d) before it starts (%d)", w.End, w.Start)
 	}
@@ -65,11 +67,11 @@ func Timeline(m *Model, pkts []Packet, w Window, init Initial) (*Trace, error) {
 		return nil, err
 	}
 	tr := &Trace{Model: m, Initial: init, Start: w.Start, Stop: w.End + int64(m.Drain())}
-	anchor, anchorT := Idle, w.Start
+	anchor, anchorT := radio.Idle, w.Start
 	if init == StartConnected {
-		anchor = Connected
+		anchor = radio.Connected
 	}
-	first := State{Kind: KindTail, Phase: 0}
+	first := radio.State{Kind: radio.KindTail, Phase: 0}
 	cursor := w.Start
 	for i, p := range pkts {
 		if i > 0 && p.T < pkts[i-1].T {
@@ -82,20 +84,20 @@ func Timeline(m *Model, pkts []Packet, w Window, init Initial) (*Trace, error) {
 		tr.Packets++
 		cur, _ := m.Demote(anchor, time.Duration(p.T-anchorT))
 		// The radio was in its first tail phase and this packet brings it back: that gap was active time.
-		gapActive := cur == first && (anchor.Kind == KindConnected || anchor.Kind == KindPromotion)
+		gapActive := cur == first && (anchor.Kind == radio.KindConnected || anchor.Kind == radio.KindPromotion)
 		tr.silence(anchor, anchorT, cursor, p.T, gapActive)
 		cursor = p.T
 		next, reset := m.Wake(cur, p)
 		if reset {
 			anchor, anchorT = next, p.T
-			if next.Kind == KindPromotion {
+			if next.Kind == radio.KindPromotion {
 				tr.Promotions++
 			}
 		}
 		switch next.Kind {
-		case KindConnected:
+		case radio.KindConnected:
 			tr.Carried = append(tr.Carried, p)
-		case KindPromotion:
+		case radio.KindPromotion:
 			_, left := m.Demote(anchor, time.Duration(p.T-anchorT))
 			c := p
 			c.T = p.T + int64(left)
@@ -108,14 +110,14 @@ func Timeline(m *Model, pkts []Packet, w Window, init Initial) (*Trace, error) {
 
 // silence appends the segments of [from, to) during which no packet arrived, the radio having entered
 // anchor at anchorT <= from.
-func (tr *Trace) silence(anchor State, anchorT, from, to int64, firstTailActive bool) {
+func (tr *Trace) silence(anchor radio.State, anchorT, from, to int64, firstTailActive bool) {
 	m := tr.Model
 	t := anchorT
 	for _, pc := range m.Schedule(anchor) {
 		end := t + int64(pc.Dur)
 		s := pc.State
-		if firstTailActive && s == (State{Kind: KindTail, Phase: 0}) {
-			s = Connected
+		if firstTailActive && s == (radio.State{Kind: radio.KindTail, Phase: 0}) {
+			s = radio.Connected
 		}
 		tr.add(s, max(t, from), min(end, to))
 		t = end
@@ -123,10 +125,10 @@ func (tr *Trace) silence(anchor State, anchorT, from, to int64, firstTailActive 
 			return
 		}
 	}
-	tr.add(Idle, max(t, from), to)
+	tr.add(radio.Idle, max(t, from), to)
 }
 
-func (tr *Trace) add(s State, from, to int64) {
+func (tr *Trace) add(s radio.State, from, to int64) {
 	if from >= to {
 		return
 	}
@@ -138,7 +140,7 @@ func (tr *Trace) add(s State, from, to int64) {
 }
 
 // dataJ is the throughput term's energy for one carried packet: alpha [mW per Mbit/s] * Mbit = mJ.
-func dataJ(m *Model, p Packet) float64 {
+func dataJ(m *radio.Model, p radio.Packet) float64 {
 	a := m.Connected.AlphaDownMWPerMbps
 	if p.Up {
 		a = m.Connected.AlphaUpMWPerMbps
@@ -154,34 +156,34 @@ type Amount struct {
 
 // Result is a window's radio energy.
 type Result struct {
-	Model      string              `json:"model"`
-	Technology string              `json:"technology"`
-	Initial    Initial             `json:"initial_state"`
-	Start      int64               `json:"start_unix_ns"`
-	Stop       int64               `json:"stop_unix_ns"`
-	TotalJ     float64             `json:"total_j"` // promotion + active + tail; idle excluded
-	Category   map[Category]Amount `json:"category"`
-	State      map[string]Amount   `json:"state"`
-	DataJ      float64             `json:"data_j"` // throughput term, part of the active category
-	Promotions int                 `json:"promotions"`
-	Packets    int                 `json:"packets"`
-	Ignored    int                 `json:"ignored"`
-	BytesUp    int64               `json:"bytes_up"`
-	BytesDown  int64               `json:"bytes_down"`
+	Model      string                    `json:"model"`
+	Technology string                    `json:"technology"`
+	Initial    Initial                   `json:"initial_state"`
+	Start      int64                     `json:"start_unix_ns"`
+	Stop       int64                     `json:"stop_unix_ns"`
+	TotalJ     float64                   `json:"total_j"` // promotion + active + tail; idle excluded
+	Category   map[radio.Category]Amount `json:"category"`
+	State      map[string]Amount         `json:"state"`
+	DataJ      float64                   `json:"data_j"` // throughput term, part of the active category
+	Promotions int                       `json:"promotions"`
+	Packets    int                       `json:"packets"`
+	Ignored    int                       `json:"ignored"`
+	BytesUp    int64                     `json:"bytes_up"`
+	BytesDown  int64                     `json:"bytes_down"`
 }
 
 // NoTailJ is the energy without the tail category (seed 001's Fig. 4 left the tail out).
-func (r Result) NoTailJ() float64 { return r.TotalJ - r.Category[CatTail].J }
+func (r Result) NoTailJ() float64 { return r.TotalJ - r.Category[radio.CatTail].J }
 
 // Sum adds up a replayed trace.
 func (tr *Trace) Sum() Result {
 	m := tr.Model
 	r := Result{
 		Model: m.ID, Technology: m.Technology, Initial: tr.Initial, Start: tr.Start, Stop: tr.Stop,
-		Category: map[Category]Amount{}, State: map[string]Amount{},
+		Category: map[radio.Category]Amount{}, State: map[string]Amount{},
 		Promotions: tr.Promotions, Packets: tr.Packets, Ignored: tr.Ignored,
 	}
-	for _, c := range Categories {
+	for _, c := range radio.Categories {
 		r.Category[c] = Amount{}
 	}
 	for _, s := range tr.Segments {
@@ -204,18 +206,18 @@ func (tr *Trace) Sum() Result {
 			r.BytesDown += int64(p.Bytes)
 		}
 	}
-	c := r.Category[CatActive]
+	c := r.Category[radio.CatActive]
 	c.J += r.DataJ
-	r.Category[CatActive] = c
+	r.Category[radio.CatActive] = c
 	a := r.State[m.Connected.Name]
 	a.J += r.DataJ
 	r.State[m.Connected.Name] = a
-	r.TotalJ = r.Category[CatPromotion].J + r.Category[CatActive].J + r.Category[CatTail].J
+	r.TotalJ = r.Category[radio.CatPromotion].J + r.Category[radio.CatActive].J + r.Category[radio.CatTail].J
 	return r
 }
 
 // Simulate replays pkts over w and adds up the energy.
-func Simulate(m *Model, pkts []Packet, w Window, init Initial) (Result, error) {
+func Simulate(m *radio.Model, pkts []radio.Packet, w Window, init Initial) (Result, error) {
 	tr, err := Timeline(m, pkts, w, init)
 	if err != nil {
 		return Result{}, err
@@ -245,7 +247,7 @@ func (tr *Trace) PowerSeries(bin time.Duration) ([]Sample, error) {
 	mj := make([]float64, n) // energy per bin in mJ
 	b := int64(bin)
 	for _, s := range tr.Segments {
-		if s.State.Kind == KindIdle {
+		if s.State.Kind == radio.KindIdle {
 			continue
 		}
 		for i := int((s.Start - tr.Start) / b); i < n; i++ {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
 const t0 = int64(1_700_000_000_000_000_000) // a window start, unix ns
@@ -13,7 +15,7 @@ func sec(s float64) int64 { return int64(s * 1e9) }
 
 // phaseJ is a tail phase's energy written out by hand: duration times power, or times the DRX duty-cycle
 // average for DRX phases.
-func phaseJ(p Phase, seconds float64) float64 {
+func phaseJ(p radio.Phase, seconds float64) float64 {
 	if p.PowerMW != nil {
 		return seconds * *p.PowerMW / 1e3
 	}
@@ -21,7 +23,7 @@ func phaseJ(p Phase, seconds float64) float64 {
 	return seconds * (d.OnMS*d.OnPowerMW + (d.CycleMS-d.OnMS)*d.SleepPowerMW) / d.CycleMS / 1e3
 }
 
-func fullTailJ(m *Model) float64 {
+func fullTailJ(m *radio.Model) float64 {
 	var j float64
 	for _, p := range m.Tail {
 		j += phaseJ(p, p.DurationMS/1e3)
@@ -36,7 +38,7 @@ func near(t *testing.T, what string, got, want float64) {
 	}
 }
 
-func run(t *testing.T, m *Model, pkts []Packet, w Window, init Initial) Result {
+func run(t *testing.T, m *radio.Model, pkts []radio.Packet, w Window, init Initial) Result {
 	t.Helper()
 	r, err := Simulate(m, pkts, w, init)
 	if err != nil {
@@ -47,9 +49,9 @@ func run(t *testing.T, m *Model, pkts []Packet, w Window, init Initial) Result {
 
 // One packet on an idle LTE radio costs one promotion, the whole tail and the packet's throughput term.
 func TestLTEOnePacketFromIdle(t *testing.T) {
-	m := loadModel(t, LTE)
-	p := Packet{T: t0 + sec(1), Bytes: 1500}
-	r := run(t, m, []Packet{p}, Window{t0, t0 + sec(2)}, StartIdle)
+	m := loadModel(t, radio.LTE)
+	p := radio.Packet{T: t0 + sec(1), Bytes: 1500}
+	r := run(t, m, []radio.Packet{p}, Window{t0, t0 + sec(2)}, StartIdle)
 
 	promoJ := m.Promotion.DurationMS / 1e3 * m.Promotion.PowerMW / 1e3
 	dataJ := m.Connected.AlphaDownMWPerMbps * (1500 * 8 / 1e6) / 1e3
@@ -57,13 +59,13 @@ func TestLTEOnePacketFromIdle(t *testing.T) {
 	// By hand from the shipped numbers: 0.26 s * 1210 mW = 0.3146 J; tail 0.1*1288 + 0.02*1122 +
 	// 11.456*1091 mJ = 12.649736 J; data 51.97 * 0.012 mJ.
 	t.Logf("one packet on idle LTE: %.6f J (promotion %.6f, tail %.6f, data %.6f)", r.TotalJ, promoJ, tailJ, dataJ)
-	near(t, "promotion J", r.Category[CatPromotion].J, promoJ)
-	near(t, "tail J", r.Category[CatTail].J, tailJ)
-	near(t, "active J", r.Category[CatActive].J, dataJ)
+	near(t, "promotion J", r.Category[radio.CatPromotion].J, promoJ)
+	near(t, "tail J", r.Category[radio.CatTail].J, tailJ)
+	near(t, "active J", r.Category[radio.CatActive].J, dataJ)
 	near(t, "total J", r.TotalJ, promoJ+tailJ+dataJ)
 	near(t, "no-tail J", r.NoTailJ(), promoJ+dataJ)
-	near(t, "promotion s", r.Category[CatPromotion].S, m.Promotion.DurationMS/1e3)
-	near(t, "active s", r.Category[CatActive].S, 0)
+	near(t, "promotion s", r.Category[radio.CatPromotion].S, m.Promotion.DurationMS/1e3)
+	near(t, "active s", r.Category[radio.CatActive].S, 0)
 	if r.Promotions != 1 || r.Packets != 1 || r.BytesDown != 1500 || r.Initial != StartIdle {
 		t.Errorf("promotions %d packets %d bytes down %d initial %s", r.Promotions, r.Packets, r.BytesDown, r.Initial)
 	}
@@ -71,50 +73,50 @@ func TestLTEOnePacketFromIdle(t *testing.T) {
 		t.Errorf("window stops at %d, want end + drain = %d", r.Stop, want)
 	}
 	// Idle before the packet and after the tail: reported, not in the total.
-	near(t, "idle s", r.Category[CatIdle].S, float64(r.Stop-r.Start)/1e9-m.Promotion.DurationMS/1e3-float64(m.Drain()-time.Duration(m.Promotion.DurationMS*1e6))/1e9)
+	near(t, "idle s", r.Category[radio.CatIdle].S, float64(r.Stop-r.Start)/1e9-m.Promotion.DurationMS/1e3-float64(m.Drain()-time.Duration(m.Promotion.DurationMS*1e6))/1e9)
 }
 
 // A pre-promoted radio (seed 000's pings before each load) pays no promotion, but its tail runs from the
 // window's start.
 func TestLTEPrePromoted(t *testing.T) {
-	m := loadModel(t, LTE)
-	p := Packet{T: t0 + sec(1), Bytes: 1500}
-	r := run(t, m, []Packet{p}, Window{t0, t0 + sec(2)}, StartConnected)
+	m := loadModel(t, radio.LTE)
+	p := radio.Packet{T: t0 + sec(1), Bytes: 1500}
+	r := run(t, m, []radio.Packet{p}, Window{t0, t0 + sec(2)}, StartConnected)
 	// Before the packet: 100 ms inactivity, 20 ms short DRX, 880 ms long DRX; then a full tail.
 	before := phaseJ(m.Tail[0], 0.1) + phaseJ(m.Tail[1], 0.02) + phaseJ(m.Tail[2], 0.88)
 	dataJ := m.Connected.AlphaDownMWPerMbps * (1500 * 8 / 1e6) / 1e3
-	near(t, "tail J", r.Category[CatTail].J, before+fullTailJ(m))
+	near(t, "tail J", r.Category[radio.CatTail].J, before+fullTailJ(m))
 	near(t, "total J", r.TotalJ, before+fullTailJ(m)+dataJ)
-	if r.Promotions != 0 || r.Category[CatPromotion].J != 0 || r.Initial != StartConnected {
-		t.Errorf("pre-promoted radio: promotions %d, %v J, initial %s", r.Promotions, r.Category[CatPromotion].J, r.Initial)
+	if r.Promotions != 0 || r.Category[radio.CatPromotion].J != 0 || r.Initial != StartConnected {
+		t.Errorf("pre-promoted radio: promotions %d, %v J, initial %s", r.Promotions, r.Category[radio.CatPromotion].J, r.Initial)
 	}
 }
 
 func TestLTEGaps(t *testing.T) {
-	m := loadModel(t, LTE)
+	m := loadModel(t, radio.LTE)
 	beta := m.Connected.BetaMW / 1e3
 	promo := m.Promotion.DurationMS / 1e3
 	// Packets 50 ms apart after the promotion ends: the gap is continuous reception at beta.
-	a := []Packet{{T: t0, Bytes: 100}, {T: t0 + sec(promo) + sec(0.05), Bytes: 100}}
+	a := []radio.Packet{{T: t0, Bytes: 100}, {T: t0 + sec(promo) + sec(0.05), Bytes: 100}}
 	r := run(t, m, a, Window{t0, t0 + sec(1)}, StartIdle)
-	near(t, "active s (50 ms gap)", r.Category[CatActive].S, 0.05)
-	near(t, "active J (50 ms gap)", r.Category[CatActive].J, 0.05*beta+2*dataJ(m, Packet{Bytes: 100}))
-	near(t, "tail J (50 ms gap)", r.Category[CatTail].J, fullTailJ(m))
+	near(t, "active s (50 ms gap)", r.Category[radio.CatActive].S, 0.05)
+	near(t, "active J (50 ms gap)", r.Category[radio.CatActive].J, 0.05*beta+2*dataJ(m, radio.Packet{Bytes: 100}))
+	near(t, "tail J (50 ms gap)", r.Category[radio.CatTail].J, fullTailJ(m))
 
 	// 500 ms apart: the radio passed inactivity, short DRX and 380 ms of long DRX, then a full tail.
-	b := []Packet{{T: t0, Bytes: 100}, {T: t0 + sec(promo) + sec(0.5), Bytes: 100}}
+	b := []radio.Packet{{T: t0, Bytes: 100}, {T: t0 + sec(promo) + sec(0.5), Bytes: 100}}
 	r = run(t, m, b, Window{t0, t0 + sec(1)}, StartIdle)
 	gap := phaseJ(m.Tail[0], 0.1) + phaseJ(m.Tail[1], 0.02) + phaseJ(m.Tail[2], 0.38)
-	near(t, "tail J (500 ms gap)", r.Category[CatTail].J, gap+fullTailJ(m))
-	near(t, "active s (500 ms gap)", r.Category[CatActive].S, 0)
+	near(t, "tail J (500 ms gap)", r.Category[radio.CatTail].J, gap+fullTailJ(m))
+	near(t, "active s (500 ms gap)", r.Category[radio.CatActive].S, 0)
 	if r.Promotions != 1 {
 		t.Errorf("500 ms gap: %d promotions, want 1", r.Promotions)
 	}
 
 	// 20 s apart: two promotions, two full tails.
-	c := []Packet{{T: t0, Bytes: 100}, {T: t0 + sec(20), Bytes: 100}}
+	c := []radio.Packet{{T: t0, Bytes: 100}, {T: t0 + sec(20), Bytes: 100}}
 	r = run(t, m, c, Window{t0, t0 + sec(20)}, StartIdle)
-	near(t, "tail J (20 s gap)", r.Category[CatTail].J, 2*fullTailJ(m))
+	near(t, "tail J (20 s gap)", r.Category[radio.CatTail].J, 2*fullTailJ(m))
 	if r.Promotions != 2 {
 		t.Errorf("20 s gap: %d promotions, want 2", r.Promotions)
 	}
@@ -123,23 +125,23 @@ func TestLTEGaps(t *testing.T) {
 // Packets arriving during a promotion wait for it; a steady flow then keeps the radio in continuous
 // reception with the throughput term on every byte.
 func TestLTEBulk(t *testing.T) {
-	m := loadModel(t, LTE)
-	var pkts []Packet
+	m := loadModel(t, radio.LTE)
+	var pkts []radio.Packet
 	for i := range 1001 { // 1001 packets of 1250 B every 1 ms: 10 Mbit/s downlink for 1 s
-		pkts = append(pkts, Packet{T: t0 + int64(i)*int64(time.Millisecond), Bytes: 1250})
+		pkts = append(pkts, radio.Packet{T: t0 + int64(i)*int64(time.Millisecond), Bytes: 1250})
 	}
 	r := run(t, m, pkts, Window{t0, t0 + sec(1)}, StartIdle)
 	promo := m.Promotion.DurationMS / 1e3
 	activeS := 1 - promo // continuous from the promotion's end to the last packet
 	dataJ := m.Connected.AlphaDownMWPerMbps * 1001 * 1250 * 8 / 1e6 / 1e3
-	near(t, "active s", r.Category[CatActive].S, activeS)
+	near(t, "active s", r.Category[radio.CatActive].S, activeS)
 	near(t, "data J", r.DataJ, dataJ)
-	near(t, "active J", r.Category[CatActive].J, activeS*m.Connected.BetaMW/1e3+dataJ)
+	near(t, "active J", r.Category[radio.CatActive].J, activeS*m.Connected.BetaMW/1e3+dataJ)
 	near(t, "total J", r.TotalJ, promo*m.Promotion.PowerMW/1e3+activeS*m.Connected.BetaMW/1e3+dataJ+fullTailJ(m))
 }
 
 func Test3G(t *testing.T) {
-	m := loadModel(t, ThreeG)
+	m := loadModel(t, radio.ThreeG)
 	promo := m.Promotion.DurationMS / 1e3
 	dch := m.Tail[0]
 	fach := m.Tail[1]
@@ -147,7 +149,7 @@ func Test3G(t *testing.T) {
 	fachJ := func(s float64) float64 { return phaseJ(fach, s) }
 
 	// One large packet from idle: promotion, DCH tail, FACH tail.
-	one := []Packet{{T: t0, Bytes: 1500}}
+	one := []radio.Packet{{T: t0, Bytes: 1500}}
 	r := run(t, m, one, Window{t0, t0}, StartIdle)
 	near(t, "one packet J", r.TotalJ, promo*m.Promotion.PowerMW/1e3+dchJ(5)+fachJ(12))
 
@@ -155,11 +157,11 @@ func Test3G(t *testing.T) {
 	// promotes FACH -> DCH and runs a whole new tail.
 	at := promo + 5 + 3
 	wakeS := fach.Wake.PromotionMS / 1e3
-	pkts := []Packet{{T: t0, Bytes: 1500}, {T: t0 + sec(at), Bytes: 100}, {T: t0 + sec(at+4), Bytes: 1500}}
+	pkts := []radio.Packet{{T: t0, Bytes: 1500}, {T: t0 + sec(at), Bytes: 100}, {T: t0 + sec(at+4), Bytes: 1500}}
 	r = run(t, m, pkts, Window{t0, t0 + sec(at+4)}, StartIdle)
 	want := promo*m.Promotion.PowerMW/1e3 + dchJ(5) + fachJ(3) + fachJ(4) + wakeS*fach.Wake.PowerMW/1e3 + dchJ(5) + fachJ(12)
 	near(t, "FACH sequence J", r.TotalJ, want)
-	near(t, "FACH sequence promotion J", r.Category[CatPromotion].J, promo*m.Promotion.PowerMW/1e3+wakeS*fach.Wake.PowerMW/1e3)
+	near(t, "FACH sequence promotion J", r.Category[radio.CatPromotion].J, promo*m.Promotion.PowerMW/1e3+wakeS*fach.Wake.PowerMW/1e3)
 	if r.Promotions != 2 {
 		t.Errorf("FACH sequence: %d promotions, want 2", r.Promotions)
 	}
@@ -172,24 +174,24 @@ func Test3G(t *testing.T) {
 }
 
 func TestWiFi(t *testing.T) {
-	m := loadModel(t, WiFi)
-	var pkts []Packet
+	m := loadModel(t, radio.WiFi)
+	var pkts []radio.Packet
 	for i := range 11 { // every 100 ms for 1 s
-		pkts = append(pkts, Packet{T: t0 + int64(i)*sec(0.1), Bytes: 1000, Up: i%2 == 0})
+		pkts = append(pkts, radio.Packet{T: t0 + int64(i)*sec(0.1), Bytes: 1000, Up: i%2 == 0})
 	}
 	r := run(t, m, pkts, Window{t0, t0 + sec(1)}, StartIdle)
 	beta := m.Connected.BetaMW / 1e3
-	near(t, "active J", r.Category[CatActive].J, 1*beta)
-	near(t, "tail J", r.Category[CatTail].J, phaseJ(m.Tail[0], m.Tail[0].DurationMS/1e3))
-	near(t, "promotion J", r.Category[CatPromotion].J, 0)
+	near(t, "active J", r.Category[radio.CatActive].J, 1*beta)
+	near(t, "tail J", r.Category[radio.CatTail].J, phaseJ(m.Tail[0], m.Tail[0].DurationMS/1e3))
+	near(t, "promotion J", r.Category[radio.CatPromotion].J, 0)
 	if r.BytesUp != 6000 || r.BytesDown != 5000 {
 		t.Errorf("bytes up %d down %d, want 6000 / 5000", r.BytesUp, r.BytesDown)
 	}
 }
 
 func TestWindowAndErrors(t *testing.T) {
-	m := loadModel(t, LTE)
-	pkts := []Packet{{T: t0 - 1, Bytes: 1}, {T: t0 + 5, Bytes: 1}, {T: t0 + sec(3), Bytes: 1}}
+	m := loadModel(t, radio.LTE)
+	pkts := []radio.Packet{{T: t0 - 1, Bytes: 1}, {T: t0 + 5, Bytes: 1}, {T: t0 + sec(3), Bytes: 1}}
 	r := run(t, m, pkts, Window{t0, t0 + sec(1)}, StartIdle)
 	if r.Packets != 1 || r.Ignored != 2 {
 		t.Errorf("replayed %d, ignored %d; want 1 and 2", r.Packets, r.Ignored)
@@ -200,7 +202,7 @@ func TestWindowAndErrors(t *testing.T) {
 	if _, err := Simulate(m, nil, Window{t0, t0}, Initial("warm")); err == nil {
 		t.Error("unknown initial state accepted")
 	}
-	if _, err := Simulate(m, []Packet{{T: t0 + 2, Bytes: 1}, {T: t0 + 1, Bytes: 1}}, Window{t0, t0 + 3}, StartIdle); err == nil {
+	if _, err := Simulate(m, []radio.Packet{{T: t0 + 2, Bytes: 1}, {T: t0 + 1, Bytes: 1}}, Window{t0, t0 + 3}, StartIdle); err == nil {
 		t.Error("unsorted packets accepted")
 	}
 	// No packets, idle start: nothing but idle.
@@ -214,15 +216,15 @@ func TestWindowAndErrors(t *testing.T) {
 // traces on every model.
 func TestTimelineInvariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, tech := range []string{LTE, ThreeG, WiFi} {
+	for _, tech := range []string{radio.LTE, radio.ThreeG, radio.WiFi} {
 		m := loadModel(t, tech)
 		for trial := range 50 {
-			var pkts []Packet
+			var pkts []radio.Packet
 			tt := t0
 			for range rng.IntN(60) {
 				// Gaps from microseconds to 30 s, so every phase gets visited.
 				tt += int64(math.Exp(rng.Float64()*17)) * int64(time.Microsecond) / 10
-				pkts = append(pkts, Packet{T: tt, Up: rng.IntN(3) == 0, Bytes: 40 + rng.IntN(1460)})
+				pkts = append(pkts, radio.Packet{T: tt, Up: rng.IntN(3) == 0, Bytes: 40 + rng.IntN(1460)})
 			}
 			init := StartIdle
 			if trial%2 == 1 {
@@ -261,7 +263,7 @@ func TestTimelineInvariants(t *testing.T) {
 				}
 			}
 			var sum float64
-			for _, c := range []Category{CatPromotion, CatActive, CatTail} {
+			for _, c := range []radio.Category{radio.CatPromotion, radio.CatActive, radio.CatTail} {
 				sum += r.Category[c].J
 			}
 			near(t, "category sum", sum, r.TotalJ)
@@ -270,7 +272,7 @@ func TestTimelineInvariants(t *testing.T) {
 }
 
 func TestPowerSeriesBadBin(t *testing.T) {
-	m := loadModel(t, WiFi)
+	m := loadModel(t, radio.WiFi)
 	tr, err := Timeline(m, nil, Window{t0, t0}, StartIdle)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
 // TraceHeader is the optional first line of a packet timeline file.
@@ -25,10 +27,10 @@ const maxLine = 256
 // "t_unix_ns,dir,bytes" with dir "d" (downlink, to the device) or "u" (uplink), an optional header line
 // equal to TraceHeader first, and blank lines ignored. The packets come back sorted by time (stable), since
 // the two directions may be logged by different writers.
-func ParseTrace(r io.Reader) ([]Packet, error) {
+func ParseTrace(r io.Reader) ([]radio.Packet, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, maxLine), maxLine)
-	var out []Packet
+	var out []radio.Packet
 	line := 0
 	seen := false
 	for sc.Scan() {
@@ -59,14 +61,14 @@ func ParseTrace(r io.Reader) ([]Packet, error) {
 	return out, nil
 }
 
-func parseRecord(s string) (Packet, error) {
+func parseRecord(s string) (radio.Packet, error) {
 	f := strings.Split(s, ",")
 	if len(f) != 3 {
-		return Packet{}, fmt.Errorf("%q: want 3 comma-separated fields t_unix_ns,dir,bytes", s)
+		return radio.Packet{}, fmt.Errorf("%q: want 3 comma-separated fields t_unix_ns,dir,bytes", s)
 	}
 	t, err := strconv.ParseInt(f[0], 10, 64)
 	if err != nil || t <= 0 {
-		return Packet{}, fmt.Errorf("t_unix_ns %q: want a positive integer", f[0])
+		return radio.Packet{}, fmt.Errorf("t_unix_ns %q: want a positive integer", f[0])
 	}
 	var up bool
 	switch f[1] {
@@ -74,17 +76,17 @@ func parseRecord(s string) (Packet, error) {
 		up = true
 	case "d":
 	default:
-		return Packet{}, fmt.Errorf("dir %q: want \"d\" or \"u\"", f[1])
+		return radio.Packet{}, fmt.Errorf("dir %q: want \"d\" or \"u\"", f[1])
 	}
 	n, err := strconv.Atoi(f[2])
 	if err != nil || n <= 0 || n > MaxPacketBytes {
-		return Packet{}, fmt.Errorf("bytes %q: want an integer in 1..%d", f[2], MaxPacketBytes)
+		return radio.Packet{}, fmt.Errorf("bytes %q: want an integer in 1..%d", f[2], MaxPacketBytes)
 	}
-	return Packet{T: t, Up: up, Bytes: n}, nil
+	return radio.Packet{T: t, Up: up, Bytes: n}, nil
 }
 
 // ReadTraceFile parses one timeline file. A missing file is reported with an error wrapping os.ErrNotExist.
-func ReadTraceFile(path string) ([]Packet, error) {
+func ReadTraceFile(path string) ([]radio.Packet, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -98,7 +100,7 @@ func ReadTraceFile(path string) ([]Packet, error) {
 }
 
 // WriteTrace writes packets in the format ParseTrace reads, header first.
-func WriteTrace(w io.Writer, pkts []Packet) error {
+func WriteTrace(w io.Writer, pkts []radio.Packet) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, TraceHeader)
 	for _, p := range pkts {

@@ -8,18 +8,20 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
 func TestParseTrace(t *testing.T) {
 	cases := []struct {
 		name string
 		in   string
-		want []Packet
+		want []radio.Packet
 		err  string
 	}{
-		{"header and records", "t_unix_ns,dir,bytes\n10,d,1500\n20,u,40\n", []Packet{{T: 10, Up: false, Bytes: 1500}, {T: 20, Up: true, Bytes: 40}}, ""},
-		{"no header, CRLF, blank lines", "\n10,d,1500\r\n\r\n5,u,52\r\n", []Packet{{T: 5, Up: true, Bytes: 52}, {T: 10, Up: false, Bytes: 1500}}, ""},
-		{"stable order for equal times", "7,u,1\n7,d,2\n", []Packet{{T: 7, Up: true, Bytes: 1}, {T: 7, Up: false, Bytes: 2}}, ""},
+		{"header and records", "t_unix_ns,dir,bytes\n10,d,1500\n20,u,40\n", []radio.Packet{{T: 10, Up: false, Bytes: 1500}, {T: 20, Up: true, Bytes: 40}}, ""},
+		{"no header, CRLF, blank lines", "\n10,d,1500\r\n\r\n5,u,52\r\n", []radio.Packet{{T: 5, Up: true, Bytes: 52}, {T: 10, Up: false, Bytes: 1500}}, ""},
+		{"stable order for equal times", "7,u,1\n7,d,2\n", []radio.Packet{{T: 7, Up: true, Bytes: 1}, {T: 7, Up: false, Bytes: 2}}, ""},
 		{"empty", "", nil, ""},
 		{"header only", TraceHeader + "\n", nil, ""},
 		{"header later", "1,d,1\n" + TraceHeader + "\n", nil, "line 2"},

@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	"github.com/mpsurf/mpsurf/e2e/energy"
+	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
 // SmallPageBytes is the largest "small page": seed 001 section 3.2 (Fig. 2, Fig. 4) loads synthetic pages of
@@ -18,7 +19,7 @@ const SmallPageBytes = 100 * 1024
 
 // Models are the three radio models a report needs.
 type Models struct {
-	LTE, ThreeG, WiFi *energy.Model
+	LTE, ThreeG, WiFi *radio.Model
 }
 
 // LoadModels reads power-lte.json, power-3g.json and power-wifi.json from dir.
@@ -26,9 +27,9 @@ func LoadModels(dir string) (Models, error) {
 	var m Models
 	for _, x := range []struct {
 		tech string
-		dst  **energy.Model
-	}{{energy.LTE, &m.LTE}, {energy.ThreeG, &m.ThreeG}, {energy.WiFi, &m.WiFi}} {
-		mod, err := energy.Load(filepath.Join(dir, "power-"+x.tech+".json"))
+		dst  **radio.Model
+	}{{radio.LTE, &m.LTE}, {radio.ThreeG, &m.ThreeG}, {radio.WiFi, &m.WiFi}} {
+		mod, err := radio.Load(filepath.Join(dir, "power-"+x.tech+".json"))
 		if err != nil {
 			return Models{}, err
 		}
@@ -40,7 +41,7 @@ func LoadModels(dir string) (Models, error) {
 	return m, nil
 }
 
-func (m Models) cell(tech string) *energy.Model {
+func (m Models) cell(tech string) *radio.Model {
 	if tech == Cell3G {
 		return m.ThreeG
 	}
@@ -79,11 +80,11 @@ func (l *Load) RadioNoTailJ() float64 {
 type traceCache map[string]cachedTrace
 
 type cachedTrace struct {
-	pkts []energy.Packet
+	pkts []radio.Packet
 	err  error
 }
 
-func (c traceCache) get(path string) ([]energy.Packet, error) {
+func (c traceCache) get(path string) ([]radio.Packet, error) {
 	if t, ok := c[path]; ok {
 		return t.pkts, t.err
 	}
@@ -93,7 +94,7 @@ func (c traceCache) get(path string) ([]energy.Packet, error) {
 }
 
 // window returns the packets of sorted pkts that fall in [start, end].
-func window(pkts []energy.Packet, start, end int64) []energy.Packet {
+func window(pkts []radio.Packet, start, end int64) []radio.Packet {
 	lo := sort.Search(len(pkts), func(i int) bool { return pkts[i].T >= start })
 	hi := sort.Search(len(pkts), func(i int) bool { return pkts[i].T > end })
 	return pkts[lo:hi]
@@ -111,7 +112,7 @@ func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Init
 	w := energy.Window{Start: l.StartUnixNS, End: l.EndUnixNS}
 	for _, x := range []struct {
 		ifname string
-		model  *energy.Model
+		model  *radio.Model
 		init   energy.Initial
 		dst    **energy.Result
 	}{

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mpsurf/mpsurf/e2e/energy"
+	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
 // Options configure Generate.
@@ -135,11 +136,11 @@ func (a *Analysis) writeCSV(w io.Writer) error {
 		}
 		if l.HasEnergy() {
 			c, wf := l.Cell, l.WiFi
-			connected := c.Category[energy.CatActive].S + c.Category[energy.CatTail].S
+			connected := c.Category[radio.CatActive].S + c.Category[radio.CatTail].S
 			row = append(row, string(c.Initial), strconv.FormatInt(c.Stop, 10),
 				num(l.RadioJ()), num(l.RadioNoTailJ()),
-				num(wf.TotalJ), num(wf.Category[energy.CatActive].J), num(wf.Category[energy.CatTail].J),
-				num(c.TotalJ), num(c.Category[energy.CatPromotion].J), num(c.Category[energy.CatActive].J), num(c.Category[energy.CatTail].J),
+				num(wf.TotalJ), num(wf.Category[radio.CatActive].J), num(wf.Category[radio.CatTail].J),
+				num(c.TotalJ), num(c.Category[radio.CatPromotion].J), num(c.Category[radio.CatActive].J), num(c.Category[radio.CatTail].J),
 				strconv.Itoa(c.Promotions), num(connected),
 				strconv.Itoa(wf.Packets), strconv.Itoa(c.Packets),
 				strconv.FormatInt(wf.BytesUp+wf.BytesDown, 10), strconv.FormatInt(c.BytesUp+c.BytesDown, 10))

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/mpsurf/mpsurf/e2e/energy"
+	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
 // Link rates and RTTs of the seeds' testbed (seed 000 Table 2; 3G: seed 001 section 3.2), used to make plausible
@@ -51,19 +52,19 @@ func transferMS(link string, bytes int64) float64 {
 // for every second segment.
 func writeIface(t *testing.T, path string, from, to int64, bytes int64) {
 	t.Helper()
-	var pkts []energy.Packet
+	var pkts []radio.Packet
 	if bytes > 0 {
 		n := (bytes + mss - 1) / mss
-		pkts = append(pkts, energy.Packet{T: from, Up: true, Bytes: 600}) // the request
+		pkts = append(pkts, radio.Packet{T: from, Up: true, Bytes: 600}) // the request
 		for i := int64(0); i < n; i++ {
 			at := from + (to-from)*(i+1)/(n+1)
 			size := int64(mss)
 			if i == n-1 {
 				size = bytes - (n-1)*mss
 			}
-			pkts = append(pkts, energy.Packet{T: at, Bytes: int(size) + 52})
+			pkts = append(pkts, radio.Packet{T: at, Bytes: int(size) + 52})
 			if i%2 == 1 {
-				pkts = append(pkts, energy.Packet{T: at + 1000, Up: true, Bytes: 52})
+				pkts = append(pkts, radio.Packet{T: at + 1000, Up: true, Bytes: 52})
 			}
 		}
 	}
@@ -325,7 +326,7 @@ func TestGenerate(t *testing.T) {
 		var tot, nt float64
 		for _, x := range []struct {
 			ifn  string
-			m    *energy.Model
+			m    *radio.Model
 			init energy.Initial
 		}{{IfWiFi, m.WiFi, energy.StartIdle}, {IfCell, m.cell(l.CellTech), energy.StartIdle}} {
 			pkts, err := energy.ReadTraceFile(filepath.Join(dir, x.ifn+".csv"))
@@ -575,12 +576,12 @@ func TestSharedSessionTimeline(t *testing.T) {
 	dir := t.TempDir()
 	s := int64(1_700_000_000) * 1e9
 	sec := int64(1e9)
-	var pkts []energy.Packet
+	var pkts []radio.Packet
 	for i := range 10 { // load A: 10 packets in its first second
-		pkts = append(pkts, energy.Packet{T: s + int64(i)*sec/10, Bytes: 1500})
+		pkts = append(pkts, radio.Packet{T: s + int64(i)*sec/10, Bytes: 1500})
 	}
 	for i := range 4 { // load B, 40 s later: 4 packets
-		pkts = append(pkts, energy.Packet{T: s + 40*sec + int64(i)*sec/10, Bytes: 1500})
+		pkts = append(pkts, radio.Packet{T: s + 40*sec + int64(i)*sec/10, Bytes: 1500})
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "session"), 0o755); err != nil {
 		t.Fatal(err)
