@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/e2e/corpus"
+
+	"github.com/mpsurf/mpsurf/native-host/netns"
 )
 
 // Config says what to serve where. Empty listen addresses are left off.
@@ -137,7 +139,7 @@ func (s *Server) Start(ctx context.Context) (StartLine, error) {
 		var lc net.ListenConfig
 		lc.SetMultipathTCP(s.cfg.MPTCP && !sp.tcpOnly)
 		if s.cfg.CC != "" {
-			lc.Control = congestionControl(s.cfg.CC)
+			lc.Control = netns.CongestionControl(s.cfg.CC)
 		}
 		l, err := lc.Listen(ctx, "tcp", sp.addr)
 		if err != nil {

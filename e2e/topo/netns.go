@@ -9,59 +9,19 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 
+	"github.com/mpsurf/mpsurf/native-host/netns"
 	"golang.org/x/sys/unix"
 )
-
-// NetnsDir is where iproute2 keeps named network namespaces.
-const NetnsDir = "/run/netns"
-
-// InNetns runs fn on an OS thread that has joined the named network
-// namespace. Sockets and TUN devices created by fn stay in that namespace
-// after fn returns. fn must not start goroutines that expect to inherit it.
-func InNetns(name string, fn func() error) error {
-	target, err := unix.Open(filepath.Join(NetnsDir, name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("netns %s: %w", name, err)
-	}
-	defer unix.Close(target)
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			runtime.UnlockOSThread()
-			done <- fmt.Errorf("open own netns: %w", err)
-			return
-		}
-		defer unix.Close(orig)
-		if err := unix.Setns(target, unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			done <- fmt.Errorf("setns %s: %w", name, err)
-			return
-		}
-		ferr := fn()
-		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-			// Leave the thread locked: the runtime then ends it with
-			// this goroutine instead of reusing it in the wrong netns.
-			done <- errors.Join(ferr, fmt.Errorf("setns back from %s: %w", name, err))
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- ferr
-	}()
-	return <-done
-}
 
 // openTUN creates TUN device ifname in netns ns and returns its fd
 // (non-blocking, close-on-exec). The device exists as long as the fd is open,
 // so a killed testbed leaves no TUN device behind.
 func openTUN(ns, ifname string) (int, error) {
 	fd := -1
-	err := InNetns(ns, func() error {
+	err := netns.RunNamed(ns, func() error {
 		// /dev/net/tun binds the device to the netns of the opener.
 		f, err := unix.Open("/dev/net/tun", unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -90,7 +50,7 @@ func openTUN(ns, ifname string) (int, error) {
 // /proc/sys/net belong to the netns of the thread that opens them.
 func writeSysctl(ns, key, value string) error {
 	path := "/proc/sys/" + strings.ReplaceAll(key, ".", "/")
-	err := InNetns(ns, func() error {
+	err := netns.RunNamed(ns, func() error {
 		return os.WriteFile(path, []byte(value), 0)
 	})
 	if err != nil {
@@ -103,7 +63,7 @@ func writeSysctl(ns, key, value string) error {
 func readSysctl(ns, key string) (string, error) {
 	path := "/proc/sys/" + strings.ReplaceAll(key, ".", "/")
 	var v string
-	err := InNetns(ns, func() error {
+	err := netns.RunNamed(ns, func() error {
 		b, err := os.ReadFile(path)
 		v = strings.TrimSpace(string(b))
 		return err
@@ -113,7 +73,7 @@ func readSysctl(ns, key string) (string, error) {
 
 // listNetns returns the named namespaces that start with prefix + "-".
 func listNetns(prefix string) ([]string, error) {
-	ents, err := os.ReadDir(NetnsDir)
+	ents, err := os.ReadDir(netns.Dir)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -133,7 +93,7 @@ func listNetns(prefix string) ([]string, error) {
 // /proc/PID/ns/net links ("net:[INODE]").
 func NetnsInode(name string) (uint64, error) {
 	var st unix.Stat_t
-	if err := unix.Stat(filepath.Join(NetnsDir, name), &st); err != nil {
+	if err := unix.Stat(filepath.Join(netns.Dir, name), &st); err != nil {
 		return 0, err
 	}
 	return st.Ino, nil
@@ -162,7 +122,7 @@ func PidsInNetns(inode uint64) []int {
 // that namespace too.
 func Listen(ns string, lc net.ListenConfig, network, addr string) (net.Listener, error) {
 	var ln net.Listener
-	err := InNetns(ns, func() error {
+	err := netns.RunNamed(ns, func() error {
 		var err error
 		ln, err = lc.Listen(context.Background(), network, addr)
 		return err
@@ -173,7 +133,7 @@ func Listen(ns string, lc net.ListenConfig, network, addr string) (net.Listener,
 // Dial connects from inside netns ns.
 func Dial(ns string, d net.Dialer, network, addr string) (net.Conn, error) {
 	var c net.Conn
-	err := InNetns(ns, func() error {
+	err := netns.RunNamed(ns, func() error {
 		var err error
 		c, err = d.Dial(network, addr)
 		return err

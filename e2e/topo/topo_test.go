@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/e2e/profiles"
+
+	"github.com/mpsurf/mpsurf/native-host/netns"
 )
 
 func TestNamesAndModes(t *testing.T) {
@@ -224,7 +226,7 @@ func TestIntegrationUpRemovesLeftovers(t *testing.T) {
 	}
 	mustIP(t, "-n", n.Router, "link", "add", RouterServerIf, "type", "veth", "peer", "name", "x0")
 	tb := up(t, prefix, SPWiFi)
-	if _, err := os.Stat(filepath.Join(NetnsDir, prefix+"-stray")); err == nil {
+	if _, err := os.Stat(filepath.Join(netns.Dir, prefix+"-stray")); err == nil {
 		t.Error("stray namespace not removed")
 	}
 	if err := tb.Close(); err != nil {

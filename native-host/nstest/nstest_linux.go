@@ -4,18 +4,18 @@ package nstest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mpsurf/mpsurf/native-host/netns"
 )
 
 // NS is a named network namespace created for one test and deleted by its cleanup.
@@ -66,30 +66,7 @@ func New(t *testing.T, prefix, tag string) *NS {
 }
 
 // In runs fn on a thread inside the namespace.
-func (ns *NS) In(fn func() error) error {
-	done := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		orig, err := unix.Open("/proc/thread-self/ns/net", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			done <- err
-			return
-		}
-		defer unix.Close(orig)
-		if err := unix.Setns(ns.FD, unix.CLONE_NEWNET); err != nil {
-			done <- err
-			return
-		}
-		ferr := fn()
-		if err := unix.Setns(orig, unix.CLONE_NEWNET); err != nil {
-			done <- errors.Join(ferr, err) // thread stays locked and dies with the goroutine
-			return
-		}
-		runtime.UnlockOSThread()
-		done <- ferr
-	}()
-	return <-done
-}
+func (ns *NS) In(fn func() error) error { return netns.Run(ns.FD, fn) }
 
 // Sysctl writes key (dotted) = value inside the namespace.
 func (ns *NS) Sysctl(t *testing.T, key, value string) {

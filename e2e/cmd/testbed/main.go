@@ -16,6 +16,7 @@ import (
 	"github.com/mpsurf/mpsurf/e2e/profiles"
 	"github.com/mpsurf/mpsurf/e2e/topo"
 	"github.com/mpsurf/mpsurf/native-host/cli"
+	"github.com/mpsurf/mpsurf/native-host/netns"
 )
 
 // command is one subcommand: its name, its usage (the synopsis, then lines indented by eight spaces) and what runs
@@ -198,7 +199,7 @@ func cmdMode(args []string) error {
 
 // checkUp reports a testbed whose client namespace does not exist.
 func checkUp(prefix string) error {
-	if _, err := os.Stat(filepath.Join(topo.NetnsDir, topo.NamesFor(prefix).Client)); err != nil {
+	if _, err := os.Stat(filepath.Join(netns.Dir, topo.NamesFor(prefix).Client)); err != nil {
 		return fmt.Errorf("testbed %q is not up", prefix)
 	}
 	return nil

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/e2e/topo"
+
+	"github.com/mpsurf/mpsurf/native-host/netns"
 )
 
 // The test binary doubles as the testbed command, so the CLI tests run the
@@ -101,7 +103,7 @@ func startUp(t *testing.T, args ...string) *exec.Cmd {
 }
 
 func namespacesLeft(prefix string) []string {
-	ents, _ := os.ReadDir(topo.NetnsDir)
+	ents, _ := os.ReadDir(netns.Dir)
 	var left []string
 	for _, e := range ents {
 		if strings.HasPrefix(e.Name(), prefix+"-") {

@@ -11,16 +11,15 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mpsurf/mpsurf/e2e/topo"
-	"golang.org/x/sys/unix"
+	"github.com/mpsurf/mpsurf/native-host/netns"
 )
 
 // Probes are TCP endpoints created inside the testbed's namespaces from this
 // process: a socket belongs to the netns of the thread that creates it, so
-// topo.InNetns is enough and no helper process is needed.
+// netns.RunNamed is enough and no helper process is needed.
 
 // probeCC is the congestion control of the accuracy probes: a loss-based
 // one keeps a saturated drop-tail queue non-empty, so the link, not the
@@ -28,29 +27,8 @@ import (
 // drains the queue). Accepted connections inherit it from the listener.
 const probeCC = "cubic"
 
-// setCC is a net.Dialer/ListenConfig Control hook that sets the socket's
-// congestion control (any algorithm needs CAP_NET_ADMIN; we are root).
-func setCC(cc string) func(network, address string, c syscall.RawConn) error {
-	return func(network, address string, c syscall.RawConn) error {
-		if cc == "" {
-			return nil
-		}
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			serr = unix.SetsockoptString(int(fd), unix.IPPROTO_TCP, unix.TCP_CONGESTION, cc)
-		})
-		if err != nil {
-			return err
-		}
-		if serr != nil {
-			return fmt.Errorf("TCP_CONGESTION %s: %w", cc, serr)
-		}
-		return nil
-	}
-}
-
 func listenIn(ns, addr string, mptcp bool, cc string) (net.Listener, error) {
-	lc := net.ListenConfig{Control: setCC(cc)}
+	lc := net.ListenConfig{Control: netns.CongestionControl(cc)}
 	lc.SetMultipathTCP(mptcp)
 	return topo.Listen(ns, lc, "tcp4", addr)
 }
@@ -59,7 +37,7 @@ func listenIn(ns, addr string, mptcp bool, cc string) (net.Listener, error) {
 // path through source routing; "" for the default route) and returns the
 // connection and the connect time (SYN to SYN-ACK).
 func dialIn(ns, local, remote string, mptcp bool, cc string, timeout time.Duration) (net.Conn, time.Duration, error) {
-	d := net.Dialer{Timeout: timeout, Control: setCC(cc)}
+	d := net.Dialer{Timeout: timeout, Control: netns.CongestionControl(cc)}
 	if local != "" {
 		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(local)}
 	}
@@ -130,7 +108,7 @@ type devCounter struct {
 
 func openDevCounter(ns, iface string) (*devCounter, error) {
 	var f *os.File
-	err := topo.InNetns(ns, func() error {
+	err := netns.RunNamed(ns, func() error {
 		var err error
 		f, err = os.Open("/proc/thread-self/net/dev")
 		return err
