@@ -505,7 +505,7 @@ func softwareOf(err error) string {
 // dial opens a tunnel to host:443 through the proxy within ctx: MPTCP, TLS (pinned or verified), CONNECT with
 // the user's credentials. It returns the tunnel and the raw MPTCP socket under it.
 func (r *Relay) dial(ctx context.Context, host string) (net.Conn, *net.TCPConn, error) {
-	conn, raw, err := r.connect(ctx)
+	conn, raw, err := r.connectThen(ctx, func(raw *net.TCPConn) { r.applyPolicy(raw, host) })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -519,6 +519,13 @@ func (r *Relay) dial(ctx context.Context, host string) (net.Conn, *net.TCPConn, 
 
 // connect makes the TLS connection to the proxy over MPTCP.
 func (r *Relay) connect(ctx context.Context) (*tls.Conn, *net.TCPConn, error) {
+	return r.connectThen(ctx, nil)
+}
+
+// connectThen is connect, calling connected (when not nil) as soon as the MPTCP connection is up, before the TLS
+// handshake: the helper then has the tunnel's decision two round trips (TLS, CONNECT) before the first byte of the
+// site arrives, as early as the in-kernel path manager would add the subflow.
+func (r *Relay) connectThen(ctx context.Context, connected func(*net.TCPConn)) (*tls.Conn, *net.TCPConn, error) {
 	var d net.Dialer
 	d.SetMultipathTCP(true)
 	c, err := d.DialContext(ctx, "tcp", r.cfg.Upstream.Addr)
@@ -526,6 +533,9 @@ func (r *Relay) connect(ctx context.Context) (*tls.Conn, *net.TCPConn, error) {
 		return nil, nil, fmt.Errorf("connect to the proxy: %w", err)
 	}
 	raw := c.(*net.TCPConn)
+	if connected != nil {
+		connected(raw)
+	}
 	tc := tls.Client(c, r.tlsConfig())
 	if err := tc.HandshakeContext(ctx); err != nil {
 		c.Close()
@@ -599,19 +609,6 @@ func (b byteReader) Read(p []byte) (int, error) {
 func (r *Relay) tunnel(browser, up net.Conn, raw *net.TCPConn, host string) {
 	r.open.Add(1)
 	defer r.open.Add(-1)
-	local, remote := raw.LocalAddr().(*net.TCPAddr).AddrPort(), raw.RemoteAddr().(*net.TCPAddr).AddrPort()
-	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
-	remote = netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
-	p, _ := r.policy(host)
-	if r.cfg.Conn != nil {
-		// In the background: the helper only needs the decision before the connection has received θ1 bytes.
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-			defer cancel()
-			res := r.cfg.Conn(ctx, local, remote, p)
-			r.cfg.Log.Debug("tunnel policy", "host", host, "local", local, "multipath", p.Multipath, "result", res)
-		}()
-	}
 	meter := newMeter(raw, r.cfg.Cellular)
 	stop := make(chan struct{})
 	metered := make(chan struct{})
@@ -653,6 +650,24 @@ func (r *Relay) tunnel(browser, up net.Conn, raw *net.TCPConn, host string) {
 	<-done
 	cell, other := meter.totals()
 	r.account(host, cell, other)
+}
+
+// applyPolicy hands the helper the decision for host on the upstream connection raw, in the background: the
+// helper only needs it before the connection has received θ1 bytes, and the tunnel must not wait for it.
+func (r *Relay) applyPolicy(raw *net.TCPConn, host string) {
+	if r.cfg.Conn == nil {
+		return
+	}
+	local, remote := raw.LocalAddr().(*net.TCPAddr).AddrPort(), raw.RemoteAddr().(*net.TCPAddr).AddrPort()
+	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
+	remote = netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
+	p, _ := r.policy(host)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		res := r.cfg.Conn(ctx, local, remote, p)
+		r.cfg.Log.Debug("tunnel policy", "host", host, "local", local, "multipath", p.Multipath, "result", res)
+	}()
 }
 
 func (r *Relay) policy(host string) (Policy, bool) {
