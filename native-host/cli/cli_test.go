@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -109,4 +110,39 @@ func TestDescribed(t *testing.T) {
 	if err := ParseNone(fs, []string{"-n", "x"}); !errors.As(err, &ue) {
 		t.Errorf("after Described, a bad value: %v", err)
 	}
+}
+
+// FuzzParseMixed: any argument list gives flag.ErrHelp, a one-line UsageError, or the positional arguments in
+// their order.
+func FuzzParseMixed(f *testing.F) {
+	for _, s := range []string{"mp\x00--prefix\x00x", "--json\x00a\x00--\x00-h", "-h", "--prefix", "a\x00--nope", "--json=maybe", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		args := strings.Split(s, "\x00")
+		fs := Flags("t")
+		fs.String("prefix", "", "")
+		fs.Bool("json", false, "")
+		pos, err := ParseMixed(fs, args)
+		var ue *UsageError
+		switch {
+		case errors.Is(err, flag.ErrHelp):
+		case errors.As(err, &ue):
+			if strings.ContainsAny(ue.Msg, "\r\n") {
+				t.Fatalf("%q: usage error of more than one line: %q", args, ue.Msg)
+			}
+		case err != nil:
+			t.Fatalf("%q: error of type %T: %v", args, err, err)
+		default:
+			i := 0
+			for _, a := range args {
+				if i < len(pos) && a == pos[i] {
+					i++
+				}
+			}
+			if i != len(pos) {
+				t.Fatalf("%q: positional %q not in order", args, pos)
+			}
+		}
+	})
 }
