@@ -403,12 +403,8 @@ func cmdAccuracy(args []string, w io.Writer) error {
 	fs.Set("prefix", "mpsacc")
 	asJSON := fs.Bool("json", false, "print JSON")
 	quick := fs.Bool("quick", false, "fewer profiles and rates, downlink only")
-	pos, err := cli.ParseMixed(fs, args)
-	if err != nil {
+	if err := cli.ParseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return cli.Usagef("accuracy takes only flags")
 	}
 	plan := fullPlan()
 	if *quick {

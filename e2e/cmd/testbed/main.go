@@ -168,12 +168,8 @@ func newFlags(name string) (*flag.FlagSet, *string) {
 
 func cmdDown(args []string) error {
 	fs, prefix := newFlags("down")
-	pos, err := cli.ParseMixed(fs, args)
-	if err != nil {
+	if err := cli.ParseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return cli.Usagef("down takes no arguments")
 	}
 	return topo.Down(*prefix, 10*time.Second)
 }
@@ -219,12 +215,8 @@ type infoOut struct {
 func cmdInfo(args []string, w io.Writer) error {
 	fs, prefix := newFlags("info")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := cli.ParseMixed(fs, args)
-	if err != nil {
+	if err := cli.ParseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return cli.Usagef("info takes only flags")
 	}
 	out := infoOut{Info: topo.Describe(*prefix), ControlSocket: socketPath(*prefix), Profiles: profiles.Names(),
 		Env: testbedEnv(*prefix, "", "")}
@@ -262,12 +254,8 @@ func cmdInfo(args []string, w io.Writer) error {
 func cmdCounters(args []string, w io.Writer) error {
 	fs, prefix := newFlags("counters")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := cli.ParseMixed(fs, args)
-	if err != nil {
+	if err := cli.ParseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return cli.Usagef("counters takes only flags")
 	}
 	if err := checkUp(*prefix); err != nil {
 		return err

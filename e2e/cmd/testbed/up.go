@@ -93,12 +93,8 @@ func tearDown(tb *topo.Testbed, cs *controlServer) error {
 
 func cmdUp(args []string) error {
 	fs, f := newUpFlags("up")
-	pos, err := cli.ParseMixed(fs, args)
-	if err != nil {
+	if err := cli.ParseNone(fs, args); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return cli.Usagef("up takes no arguments")
 	}
 	// Catch signals before building anything, so an early Ctrl-C still
 	// tears down.

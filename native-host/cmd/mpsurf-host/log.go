@@ -33,6 +33,19 @@ func openStore(log *slog.Logger) (*store.Store, error) {
 	return db, nil
 }
 
+// openLog opens the decision log at path, or at the default path when path is "", for a command that reads it, and
+// returns the path it opened.
+func openLog(path string) (*store.Store, string, error) {
+	if path == "" {
+		var err error
+		if path, err = store.DefaultPath(); err != nil {
+			return nil, "", err
+		}
+	}
+	db, err := store.Open(path, store.Options{})
+	return db, path, err
+}
+
 func logCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("log export")
 	format := fs.String("format", "", "")
@@ -52,15 +65,7 @@ func logCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	path := *dbPath
-	if path == "" {
-		var err error
-		if path, err = store.DefaultPath(); err != nil {
-			fmt.Fprintf(stderr, "mpsurf-host: log export: %v\n", err)
-			return exitFailed
-		}
-	}
-	db, err := store.Open(path, store.Options{})
+	db, path, err := openLog(*dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: log export: %v\n", err)
 		return exitFailed

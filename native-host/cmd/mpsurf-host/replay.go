@@ -84,14 +84,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	path := *dbPath
-	if path == "" {
-		if path, err = store.DefaultPath(); err != nil {
-			fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
-			return exitFailed
-		}
-	}
-	db, err := store.Open(path, store.Options{})
+	db, _, err := openLog(*dbPath)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
 		return exitFailed
