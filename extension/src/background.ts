@@ -171,7 +171,8 @@ const peers = new Peers({
       .request((id) => peersRequest(id, origin, tab, list), parsePeersReply)
       .then((r) => {
         peersSent++;
-        peersLast = `${origin}: ${r.addrs} addresses, ${r.actuation}`;
+        const refused = r.refused.length > 0 ? ` (${r.refused.length} refused, ${r.refused[0]!.host}: ${r.refused[0]!.why})` : '';
+        peersLast = `${origin}: ${r.addrs} addresses${refused}, ${r.actuation}`;
       })
       .catch((e: unknown) => {
         // An older host without `peers`: stop asking. Anything else is logged; the page goes on either way.
@@ -181,7 +182,7 @@ const peers = new Peers({
   },
   setTimer: (fn, ms) => setTimeout(fn, ms),
 });
-b.onResponseAddress((tabId, url, ip) => peers.saw(tabId, url, ip));
+b.onResponseAddress((tabId, url, ip, initiator) => peers.saw(tabId, url, ip, initiator));
 
 // The relay asks the browser to authenticate (407); its per-process credentials come from the host's proxy status.
 b.onAuthRequired((c) => proxy.auth(c.requestId, c.isProxy, c.challenger));

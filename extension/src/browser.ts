@@ -121,11 +121,11 @@ export function onOptInHeader(header: string, listener: (origin: string, value: 
 }
 
 /**
- * Every response that started in a tab, with the address it came from (`ip` is absent for cached responses).
- * Non-blocking and read-only, like onOptInHeader.
+ * Every response that started in a tab, with the address it came from (`ip` is absent for cached responses) and
+ * the origin that asked for it (`initiator`). Non-blocking and read-only, like onOptInHeader.
  */
-export function onResponseAddress(listener: (tabId: number, url: string, ip: string | undefined) => void): void {
-  browser.webRequest.onResponseStarted.addListener((d) => listener(d.tabId, d.url, d.ip), { urls: ['http://*/*', 'https://*/*'] });
+export function onResponseAddress(listener: (tabId: number, url: string, ip: string | undefined, initiator: string | undefined) => void): void {
+  browser.webRequest.onResponseStarted.addListener((d) => listener(d.tabId, d.url, d.ip, d.initiator), { urls: ['http://*/*', 'https://*/*'] });
 }
 
 export interface Sender {

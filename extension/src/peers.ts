@@ -35,8 +35,12 @@ export class Peers {
 
   constructor(private readonly d: PeersDeps) {}
 
-  /** One response that started in tab `tab`: its URL and the address it came from (undefined from the cache). */
-  saw(tab: number, url: string, ip: string | undefined): void {
+  /**
+   * One response that started in tab `tab`: its URL, the address it came from (undefined from the cache) and the
+   * origin that asked for it (webRequest `initiator`). Only the page origin's own requests count: its document and
+   * what the page itself loads, not what a frame of another origin inside it loads, which follows that origin.
+   */
+  saw(tab: number, url: string, ip: string | undefined, initiator?: string): void {
     if (tab < 0 || !ip) return;
     const page = this.d.pageOf(tab);
     if (!page?.decided) return;
@@ -44,6 +48,7 @@ export class Peers {
     try {
       const u = new URL(url);
       if (u.protocol !== 'https:' && u.protocol !== 'http:') return;
+      if (u.origin !== page.origin && initiator !== page.origin) return;
       host = u.hostname;
     } catch {
       return;

@@ -31,6 +31,7 @@ export const ErrorCode = {
   BadOrigin: 9,
   PolicyUnavailable: 10,
   StoreUnavailable: 11,
+  RateLimited: 12,
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -47,6 +48,7 @@ export const ERROR_NAMES: Readonly<Record<ErrorCodeValue, string>> = {
   9: 'bad_origin',
   10: 'policy_unavailable',
   11: 'store_unavailable',
+  12: 'rate_limited',
 };
 
 export function isKnownErrorCode(code: number): code is ErrorCodeValue {
@@ -742,9 +744,24 @@ export function parseReportReply(body: unknown): { stored: boolean; samples: num
   return { stored: bool(b.stored, 'report.stored'), samples: int(b.samples, 'report.samples', 0, Number.MAX_SAFE_INTEGER) };
 }
 
-export function parsePeersReply(body: unknown): { addrs: number; actuation: string } {
+/** A reported peer the host did not put under the page's decision, and why (PROTOCOL.md §4 Peers). */
+export interface PeerRefusal {
+  host: string;
+  ip: string;
+  why: string;
+}
+
+export function parsePeersReply(body: unknown): { addrs: number; refused: PeerRefusal[]; actuation: string } {
   const b = object(body, 'peers');
-  return { addrs: int(b.addrs, 'peers.addrs', 0, MAX_PEERS), actuation: string(b.actuation, 'peers.actuation', 256) };
+  const refused: PeerRefusal[] = [];
+  if (b.refused !== undefined) {
+    if (!Array.isArray(b.refused) || b.refused.length > MAX_PEERS) throw new ProtocolError(`peers.refused: an array of at most ${MAX_PEERS}`);
+    b.refused.forEach((r: unknown, i: number) => {
+      const o = object(r, `peers.refused[${i}]`);
+      refused.push({ host: string(o.host, `peers.refused[${i}].host`, 255), ip: string(o.ip, `peers.refused[${i}].ip`, 64), why: string(o.why, `peers.refused[${i}].why`, 512) });
+    });
+  }
+  return { addrs: int(b.addrs, 'peers.addrs', 0, MAX_PEERS), refused, actuation: string(b.actuation, 'peers.actuation', 256) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -250,10 +250,18 @@ describe('validators refuse what the protocol does not allow', () => {
     expect(() => parseHelloReply({ ...hello, policy: { ...goodPolicy, revision: 0 } })).toThrow(/hello\.policy\.revision/);
   });
 
+  it('a peers reply lists the peers the host refused, each with its reason', () => {
+    const body = { addrs: 1, refused: [{ host: 'bank.test', ip: '198.51.100.10', why: 'bank.test has a site rule of its own (never)' }], actuation: 'ok' };
+    expect(parsePeersReply(body)).toEqual(body);
+    expect(parsePeersReply({ addrs: 2, actuation: 'not_configured' })).toEqual({ addrs: 2, refused: [], actuation: 'not_configured' });
+    expect(() => parsePeersReply({ ...body, refused: [{ host: 'x', ip: 'y' }] })).toThrow(/peers\.refused\[0\]\.why/);
+    expect(() => parsePeersReply({ ...body, refused: 'no' })).toThrow(/peers\.refused/);
+  });
+
   it('an error code appended after this version is still read, with its number', () => {
-    const m = parseIncoming({ v: 1, id: 5, type: 'decide', ok: false, error: { code: 12, name: 'new_thing' } });
-    expect(m).toEqual({ kind: 'error', id: 5, type: 'decide', error: { code: 12, name: 'new_thing', message: '' } });
-    expect(isKnownErrorCode(12)).toBe(false);
+    const m = parseIncoming({ v: 1, id: 5, type: 'decide', ok: false, error: { code: 99, name: 'new_thing' } });
+    expect(m).toEqual({ kind: 'error', id: 5, type: 'decide', error: { code: 99, name: 'new_thing', message: '' } });
+    expect(isKnownErrorCode(99)).toBe(false);
   });
 });
 

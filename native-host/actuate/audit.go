@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/limit"
 )
 
 // The audit log: one JSON line per request that changed, or tried to change, kernel state, per refused connection
@@ -58,8 +60,8 @@ type auditLog struct {
 	path    string
 	f       *os.File // nil after a failed rotation: lines are dropped, and said so on stderr
 	size    int64
-	allowed *limiter
-	refused *limiter
+	allowed *limit.Keyed[uint32]
+	refused *limit.Keyed[uint32]
 	skip    map[uint32]*skipped
 	failed  bool
 }
@@ -75,7 +77,7 @@ func openAudit(path string) (*auditLog, error) {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	return &auditLog{path: path, f: f, size: fi.Size(),
-		allowed: newLimiter(auditRate, auditBurst, maxAuditUIDs), refused: newLimiter(refusedAuditRate, refusedAuditBurst, maxAuditUIDs),
+		allowed: limit.NewKeyed[uint32](auditRate, auditBurst, maxAuditUIDs), refused: limit.NewKeyed[uint32](refusedAuditRate, refusedAuditBurst, maxAuditUIDs),
 		skip: map[uint32]*skipped{}}, nil
 }
 
@@ -97,7 +99,7 @@ func (a *auditLog) request(r auditRecord, allowed bool) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	uid := r.Peer.Uid
-	if ok, _ := lim.allow(uid, now); !ok {
+	if ok, _ := lim.Allow(uid, now); !ok {
 		s := a.skip[uid]
 		if s == nil {
 			if len(a.skip) >= maxAuditUIDs {

@@ -426,3 +426,50 @@ func TestIntegrationStatusOwnConnections(t *testing.T) {
 		t.Fatalf("uid 0's decision gave uid %d's connection a cellular subflow: %+v", other, otherSees[0])
 	}
 }
+
+// Point 3, in the kernel: a decision that turns an address single path closes the cellular subflow a connection to
+// it already has (opened under another decision that held the address first), rather than leaving it open.
+func TestIntegrationSinglePathClosesSubflows(t *testing.T) {
+	needRoot(t)
+	cli, srv := newNS(t, "spc"), newNS(t, "sps")
+	vethPair(t, cli, srv, 1)
+	vethPair(t, cli, srv, 2)
+	h := unitHelper(t, cli, map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1"})
+	h.start()
+	port := thetaServer(t, srv)
+	server := net.JoinHostPort("10.77.1.2", fmt.Sprint(port))
+	c := h.conn()
+	hello := c.hello()
+	set := func(multipath bool) {
+		if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 10000,
+			"addrs": []string{"10.77.1.2"}, "multipath": multipath}); !r.OK {
+			t.Fatalf("%+v", r)
+		}
+	}
+	set(true)
+	conn := cli.DialMPTCP(t, server)
+	conn.Write([]byte{0, 0, 0, 0, 0, 0, 0, 1})
+	io.ReadFull(conn, make([]byte, 1))
+	cellSubflows := func() int {
+		var n int
+		cli.In(func() error {
+			out, err := exec.Command("ss", "-tnH", "state", "established", "src", "10.77.2.1").Output()
+			n = len(strings.Fields(string(out))) / 4
+			return err
+		})
+		return n
+	}
+	if !waitUntil(3*time.Second, func() bool { return cellSubflows() == 1 }) {
+		t.Fatalf("no cellular subflow under the multipath decision")
+	}
+	set(false)
+	if !waitUntil(2*time.Second, func() bool { return cellSubflows() == 0 }) {
+		t.Fatalf("the cellular subflow stayed open after the address turned single path")
+	}
+	// The connection itself goes on over WiFi.
+	conn.SetDeadline(time.Now().Add(5 * time.Second))
+	conn.Write([]byte{0, 0, 0, 0, 0, 0, 0, 1})
+	if _, err := io.ReadFull(conn, make([]byte, 1)); err != nil {
+		t.Fatalf("the connection broke when its subflow closed: %v", err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/limit"
 )
 
 const sess = "0123456789abcdef0123456789abcdef"
@@ -148,7 +150,7 @@ func TestParseIDs(t *testing.T) {
 // Rate limits are per uid, however many processes (connections) share it, and the session's own connection has
 // its own, so that another process of the uid cannot starve the session's renewals. The uid map stays bounded.
 func TestRateLimit(t *testing.T) {
-	s := &Server{cfg: Config{Rate: 1, Burst: 3}, uidLimit: newLimiter(1, 3, 8)}
+	s := &Server{cfg: Config{Rate: 1, Burst: 3}, uidLimit: limit.NewKeyed[uint32](1, 3, 8)}
 	now := time.Now()
 	n := 0
 	for i := range 40 {
@@ -169,7 +171,7 @@ func TestRateLimit(t *testing.T) {
 	}
 	// The session's connection, with its token, is charged to the session, not to the exhausted uid.
 	owner := &client{peer: Peer{Uid: 5}}
-	s.session, s.owner, s.sessLimit = sess, owner, bucket{tokens: 3, last: now}
+	s.session, s.owner, s.sessLimit = sess, owner, limit.Full(3, now)
 	if ok, _ := s.charge(owner, Request{Verb: VerbLeaseRenew, Session: sess}, now); !ok {
 		t.Fatal("the session's own renewal was starved by other processes of its uid")
 	}
@@ -180,7 +182,7 @@ func TestRateLimit(t *testing.T) {
 	for u := range uint32(1000) {
 		s.charge(&client{peer: Peer{Uid: 10 + u}}, Request{}, now)
 	}
-	if n := s.uidLimit.size(); n > 8 {
+	if n := s.uidLimit.Len(); n > 8 {
 		t.Fatalf("%d uids remembered, bound 8", n)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/diag"
+	"github.com/mpsurf/mpsurf/native-host/limit"
 )
 
 // Config is the helper's configuration (the actuator subcommand's flags).
@@ -103,9 +104,9 @@ type Server struct {
 	session   string
 	owner     *client
 	began     time.Time
-	expiry    time.Time // zero: no lease held
-	sessLimit bucket    // the session's own connection's rate limit
-	uidLimit  *limiter  // everything else, per uid
+	expiry    time.Time            // zero: no lease held
+	sessLimit limit.Bucket         // the session's own connection's rate limit
+	uidLimit  *limit.Keyed[uint32] // everything else, per uid
 	open      map[uint32]int
 	nopen     int
 	// findSock looks a connection up: its owner's uid, whether it exists. nil: sock_diag (findSock).
@@ -169,7 +170,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	cfg.Log.Info("actuator started", "backend", name, "why", why, "socket", cfg.Socket, "pid", os.Getpid())
 	return &Server{cfg: cfg, log: cfg.Log, journal: j, backend: b, ln: ln, audit: audit,
-		uidLimit: newLimiter(cfg.Rate, cfg.Burst, maxUIDs), open: map[uint32]int{}}, nil
+		uidLimit: limit.NewKeyed[uint32](cfg.Rate, cfg.Burst, maxUIDs), open: map[uint32]int{}}, nil
 }
 
 // BackendName is the backend in use.
@@ -416,12 +417,9 @@ func (s *Server) charge(cl *client, req Request, now time.Time) (bool, time.Dura
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.session != "" && s.owner == cl && req.Session == s.session {
-		if s.sessLimit.take(now, s.cfg.Rate, s.cfg.Burst) {
-			return true, 0
-		}
-		return false, s.sessLimit.wait(s.cfg.Rate)
+		return s.sessLimit.Take(now, s.cfg.Rate, s.cfg.Burst)
 	}
-	return s.uidLimit.allow(cl.peer.Uid, now)
+	return s.uidLimit.Allow(cl.peer.Uid, now)
 }
 
 func (s *Server) do(cl *client, req Request, resp *Response) (any, error) {

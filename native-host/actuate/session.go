@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/limit"
 )
 
 // hello starts a session on the client's connection. One client holds the session at a time, and no other
@@ -29,7 +31,7 @@ func (s *Server) hello(cl *client, resp *Response) (any, error) {
 	old := s.session
 	held := !s.expiry.IsZero()
 	s.session, s.owner, s.began, s.expiry = sess, cl, now, time.Time{}
-	s.sessLimit = bucket{tokens: s.cfg.Burst, last: now}
+	s.sessLimit = limit.Full(s.cfg.Burst, now)
 	s.mu.Unlock()
 	if old != "" && held {
 		if err := s.release(); err != nil {

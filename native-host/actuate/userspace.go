@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -484,11 +485,21 @@ func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
 	for _, a := range p.Addrs {
 		u.setAddr(a, ap)
 	}
-	// Connections that opened before the decision arrived follow it too.
+	// Connections that opened before the decision arrived follow it too. One that turns an address single path
+	// closes the cellular subflows its owner's open connections to it have (say, opened under another page's
+	// decision that reported the address first): the later, own decision holds.
+	var errs []error
 	for tok, c := range u.conns {
+		if !ap.multipath && c.subflow.IsValid() && c.uidKnown && c.uid == ap.uid && slices.Contains(p.Addrs, c.dst.Addr()) {
+			u.pm.SetDeadline(time.Now().Add(2 * time.Second))
+			if err := u.pm.SubflowDestroy(tok, c.subflow, c.dst); err != nil {
+				errs = append(errs, err)
+			}
+			c.rec.Multipath = false
+		}
 		u.maybeCreate(tok, c)
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // SetConn gives one connection its own decision. The connection may already be known (the usual order: the

@@ -2,6 +2,7 @@ package host
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -61,6 +63,12 @@ type actuatorClient struct {
 	ready   chan struct{} // closed after the first connection attempt
 	replay  map[string]actuate.Request
 	order   []string // replay keys, oldest first
+	// pending holds, by replay key, what the helper refused as rate_limited: the latest request of each key goes
+	// again once the helper's limit allows (retryAt, from its retry_after_ms), decisions before peers, so that no
+	// decision is lost to the limit (retryLoop).
+	pending map[string]actuate.Request
+	retryAt time.Time
+	kick    chan struct{}
 }
 
 // StartActuator reads the environment and starts the client if a socket is named (or the installed unit's
@@ -81,8 +89,18 @@ func StartActuator(log *slog.Logger) *actuatorClient {
 	}
 	c := &actuatorClient{path: path, hosts: hosts, log: log, ready: make(chan struct{}),
 		replay: map[string]actuate.Request{}, lastErr: "not connected yet"}
-	go c.run()
+	c.start()
 	return c
+}
+
+// start runs the session and the retries of rate-limited requests until the process ends.
+func (c *actuatorClient) start() {
+	if c.pending == nil {
+		c.pending = map[string]actuate.Request{}
+	}
+	c.kick = make(chan struct{}, 1)
+	go c.run()
+	go c.retryLoop()
 }
 
 // ParseHosts reads EnvHosts: comma-separated name=addr entries; one name may list several addresses with '|'
@@ -145,15 +163,104 @@ func (c *actuatorClient) connect() error {
 	}
 	c.session, c.backend, c.lastErr = resp.Session, resp.Backend, ""
 	c.log.Info("actuator session", "socket", c.path, "backend", resp.Backend)
-	// The helper undid the previous session's changes when it ended; the current decisions hold again.
-	for _, k := range c.order {
-		req := c.replay[k]
-		req.Session = c.session
-		if _, err := c.callLocked(req, time.Second); err != nil {
-			c.log.Warn("actuator replay", "err", err)
+	// The helper undid the previous session's changes when it ended; the current decisions hold again. What its
+	// rate limit does not take now goes through the retries.
+	clear(c.pending)
+	for i, k := range c.order {
+		if res := c.sendLocked(k, c.replay[k], time.Second); strings.HasPrefix(res, queued) {
+			for _, rest := range c.order[i+1:] {
+				c.pending[rest] = c.replay[rest]
+			}
+			break
+		} else if res != "ok" {
+			c.log.Warn("actuator replay", "key", k, "result", res)
 		}
 	}
 	return nil
+}
+
+// queued starts the result of a request the helper's rate limit deferred.
+const queued = "queued: "
+
+// sendLocked sends one request under the current session and answers what goes in inputs.actuation. A request
+// the helper refuses as rate_limited is kept in pending (the latest per key) and retried once its limit allows.
+func (c *actuatorClient) sendLocked(key string, req actuate.Request, timeout time.Duration) string {
+	if c.conn == nil {
+		return "unavailable: " + c.lastErr
+	}
+	req.Session = c.session
+	resp, err := c.callLocked(req, timeout)
+	var ref *errRefused
+	switch {
+	case err == nil:
+		delete(c.pending, key)
+		return "ok"
+	case errors.As(err, &ref) && ref.code == actuate.CodeRateLimited:
+		wait := retryAfter(resp)
+		c.pending[key] = req
+		if at := time.Now().Add(wait); at.After(c.retryAt) {
+			c.retryAt = at
+		}
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+		return fmt.Sprintf("%srate limited by the helper; sent again in %d ms", queued, wait.Milliseconds())
+	case errors.As(err, &ref):
+		delete(c.pending, key)
+		return "refused: " + ref.Error()
+	}
+	return "unavailable: " + err.Error()
+}
+
+// retryAfter reads a rate_limited response's retry_after_ms (100 ms when it has none, at most 5 s).
+func retryAfter(resp actuate.Response) time.Duration {
+	ms := 100.0
+	if m, ok := resp.Result.(map[string]any); ok {
+		if v, ok := m["retry_after_ms"].(float64); ok && v > 0 {
+			ms = v
+		}
+	}
+	return min(time.Duration(ms)*time.Millisecond, 5*time.Second)
+}
+
+// retryLoop sends the pending requests once the helper's limit allows: an origin's own decisions first, then the
+// addresses its pages reported.
+func (c *actuatorClient) retryLoop() {
+	for {
+		c.mu.Lock()
+		wait := time.Until(c.retryAt)
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			<-c.kick
+			continue
+		}
+		if wait > 0 {
+			time.Sleep(wait)
+			continue
+		}
+		c.mu.Lock()
+		keys := make([]string, 0, len(c.pending))
+		for k := range c.pending {
+			keys = append(keys, k)
+		}
+		isPeers := func(k string) int {
+			if strings.HasSuffix(k, peersSuffix) {
+				return 1
+			}
+			return 0
+		}
+		slices.SortFunc(keys, func(a, b string) int { return cmp.Or(isPeers(a)-isPeers(b), cmp.Compare(a, b)) })
+		for _, k := range keys {
+			if res := c.sendLocked(k, c.pending[k], time.Second); strings.HasPrefix(res, queued) || c.conn == nil {
+				break // again later; or the reconnect replays everything
+			} else if res != "ok" {
+				c.log.Warn("actuation retry", "key", k, "result", res)
+			}
+		}
+		c.mu.Unlock()
+	}
 }
 
 func (c *actuatorClient) renewLoop() error {
@@ -250,23 +357,16 @@ func (c *actuatorClient) setOrigin(ctx context.Context, req actuate.Request, key
 		}
 	}
 	c.replay[key] = req
-	if c.conn == nil {
-		return "unavailable: " + c.lastErr
-	}
-	req.Session = c.session
 	timeout := actuateBudget
 	if d, ok := ctx.Deadline(); ok {
 		timeout = max(time.Until(d), 10*time.Millisecond)
 	}
-	_, err := c.callLocked(req, timeout)
-	var ref *errRefused
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.As(err, &ref):
-		return "refused: " + ref.Error()
+	if _, waiting := c.pending[key]; waiting || (len(c.pending) > 0 && time.Now().Before(c.retryAt)) {
+		// The helper's limit is spent: join the queue rather than be refused (the latest request per key goes).
+		c.pending[key] = req
+		return fmt.Sprintf("%srate limited by the helper; sent again in %d ms", queued, max(0, time.Until(c.retryAt).Milliseconds()))
 	}
-	return "unavailable: " + err.Error()
+	return c.sendLocked(key, req, timeout)
 }
 
 // resolve returns the origin's addresses: an IP literal, then EnvHosts, then the system resolver.
@@ -327,6 +427,9 @@ func (c *actuatorClient) Carry(ctx context.Context, d *decide.Decision) {
 		req.Theta1, req.Theta2 = *d.Theta1, d.Theta2
 	}
 	res := c.setOrigin(ctx, req, d.Origin)
+	c.mu.Lock()
+	c.takeBackLocked(d.Origin, req)
+	c.mu.Unlock()
 	if res == "ok" {
 		c.refreshPeers(ctx, d.Origin, req)
 	}
@@ -334,16 +437,23 @@ func (c *actuatorClient) Carry(ctx context.Context, d *decide.Decision) {
 	c.log.Info("actuation", "origin", d.Origin, "multipath", mp, "addrs", strs, "result", res)
 }
 
-// refreshPeers puts the addresses the origin's pages reported (peers) under its new decision, if it changed.
+// refreshPeers puts the addresses the origin's pages reported (peers) under its new decision, if it changed,
+// less those another decision that differs from the new one holds.
 func (c *actuatorClient) refreshPeers(ctx context.Context, origin string, page actuate.Request) {
 	c.mu.Lock()
 	prev, ok := c.replay[peersKey(origin)]
+	var addrs []string
+	for _, a := range prev.Addrs {
+		if _, taken := c.claimLocked(netip.MustParseAddr(a), origin, page); !taken {
+			addrs = append(addrs, a)
+		}
+	}
 	c.mu.Unlock()
-	if !ok || (*prev.Multipath == *page.Multipath && prev.Theta1 == page.Theta1 && equalCap(prev.Theta2, page.Theta2)) {
+	if !ok || samePolicy(prev, page) || len(addrs) == 0 {
 		return
 	}
 	req := page
-	req.Addrs = prev.Addrs
+	req.Addrs = addrs
 	if res := c.setOrigin(ctx, req, peersKey(origin)); res != "ok" {
 		c.log.Warn("actuation of peers", "origin", origin, "result", res)
 	}

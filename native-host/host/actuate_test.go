@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -96,7 +98,7 @@ func TestActuatorClient(t *testing.T) {
 	stop, done := start()
 	hosts, _ := ParseHosts("origin.test=10.200.3.2")
 	c := &actuatorClient{path: sock, hosts: hosts, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
-	go c.run()
+	c.start()
 
 	mp := true
 	req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: []string{"10.200.3.2"}, Multipath: &mp}
@@ -153,4 +155,83 @@ func TestActuatorClient(t *testing.T) {
 	if got := c.setOrigin(ctx3, req, "https://origin.test"); got != "ok" {
 		t.Errorf("after reconnect: %q, want ok", got)
 	}
+}
+
+// Point 5 of issue 12: a burst of peer reports spends the helper's rate limit, and the decision that follows is
+// refused as rate_limited. It used to be lost (never sent again); now it is queued and applied once the limit
+// allows, before the peers still waiting.
+func TestActuatorRetriesRateLimited(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "a.sock")
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
+		AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quiet, SysctlDir: dir, Rate: 5, Burst: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	c := &actuatorClient{path: sock, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
+	c.start()
+	call, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	mp := true
+	page := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: []string{"192.0.2.10"}, Multipath: &mp, Theta1: 4096}
+	if got := c.setOrigin(call, page, "https://page.test"); got != "ok" {
+		t.Fatalf("setOrigin: %q", got)
+	}
+	// A page's burst of peer reports: more than the helper takes at once.
+	var results []string
+	for i := range 16 {
+		results = append(results, c.setPeers(call, "https://page.test", []string{fmt.Sprintf("198.51.100.%d", i+1)}))
+	}
+	decision := page
+	decision.Addrs = []string{"203.0.113.5"}
+	got := c.setOrigin(call, decision, "https://next.test")
+	t.Logf("peers: %v; the decision after them: %q", results, got)
+	if !strings.HasPrefix(got, queued) {
+		t.Fatalf("the decision after the burst: %q, want it queued (the burst should have spent the limit)", got)
+	}
+	var would string
+	if !waitFor(3*time.Second, func() bool {
+		c.mu.Lock()
+		resp, err := c.callLocked(actuate.Request{Verb: actuate.VerbStatus}, time.Second)
+		c.mu.Unlock()
+		b, _ := json.Marshal(resp.Result)
+		would = string(b)
+		return err == nil && strings.Contains(would, "map [203.0.113.5]")
+	}) {
+		t.Fatalf("the rate-limited decision was never applied: %s", would)
+	}
+	// The peers that waited follow, all sixteen addresses under the page's decision at the end.
+	if !waitFor(10*time.Second, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return len(c.pending) == 0
+	}) {
+		t.Fatalf("still pending: %v", c.pending)
+	}
+	if !strings.Contains(would, "198.51.100.16") {
+		// The last status was read before the peers went: read it again.
+		c.mu.Lock()
+		resp, _ := c.callLocked(actuate.Request{Verb: actuate.VerbStatus}, time.Second)
+		c.mu.Unlock()
+		b, _ := json.Marshal(resp.Result)
+		would = string(b)
+	}
+	if i, j := strings.Index(would, "map [203.0.113.5]"), strings.Index(would, "map [198.51.100.16 "); i < 0 || j < 0 || j < i {
+		t.Errorf("want the decision applied, then the queued peers (198.51.100.16 first among them): %s", would)
+	}
+}
+
+// waitFor polls cond every 20 ms until it holds (true) or limit passes (false).
+func waitFor(limit time.Duration, cond func() bool) bool {
+	for start := time.Now(); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Since(start) > limit {
+			return false
+		}
+	}
+	return true
 }

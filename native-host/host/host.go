@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/netip"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
+	"github.com/mpsurf/mpsurf/native-host/limit"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
@@ -36,6 +38,11 @@ type Server struct {
 	paused    pauseState   // pause.go
 	downloads *downloadHub // download.go
 	network   atomic.Pointer[func() NetworkInfo]
+	// peerBudget limits peers requests per page origin (peers.go); reached says which addresses a connection of
+	// this user reaches (sock_diag; tests give their own).
+	peerMu     sync.Mutex
+	peerBudget *limit.Keyed[string]
+	reached    func([]netip.Addr) (map[netip.Addr]bool, error)
 }
 
 // NewServer returns a Server that answers hello and status with the network-wide policy in store, decides with
@@ -46,7 +53,8 @@ func NewServer(store *policy.Store, dec *decide.Decider, act *actuatorClient, lo
 		p, src, err := model.Open("")
 		dec = decide.New(decide.Config{Params: p, ParamsSource: src, ParamsErr: err, Log: log})
 	}
-	s := &Server{store: store, dec: dec, act: act, log: log, start: time.Now(), pid: os.Getpid()}
+	s := &Server{store: store, dec: dec, act: act, log: log, start: time.Now(), pid: os.Getpid(),
+		peerBudget: limit.NewKeyed[string](peersRate, peersBurst, peersOrigins), reached: reachedByMe}
 	s.proxy = newProxyHub(s)
 	s.downloads = newDownloadHub(s)
 	return s

@@ -3,11 +3,17 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/netip"
+	"net/url"
+	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/diag"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
@@ -19,12 +25,30 @@ const TypePeers = "peers"
 // maxPeers bounds one peers request: the helper takes at most actuate.MaxAddrs addresses per policy.
 const maxPeers = actuate.MaxAddrs
 
-// PeersReply is the body of a successful peers reply: how many distinct addresses were taken, and what the
-// helper said ("ok", "not_configured", "skipped: ...", "refused: ...", "unavailable: ...").
+// PeersReply is the body of a successful peers reply: how many distinct addresses were taken, which were not
+// and why, and what the helper said ("ok", "not_configured", "skipped: ...", "queued: ...", "refused: ...",
+// "unavailable: ...").
 type PeersReply struct {
-	Addrs     int    `json:"addrs"`
-	Actuation string `json:"actuation"`
+	Addrs     int           `json:"addrs"`
+	Refused   []PeerRefusal `json:"refused,omitempty"`
+	Actuation string        `json:"actuation"`
 }
+
+// PeerRefusal is a reported peer that was not put under the page's decision, and why.
+type PeerRefusal struct {
+	Host string `json:"host"`
+	IP   string `json:"ip"`
+	Why  string `json:"why"`
+}
+
+// A page's peer reports are budgeted per page origin: a real page sends a few per load (PEERS_PER_PAGE pairs in
+// requests of 64), a page that reloads itself in a loop would send many, each costing a sock_diag dump and a
+// request to the helper. Past the budget the host answers rate_limited and changes nothing.
+const (
+	peersRate    = 10 // requests per second per page origin, after the burst
+	peersBurst   = 20
+	peersOrigins = 256 // page origins whose budget is remembered
+)
 
 // Peer is one host the page's requests reached and the address the browser used for it.
 type Peer struct {
@@ -32,38 +56,213 @@ type Peer struct {
 	Addr netip.Addr
 }
 
+// peers puts the addresses a page's requests reached under the page origin's decision, so that its third-party
+// connections follow it in the kernel. A web page chooses what it loads, so it must not be able to move another
+// site's connections: a peer is refused when its address is not a web server's, when its host has a site rule of
+// its own or a decision of its own in this session that differs from the page's, when its address is already
+// under another decision that differs (an origin's own, or another page's: a CDN address two sites share keeps
+// the first), and when no connection of this user's reaches the address (sock_diag: the report must be of
+// connections the browser really has).
 func (s *Server) peers(req protocol.Request) protocol.Reply {
 	origin, peers, perr := parsePeers(req.Body)
 	if perr != nil {
 		s.log.Warn("peers refused", "id", req.ID, "err", perr)
 		return protocol.Fail(req, perr)
 	}
-	seen := map[netip.Addr]bool{}
-	var addrs []string
-	for _, p := range peers {
-		if !seen[p.Addr] && usableAddr(p.Addr) {
-			seen[p.Addr] = true
-			addrs = append(addrs, p.Addr.String())
-		}
+	s.peerMu.Lock()
+	ok, wait := s.peerBudget.Allow(origin, time.Now())
+	s.peerMu.Unlock()
+	if !ok {
+		return protocol.Fail(req, protocol.Errorf(protocol.CodeRateLimited,
+			"peers of %s: more than %d requests a second; nothing was changed; retry in %d ms", origin, peersRate, wait.Milliseconds()))
 	}
 	res := "not_configured"
+	var accepted []string
+	var refused []PeerRefusal
+	hosts := make([]string, 0, len(peers))
 	if c := s.act; c != nil {
+		var ok []Peer
+		ok, refused = c.screenPeers(origin, peers, s.sitePrefs(), s.reached)
+		for _, p := range ok {
+			accepted = append(accepted, p.Addr.String())
+			hosts = append(hosts, p.Host)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), actuateBudget)
 		defer cancel()
-		res = c.setPeers(ctx, origin, addrs)
-	}
-	hosts := make([]string, len(peers))
-	for i, p := range peers {
-		hosts[i] = p.Host
+		res = c.setPeers(ctx, origin, accepted)
+	} else {
+		// Nothing is actuated; the count says how many distinct addresses a helper would have been given. The proxy
+		// leg still must not move a host the user has a rule of its own for.
+		prefs := s.sitePrefs()
+		seen := map[netip.Addr]bool{}
+		for _, p := range peers {
+			if rule := prefs.RuleFor("https://" + p.Host); rule == "" || rule == prefs.RuleFor(origin) || p.Host == hostOf(origin) {
+				hosts = append(hosts, p.Host)
+			}
+			if !seen[p.Addr] && actuate.WebAddr(p.Addr) {
+				seen[p.Addr] = true
+				accepted = append(accepted, p.Addr.String())
+			}
+		}
 	}
 	s.proxy.follow(origin, hosts) // proxy.go: the page's third parties take its decision on the proxy leg too
-	s.log.Info("peers", "origin", origin, "addrs", addrs, "result", res)
-	return protocol.OK(req, PeersReply{Addrs: len(addrs), Actuation: clip(res)})
+	s.log.Info("peers", "origin", origin, "addrs", accepted, "refused", len(refused), "result", res)
+	return protocol.OK(req, PeersReply{Addrs: len(accepted), Refused: refused, Actuation: clip(res)})
 }
 
-// usableAddr is what the helper accepts as a web server's address; loopback never uses a cellular path.
-func usableAddr(a netip.Addr) bool {
-	return a.IsValid() && !a.IsLoopback() && !a.IsUnspecified() && !a.IsMulticast() && a.Zone() == ""
+// sitePrefs are the user's preferences (site rules), nil when the host has none stored.
+func (s *Server) sitePrefs() *protocol.Prefs {
+	db, perr := s.storeDB()
+	if perr != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	p, err := db.Prefs(ctx)
+	if err != nil {
+		return nil
+	}
+	return p
+}
+
+// usableAddr is what the helper accepts as a web server's address (actuate.WebAddr): no loopback, link-local,
+// multicast, broadcast, reserved or unspecified address ever uses a cellular path.
+func usableAddr(a netip.Addr) bool { return actuate.WebAddr(a) }
+
+// reachedByMe reports which of addrs a TCP connection of this process's uid (the browser's: it started the
+// host) has as its remote end now, from sock_diag: established or closing, MPTCP subflows included.
+func reachedByMe(addrs []netip.Addr) (map[netip.Addr]bool, error) {
+	d, err := diag.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	socks, err := d.DumpStates(nil, diag.StatesOpen)
+	if err != nil {
+		return nil, err
+	}
+	want := map[netip.Addr]bool{}
+	for _, a := range addrs {
+		want[a] = true
+	}
+	me := uint32(os.Getuid())
+	got := map[netip.Addr]bool{}
+	for _, k := range socks {
+		if a := k.Remote.Addr(); k.UID == me && want[a] {
+			got[a] = true
+		}
+	}
+	return got, nil
+}
+
+// samePolicy compares two helper policies: multipath, θ1 and θ2.
+func samePolicy(a, b actuate.Request) bool {
+	return (a.Multipath == nil) == (b.Multipath == nil) && (a.Multipath == nil || *a.Multipath == *b.Multipath) &&
+		a.Theta1 == b.Theta1 && equalCap(a.Theta2, b.Theta2)
+}
+
+// screenPeers splits a page's reported peers into those that may follow the page origin's decision and those
+// that may not (Server.peers says which and why). The first host reported with an address stands for it; all
+// are refused when the page has no decision (setPeers then says so).
+func (c *actuatorClient) screenPeers(origin string, peers []Peer, prefs *protocol.Prefs,
+	reached func([]netip.Addr) (map[netip.Addr]bool, error)) (ok []Peer, refused []PeerRefusal) {
+	c.mu.Lock()
+	page, decided := c.replay[origin]
+	pageHost, pageRule := hostOf(origin), prefs.RuleFor(origin)
+	var checked []Peer
+	seen := map[netip.Addr]bool{}
+	for _, p := range peers {
+		if seen[p.Addr] || !decided {
+			continue
+		}
+		seen[p.Addr] = true
+		why := ""
+		if rule := prefs.RuleFor("https://" + p.Host); !actuate.WebAddr(p.Addr) {
+			why = "not a web server's address (loopback, link-local, multicast, broadcast, reserved or unspecified)"
+		} else if p.Host != pageHost && rule != "" && rule != pageRule {
+			why = fmt.Sprintf("%s has a site rule of its own (%s)", p.Host, rule)
+		} else if other, ok := c.decisionOfLocked(p.Host, origin); ok && !samePolicy(other, page) {
+			why = fmt.Sprintf("%s has a decision of its own", p.Host)
+		} else if key, ok := c.claimLocked(p.Addr, origin, page); ok {
+			why = fmt.Sprintf("the address is under %s's decision", strings.TrimSuffix(key, peersSuffix))
+		}
+		if why != "" {
+			refused = append(refused, PeerRefusal{Host: p.Host, IP: p.Addr.String(), Why: why})
+			continue
+		}
+		checked = append(checked, p)
+	}
+	c.mu.Unlock()
+	if len(checked) == 0 {
+		return nil, refused
+	}
+	addrs := make([]netip.Addr, len(checked))
+	for i, p := range checked {
+		addrs[i] = p.Addr
+	}
+	got, err := reached(addrs)
+	for _, p := range checked {
+		switch {
+		case err != nil:
+			refused = append(refused, PeerRefusal{Host: p.Host, IP: p.Addr.String(), Why: "cannot tell whether a connection of this user reaches it: " + err.Error()})
+		case !got[p.Addr]:
+			refused = append(refused, PeerRefusal{Host: p.Host, IP: p.Addr.String(), Why: "no connection of this user reaches it"})
+		default:
+			ok = append(ok, p)
+		}
+	}
+	return ok, refused
+}
+
+// hostOf is an origin's host name, lower case.
+func hostOf(origin string) string {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+// decisionOfLocked is the decision the host made in this session for an origin of host (other than except), if
+// any. Caller holds c.mu.
+func (c *actuatorClient) decisionOfLocked(host, except string) (actuate.Request, bool) {
+	for _, k := range c.order {
+		if k != except && !strings.HasSuffix(k, peersSuffix) && hostOf(k) == host {
+			return c.replay[k], true
+		}
+	}
+	return actuate.Request{}, false
+}
+
+// takeBackLocked removes an origin's own addresses from the peers of other pages whose decision differs: the
+// origin's own decision holds for them, and a reconnect must not replay another page's over it. Caller holds c.mu.
+func (c *actuatorClient) takeBackLocked(origin string, own actuate.Request) {
+	for _, k := range c.order {
+		r := c.replay[k]
+		if !strings.HasSuffix(k, peersSuffix) || k == peersKey(origin) || samePolicy(r, own) {
+			continue
+		}
+		kept := slices.DeleteFunc(slices.Clone(r.Addrs), func(a string) bool { return slices.Contains(own.Addrs, a) })
+		if len(kept) != len(r.Addrs) {
+			r.Addrs = kept
+			c.replay[k] = r
+		}
+	}
+}
+
+// claimLocked reports which other decision (an origin's own, or another page's peers) holds addr under a policy
+// that differs from page's. Caller holds c.mu.
+func (c *actuatorClient) claimLocked(addr netip.Addr, origin string, page actuate.Request) (string, bool) {
+	a := addr.String()
+	for _, k := range c.order {
+		if k == origin || k == peersKey(origin) {
+			continue
+		}
+		if r := c.replay[k]; slices.Contains(r.Addrs, a) && !samePolicy(r, page) {
+			return k, true
+		}
+	}
+	return "", false
 }
 
 // parsePeers checks a peers body: origin (as in decide), tab, and 1 to maxPeers {host, ip}. An address the
@@ -124,21 +323,28 @@ func parsePeers(body json.RawMessage) (string, []Peer, *protocol.Error) {
 }
 
 // peersKey is the replay key of an origin's peer addresses, beside the origin's own (its origin string).
-func peersKey(origin string) string { return origin + " peers" }
+func peersKey(origin string) string { return origin + peersSuffix }
 
-// setPeers puts addrs under the page origin's current decision. The origin's peer addresses accumulate (up to
-// actuate.MaxAddrs, most recent kept) so that a reconnect replays them all; the helper itself keeps one decision
-// per address, so an address two pages share follows the page that reported it last.
+const peersSuffix = " peers"
+
+// setPeers puts addrs (screened: screenPeers) under the page origin's current decision. The origin's peer
+// addresses accumulate (up to actuate.MaxAddrs, most recent kept) so that a reconnect replays them all, less
+// those another decision has claimed since.
 func (c *actuatorClient) setPeers(ctx context.Context, origin string, addrs []string) string {
-	if len(addrs) == 0 {
-		return "skipped: no address a cellular subflow could reach"
-	}
 	c.mu.Lock()
 	page, ok := c.replay[origin]
-	prev := c.replay[peersKey(origin)].Addrs
+	var prev []string
+	for _, a := range c.replay[peersKey(origin)].Addrs {
+		if _, taken := c.claimLocked(netip.MustParseAddr(a), origin, page); !taken {
+			prev = append(prev, a)
+		}
+	}
 	c.mu.Unlock()
 	if !ok {
 		return "skipped: no decision for " + origin + " in this session"
+	}
+	if len(addrs) == 0 {
+		return "skipped: no peer may follow the page's decision"
 	}
 	merged := append([]string(nil), addrs...)
 	have := map[string]bool{}

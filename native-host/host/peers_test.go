@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -104,7 +107,7 @@ func TestActuatorPeers(t *testing.T) {
 	go func() { done <- srv.Serve(ctx) }()
 	defer func() { cancel(); <-done }()
 	c := &actuatorClient{path: sock, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
-	go c.run()
+	c.start()
 	call, stop := context.WithTimeout(context.Background(), 3*time.Second)
 	defer stop()
 
@@ -148,5 +151,184 @@ func TestActuatorPeers(t *testing.T) {
 		if !strings.Contains(would, w) {
 			t.Errorf("helper was not asked to %q: %s", w, would)
 		}
+	}
+}
+
+// Point 3 of issue 12: a web page chooses what it loads, so the addresses its requests reach must not move
+// another site's connections. Before, every reported address took the page's decision: a site the user set to
+// "never", another site's own decision, a CDN address two sites share, an address no connection reached, a
+// multicast or link-local one. Now each of those is refused with the reason, and only the rest follow the page.
+func TestPeersCannotOverride(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "a.sock")
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
+		AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quiet, SysctlDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	defer func() { cancel(); <-done }()
+	c := &actuatorClient{path: sock, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
+	c.start()
+	s, _ := storeServer(t)
+	s.act = c
+	reachable := map[netip.Addr]bool{}
+	for _, a := range []string{"198.51.100.10", "198.51.100.20", "198.51.100.40", "198.51.100.50", "224.0.0.1", "169.254.1.1"} {
+		reachable[netip.MustParseAddr(a)] = true
+	}
+	s.reached = func(addrs []netip.Addr) (map[netip.Addr]bool, error) { return reachable, nil }
+	// The user set bank.test to "never".
+	if r := call(t, s, "prefs", fmt.Sprintf(goodPrefs, `[{"host":"bank.test","rule":"never"}]`)); !r.OK {
+		t.Fatalf("prefs: %+v", r)
+	}
+	call1, stop := context.WithTimeout(context.Background(), 3*time.Second)
+	defer stop()
+	mp, sp := true, false
+	decide := func(origin string, multipath *bool, addrs ...string) {
+		t.Helper()
+		req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: addrs, Multipath: multipath}
+		if got := c.setOrigin(call1, req, origin); got != "ok" {
+			t.Fatalf("decide %s: %q", origin, got)
+		}
+		c.mu.Lock()
+		c.takeBackLocked(origin, req)
+		c.mu.Unlock()
+	}
+	decide("https://evil.test", &mp, "203.0.113.1")
+	decide("https://shop.test", &sp, "198.51.100.20") // its own decision: single path
+	peers := func(origin string, pairs ...string) PeersReply {
+		t.Helper()
+		var items []string
+		for _, p := range pairs {
+			host, ip, _ := strings.Cut(p, "=")
+			items = append(items, fmt.Sprintf(`{"host":%q,"ip":%q}`, host, ip))
+		}
+		r := call(t, s, "peers", fmt.Sprintf(`{"origin":%q,"tab":1,"peers":[%s]}`, origin, strings.Join(items, ",")))
+		if !r.OK {
+			t.Fatalf("peers: %+v", r)
+		}
+		var body PeersReply
+		json.Unmarshal(r.Body, &body)
+		return body
+	}
+	got := peers("https://evil.test",
+		"bank.test=198.51.100.10",     // the user's "never" site
+		"shop.test=198.51.100.20",     // a site with its own decision
+		"cdn.evil.test=198.51.100.20", // another name for the same address
+		"tracker.test=198.51.100.30",  // no connection reaches it
+		"cdn2.test=198.51.100.40",     // an unclaimed third party the page's connections reach
+		"mc.test=224.0.0.1",           // multicast
+		"lan.test=169.254.1.1",        // link-local
+	)
+	why := map[string]string{}
+	for _, r := range got.Refused {
+		why[r.IP] = r.Why
+	}
+	t.Logf("evil.test's peers: %d taken, refused %v", got.Addrs, why)
+	for ip, want := range map[string]string{
+		"198.51.100.10": "site rule of its own (never)", "198.51.100.20": "decision of its own",
+		"198.51.100.30": "no connection", "224.0.0.1": "not a web server's address", "169.254.1.1": "not a web server's address",
+	} {
+		if !strings.Contains(why[ip], want) {
+			t.Errorf("%s: refused %q, want %q", ip, why[ip], want)
+		}
+	}
+	if got.Addrs != 1 || got.Actuation != "ok" {
+		t.Errorf("want only 198.51.100.40 taken: %+v", got)
+	}
+	// Another name for a decided site's address: the address stays under the site's decision.
+	if got := peers("https://evil.test", "cdn.evil.test=198.51.100.20"); got.Addrs != 0 || len(got.Refused) != 1 ||
+		!strings.Contains(got.Refused[0].Why, "under https://shop.test's decision") {
+		t.Errorf("an alias of shop.test's address: %+v", got)
+	}
+	// A second page, deciding otherwise, reports the address the first already holds: the first keeps it.
+	decide("https://other.test", &sp, "203.0.113.2")
+	got = peers("https://other.test", "cdn2.test=198.51.100.40")
+	if got.Addrs != 0 || len(got.Refused) != 1 || !strings.Contains(got.Refused[0].Why, "under https://evil.test's decision") {
+		t.Errorf("a shared address flipped by a second page: %+v", got)
+	}
+	// A page takes an address before the site that owns it is decided; the site's own decision takes it back,
+	// and the page's next decision does not send it again.
+	if got := peers("https://evil.test", "alias.evil.test=198.51.100.50"); got.Addrs != 1 {
+		t.Fatalf("%+v", got)
+	}
+	decide("https://news.test", &sp, "198.51.100.50")
+	theta := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: []string{"203.0.113.1"}, Multipath: &mp, Theta1: 8192}
+	c.setOrigin(call1, theta, "https://evil.test")
+	c.refreshPeers(call1, "https://evil.test", theta)
+	if a := c.replay[peersKey("https://evil.test")].Addrs; slices.Contains(a, "198.51.100.50") || !slices.Contains(a, "198.51.100.40") {
+		t.Errorf("evil.test's peers after news.test's own decision: %v", a)
+	}
+	c.mu.Lock()
+	resp, err := c.callLocked(actuate.Request{Verb: actuate.VerbStatus}, time.Second)
+	c.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(resp.Result)
+	for _, never := range []string{"198.51.100.10", "198.51.100.30", "224.0.0.1", "169.254.1.1"} {
+		if strings.Contains(string(b), never) {
+			t.Errorf("the helper was given %s: %s", never, b)
+		}
+	}
+	if strings.Contains(string(b), "198.51.100.50] to multipath=true theta1=8192") || strings.Count(string(b), "198.51.100.20") != 1 {
+		t.Errorf("a site's own address was moved by a page: %s", b)
+	}
+}
+
+// A page's peer reports are budgeted per page origin: past the burst the host answers rate_limited (PROTOCOL.md
+// §6 code 12) and changes nothing; another origin is not affected.
+func TestPeersBudget(t *testing.T) {
+	s, _ := storeServer(t)
+	body := func(origin string) string {
+		return fmt.Sprintf(`{"origin":%q,"tab":1,"peers":[{"host":"cdn.test","ip":"192.0.2.7"}]}`, origin)
+	}
+	ok, limited := 0, 0
+	for range peersBurst + 10 {
+		r := call(t, s, "peers", body("https://loop.test"))
+		switch {
+		case r.OK:
+			ok++
+		case r.Error != nil && r.Error.Code == int(protocol.CodeRateLimited) && strings.Contains(r.Error.Message, "retry in"):
+			limited++
+		default:
+			t.Fatalf("%+v", r)
+		}
+	}
+	if ok < peersBurst || ok > peersBurst+1 || limited == 0 {
+		t.Errorf("%d answered, %d rate limited; want the burst of %d answered and the rest limited", ok, limited, peersBurst)
+	}
+	if r := call(t, s, "peers", body("https://other.test")); !r.OK {
+		t.Errorf("another origin limited too: %+v", r)
+	}
+}
+
+// reachedByMe sees this process's own TCP connections, by remote address, from the kernel (sock_diag).
+func TestIntegrationReachedByMe(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			defer c.Close()
+			io.Copy(io.Discard, c)
+		}
+	}()
+	conn, err := net.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	got, err := reachedByMe([]netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got[netip.MustParseAddr("127.0.0.1")] || got[netip.MustParseAddr("127.0.0.2")] {
+		t.Fatalf("reached: %v", got)
 	}
 }

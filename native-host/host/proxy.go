@@ -245,8 +245,9 @@ func loggedPolicy(d protocol.Decision) relay.Policy {
 	return p
 }
 
-// follow gives a page's other hosts the page origin's decision, as the kernel's per-address policies do
-// (PROTOCOL.md Peers): a host two pages share follows the page reported last.
+// follow gives a page's other hosts (those peers let follow it) the page origin's decision, as the kernel's
+// per-address policies do (PROTOCOL.md Peers). A host that already has a route under another decision, its own or
+// another page's, keeps it: a page must not move another site's tunnels.
 func (h *proxyHub) follow(origin string, hosts []string) {
 	u, err := url.Parse(origin)
 	if err != nil {
@@ -258,9 +259,16 @@ func (h *proxyHub) follow(origin string, hosts []string) {
 	}
 	for _, host := range hosts {
 		if _, ok := relay.Target(host + ":443"); ok {
+			if cur, had := h.policy(host); had && !sameRelayPolicy(cur, page) {
+				continue
+			}
 			h.setRoute(host, page)
 		}
 	}
+}
+
+func sameRelayPolicy(a, b relay.Policy) bool {
+	return a.Multipath == b.Multipath && a.Theta1 == b.Theta1 && equalCap(a.Theta2, b.Theta2)
 }
 
 // status is what proxy_status answers.

@@ -20,6 +20,7 @@ const (
 	CodeBadOrigin          Code = 9  // the origin is not a valid http(s) origin
 	CodePolicyUnavailable  Code = 10 // the policy model could not be loaded
 	CodeStoreUnavailable   Code = 11 // the host's store could not be opened or written
+	CodeRateLimited        Code = 12 // a request type's budget is spent; nothing was changed
 )
 
 var codeNames = map[Code]string{
@@ -34,6 +35,7 @@ var codeNames = map[Code]string{
 	CodeBadOrigin:          "bad_origin",
 	CodePolicyUnavailable:  "policy_unavailable",
 	CodeStoreUnavailable:   "store_unavailable",
+	CodeRateLimited:        "rate_limited",
 }
 
 // Name is the code's name in PROTOCOL.md, or "code_N" for a number the table does not have.

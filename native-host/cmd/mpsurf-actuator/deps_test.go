@@ -19,6 +19,7 @@ func TestHelperDependencies(t *testing.T) {
 		"github.com/mpsurf/mpsurf/native-host/actuate":             true,
 		"github.com/mpsurf/mpsurf/native-host/mptcp":               true,
 		"github.com/mpsurf/mpsurf/native-host/diag":                true,
+		"github.com/mpsurf/mpsurf/native-host/limit":               true,
 		"github.com/mdlayher/netlink":                              true,
 		"github.com/mdlayher/netlink/nlenc":                        true,
 		"github.com/mdlayher/genetlink":                            true,
