@@ -75,6 +75,7 @@ type userspaceBackend struct {
 type ConnRecord struct {
 	Token     uint32 `json:"token"`
 	Dst       string `json:"dst"`
+	Src       string `json:"src"` // the initial subflow's local address:port
 	Multipath bool   `json:"multipath"`           // the destination's decision when last looked at
 	PerConn   bool   `json:"per_conn,omitempty"`  // the decision was the connection's own (set-conn-policy)
 	Subflow   bool   `json:"subflow"`             // a cellular subflow was established
@@ -231,7 +232,7 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 			u.dropOldestConn()
 		}
 		u.conns[ev.Token] = &conn{dst: ev.Dst(), initial: ev.Src(), theta2: noCap, created: time.Now(),
-			rec: ConnRecord{Token: ev.Token, Dst: ev.Dst().String()}}
+			rec: ConnRecord{Token: ev.Token, Dst: ev.Dst().String(), Src: ev.Src().String()}}
 	case mptcp.EventEstablished:
 		c := u.conns[ev.Token]
 		if c == nil {

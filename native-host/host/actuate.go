@@ -43,7 +43,8 @@ const (
 	actuateBudget  = 300 * time.Millisecond
 	backoffMin     = 100 * time.Millisecond
 	backoffMax     = 5 * time.Second
-	replayCapacity = 256 // origin policies re-sent after a reconnect; a session's recent origins
+	busyRetry      = 100 * time.Millisecond // a hello refused as busy: within one lease, 20 hellos at most
+	replayCapacity = 256                    // origin policies re-sent after a reconnect; a session's recent origins
 )
 
 // actuatorClient is the host's side of the helper's socket: one connection, one session, a lease renewed in
@@ -143,6 +144,13 @@ func (c *actuatorClient) run() {
 			err = c.renewLoop()
 		}
 		c.drop(err)
+		var ref *errRefused
+		if errors.As(err, &ref) && ref.code == actuate.CodeBusy {
+			// Another client's session is live: it ends when that client's connection closes (just now, when a
+			// restarted browser's old host exited) or its lease lapses. Ask again soon, without backing off.
+			time.Sleep(busyRetry)
+			continue
+		}
 		time.Sleep(backoff)
 		backoff = min(2*backoff, backoffMax)
 	}
