@@ -75,7 +75,7 @@ type userspaceBackend struct {
 type ConnRecord struct {
 	Token     uint32 `json:"token"`
 	Dst       string `json:"dst"`
-	Src       string `json:"src"` // the initial subflow's local address:port
+	Src       string `json:"src"`                 // the initial subflow's local address:port
 	Multipath bool   `json:"multipath"`           // the destination's decision when last looked at
 	PerConn   bool   `json:"per_conn,omitempty"`  // the decision was the connection's own (set-conn-policy)
 	Subflow   bool   `json:"subflow"`             // a cellular subflow was established
