@@ -186,9 +186,12 @@ func (s *Server) Start(ctx context.Context) (StartLine, error) {
 	if len(s.running) == 0 {
 		return StartLine{}, errors.New("no listen address")
 	}
-	// The large files (files.go) are made in the background now rather than on their first request, which would
-	// otherwise pay for all of them.
-	go downloadFiles()
+	// With a plain-TCP listener (the downloads grid's), the large files (files.go) are made in the background now
+	// rather than on their first request, which would otherwise pay for all of them. Other servers make them only
+	// if asked: 46 MB of pseudo-random bytes is CPU that timing tests beside them should not lose.
+	if s.cfg.ListenTCP != "" {
+		go downloadFiles()
+	}
 	if err := s.Corpus.Materialize(origins...); err != nil {
 		s.closeListeners()
 		return StartLine{}, err
