@@ -166,6 +166,12 @@ const peers = new Peers({
     return r && { origin: r.origin, nav: r.nav, decided: r.source === 'host' && !r.stale };
   },
   send: (origin, tab, list) => {
+    // The page's other hosts (its CDNs, a third of a large page's bytes) take its route to the proxy too, from
+    // their next request on, as they take its decision in the kernel.
+    const page = pages.record(tab);
+    if (page !== undefined && page.origin === origin && !page.stale) {
+      for (const p of list) void proxy.decision(`https://${p.host}`, page.multipath);
+    }
     if (!peersSupported || !host.connected) return;
     host
       .request((id) => peersRequest(id, origin, tab, list), parsePeersReply)
