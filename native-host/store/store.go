@@ -83,6 +83,10 @@ func Open(path string, opt Options) (*Store, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	// Kept absolute: "delete all" removes this file (and -wal, -shm) whatever the working directory is then.
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
 	s := &Store{path: path, opt: opt}
 	if err := s.open(); err != nil {
 		return nil, err
@@ -111,7 +115,7 @@ func (s *Store) open() error {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+s.opt.Sync+")")
 	q.Set("_txlock", "immediate") // writers take the lock at BEGIN, so two writers never deadlock on upgrade
-	db, err := sql.Open("sqlite", "file:"+s.path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", fileURI(s.path)+"?"+q.Encode())
 	if err != nil {
 		return fmt.Errorf("store: %s: %w", s.path, err)
 	}
@@ -121,6 +125,16 @@ func (s *Store) open() error {
 	}
 	s.db = db
 	return nil
+}
+
+// fileURI is path as an SQLite URI filename that names that file and no other: absolute, with '?', '#', '%' and
+// the like percent-encoded, which SQLite decodes. A path pasted after "file:" as it is would end at its first '?'
+// or '#', the rest read as URI parameters (MPSURF_DB=/x/a?b.db opened /x/a).
+func fileURI(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 }
 
 // Path is the database file.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"io/fs"
 )
 
 var ctx = context.Background()
@@ -596,5 +597,61 @@ func TestPathEstimates(t *testing.T) {
 	}
 	if all, _ := s.Paths(ctx, t0); len(all) != 2 {
 		t.Errorf("%d estimates since t0, want 2", len(all))
+	}
+}
+
+// Point 8 of issue 12: a database path with URI characters ('?', '#', '%') names that file and no other. The path
+// went into SQLite's URI as it was, so MPSURF_DB=/x/a?b.db opened /x/a (the rest read as URI parameters), and
+// "delete all" removed a?b.db, an empty file, while the rows stayed in /x/a.
+func TestPathWithURICharacters(t *testing.T) {
+	for _, name := range []string{"a?b.db", "a#b.db", "a%3Fb.db", "a?mode=memory", "dir with space/x?.db"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, name)
+			s, err := Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				if err := s.LogDecision(ctx, nil, decision("https://secret.example", i), nil, DecisionMeta{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Close()
+			var files []string
+			filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					files = append(files, strings.TrimPrefix(p, dir+"/"))
+				}
+				return nil
+			})
+			for _, f := range files {
+				if f != name && f != name+"-wal" && f != name+"-shm" {
+					t.Errorf("a file other than %q and its -wal/-shm: %q (all: %v)", name, f, files)
+				}
+			}
+			if b, _ := os.ReadFile(path); !bytes.HasPrefix(b, []byte("SQLite format 3")) {
+				t.Fatalf("%s is not the database (%d bytes)", path, len(b))
+			}
+			s, err = Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if d, _, err := s.Counts(ctx); d != 3 || err != nil {
+				t.Fatalf("reopened: %d decisions, %v", d, err)
+			}
+			if err := s.DeleteAll(); err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			s, err = Open(path, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d, o, err := s.Counts(ctx); d != 0 || o != 0 || err != nil {
+				t.Fatalf("after delete all and a reopen: %d decisions, %d observations, %v", d, o, err)
+			}
+		})
 	}
 }
