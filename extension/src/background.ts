@@ -58,6 +58,7 @@ const multipath = new Multipath({
 const pages = new Pages({
   host: {
     status: () => host.status(),
+    whenConnected: (ms) => host.whenConnected(ms),
     // Each decision also decides the origin's route: through the proxy only while multipath.
     decide: (args) =>
       host.decide(args).then((d) => {

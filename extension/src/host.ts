@@ -137,6 +137,8 @@ export class HostLink {
     lastDecisionAt: 0,
     reconnects: 0,
   };
+  /** Callers of whenConnected, woken when the host is connected or found missing, dead or broken. */
+  private waiters: ((connected: boolean) => void)[] = [];
   /** Host messages that failed validation, and replies that came after their request gave up. */
   rejected = 0;
   late = 0;
@@ -154,6 +156,25 @@ export class HostLink {
   start(): void {
     this.stopped = false;
     this.open();
+  }
+
+  /**
+   * Resolves true once the host is connected (at once if it is), false when it is found missing, dead or broken,
+   * or after timeoutMs while it is still connecting.
+   */
+  whenConnected(timeoutMs: number): Promise<boolean> {
+    if (this.st.host !== 'connecting') return Promise.resolve(this.st.host === 'connected');
+    return new Promise((resolve) => {
+      const done = (connected: boolean): void => {
+        clearTimeout(timer);
+        resolve(connected);
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== done);
+        resolve(false);
+      }, timeoutMs);
+      this.waiters.push(done);
+    });
   }
 
   /** Closes the port for good (no reconnection). */
@@ -414,6 +435,7 @@ export class HostLink {
     const since = host !== this.st.host ? Date.now() : this.st.since;
     this.st = { ...this.st, ...change, since };
     this.opts.events?.status?.(this.status());
+    if (this.st.host !== 'connecting') for (const w of this.waiters.splice(0)) w(this.st.host === 'connected');
   }
 
   private log(line: string): void {

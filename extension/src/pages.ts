@@ -87,6 +87,8 @@ export interface PagesDeps {
   host: {
     status(): HostStatus;
     decide(args: DecideArgs): Promise<Decision>;
+    /** Resolves once the host is connected (true) or cannot be (false), within timeoutMs. */
+    whenConnected?(timeoutMs: number): Promise<boolean>;
   };
   rules: RuleBook;
   /** performance.now() in the service worker. */
@@ -104,6 +106,12 @@ export interface PagesSnapshot {
 }
 
 const RECENT_NAVS = 256;
+
+/**
+ * How long a navigation waits for a host that is still connecting before it takes the safe default: a stopped
+ * service worker that a navigation wakes connects again in about 0.3 s, and reliability case 9 bounds it at 1 s.
+ */
+export const CONNECT_WAIT_MS = 1_000;
 
 export class Pages {
   private counter = 0;
@@ -144,7 +152,13 @@ export class Pages {
     };
     this.remember(timing);
     this.latest.set(tabId, nav);
-    const status = this.d.host.status();
+    let status = this.d.host.status();
+    if (status.host === 'connecting' && this.d.host.whenConnected) {
+      // The service worker (re)started with this navigation: its host is on the way, and the navigation gets a
+      // decision rather than none.
+      await this.d.host.whenConnected(CONNECT_WAIT_MS);
+      status = this.d.host.status();
+    }
     if (status.host !== 'connected' || status.policy === null) {
       this.d.rules.removeTab(tabId);
       this.setRecord(none(timing, `no host (${status.host}: ${status.detail}); no header is sent`));

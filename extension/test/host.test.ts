@@ -97,6 +97,22 @@ describe('HostLink', () => {
     expect(policies).toEqual([policy]);
   });
 
+  it('whenConnected resolves when the host is connected, or at once with what it is, or false after the wait', async () => {
+    const { link, greet } = setup();
+    link.start();
+    const waiting = link.whenConnected(1_000);
+    greet();
+    expect(await waiting).toBe(true);
+    expect(await link.whenConnected(1_000)).toBe(true);
+    link.stop();
+    expect(await link.whenConnected(1_000)).toBe(false);
+    const other = setup();
+    other.link.start();
+    const still = other.link.whenConnected(50);
+    await vi.advanceTimersByTimeAsync(60);
+    expect(await still).toBe(false);
+  });
+
   it('answers decide with a validated decision and records when', async () => {
     const { link, ports, greet } = setup();
     link.start();

@@ -108,6 +108,42 @@ describe('Pages', () => {
     expect(t.asked.map((a) => a.nav)).toEqual(['1-1', '2-2', '1-3']);
   });
 
+  it('a navigation that finds the host connecting (a restarted service worker) waits for it and is decided', async () => {
+    const connecting: HostStatus = { ...connected, host: 'connecting', detail: 'starting org.mpsurf.host', policy: null };
+    let status = connecting;
+    let wake: (c: boolean) => void = () => {};
+    const asked: DecideArgs[] = [];
+    const rules = new RuleBook(new FakeSessionRules());
+    const pages = new Pages({
+      host: {
+        status: () => status,
+        decide: async (a) => {
+          asked.push(a);
+          return decisionFor(a);
+        },
+        whenConnected: () => new Promise((r) => (wake = r)),
+      },
+      rules,
+      now: () => 1,
+      badge: () => {},
+    });
+    const begun = pages.begin(7, 'https://news.test/a');
+    await Promise.resolve();
+    expect(asked).toHaveLength(0);
+    status = connected;
+    wake(true);
+    await begun;
+    expect(asked.map((a) => a.origin)).toEqual(['https://news.test']);
+    expect(pages.record(7)).toMatchObject({ source: 'host', multipath: true });
+    // A host that does not come within the wait: the safe default, no header.
+    status = connecting;
+    const again = pages.begin(8, 'https://other.test/');
+    await Promise.resolve();
+    wake(false);
+    await again;
+    expect(pages.record(8)).toMatchObject({ source: 'none', header: null });
+  });
+
   it('without a host: no request, no rule, badge off', async () => {
     const t = setup();
     t.setStatus(missing);
