@@ -656,6 +656,37 @@ func TestIntegrationUserspaceBackend(t *testing.T) {
 	}
 }
 
+// establishedFrom counts the established TCP sockets (MPTCP subflows included) from address src in ns.
+func establishedFrom(ns *testNS, src string) int {
+	var n int
+	ns.In(func() error {
+		out, err := exec.Command("ss", "-tnH", "state", "established", "src", src).Output()
+		n = len(strings.Fields(string(out))) / 4
+		return err
+	})
+	return n
+}
+
+// dialAs opens an MPTCP connection to addr from a process of uid in ns (bin: this test binary where that uid can
+// run it) and returns its local address; the connection lasts as long as the test.
+func dialAs(t *testing.T, ns *testNS, uid uint32, bin, addr string) string {
+	t.Helper()
+	cmd := exec.Command("ip", "netns", "exec", ns.Name, "setpriv", fmt.Sprintf("--reuid=%d", uid), fmt.Sprintf("--regid=%d", uid), "--clear-groups", bin)
+	cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_DIALER="+addr)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("dialer as uid %d: %v", uid, err)
+	}
+	return strings.TrimSpace(line)
+}
+
 // thetaServer listens with MPTCP in ns; each request is an 8-byte big-endian count, answered with that many
 // bytes.
 func thetaServer(t *testing.T, ns *testNS) int {
@@ -937,21 +968,8 @@ func TestIntegrationConnPolicy(t *testing.T) {
 	if err := os.WriteFile(dialer, bin, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("ip", "netns", "exec", cli.Name, "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", dialer)
-	cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_DIALER="+proxy)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); cmd.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("foreign dialer: %v", err)
-	}
 	r := c.do(map[string]any{"verb": VerbConn, "session": hello.Session, "lease_ms": 10000,
-		"local": strings.TrimSpace(line), "remote": proxy, "multipath": true})
+		"local": dialAs(t, cli, 65534, dialer, proxy), "remote": proxy, "multipath": true})
 	if r.OK || r.Code != CodeRefused || !strings.Contains(r.Error, "uid 65534") {
 		t.Fatalf("another uid's connection: %+v", r)
 	}
@@ -980,15 +998,7 @@ func TestIntegrationEndpointsIgnoredUnderUserspace(t *testing.T) {
 	run(t, "ip", "-n", srv.Name, "mptcp", "limits", "set", "subflows", "2")
 	port := thetaServer(t, srv)
 	addr := net.JoinHostPort("10.77.1.2", fmt.Sprint(port))
-	cellSubflows := func() int {
-		var n int
-		cli.In(func() error {
-			out, err := exec.Command("ss", "-tnH", "state", "established", "src", "10.77.2.1").Output()
-			n = len(strings.Fields(string(out))) / 4
-			return err
-		})
-		return n
-	}
+	cellSubflows := func() int { return establishedFrom(cli, "10.77.2.1") }
 	connect := func() net.Conn {
 		c := cli.DialMPTCP(t, addr)
 		c.Write([]byte{0, 0, 0, 0, 0, 0, 0, 1}) // MPTCP's ESTABLISHED needs data

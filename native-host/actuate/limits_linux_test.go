@@ -377,21 +377,7 @@ func TestIntegrationStatusOwnConnections(t *testing.T) {
 	mine.Write([]byte{0, 0, 0, 0, 0, 0, 0, 1})
 	io.ReadFull(mine, make([]byte, 1))
 	// The other user's connection to the same server, from a process of its own.
-	cmd := exec.Command("ip", "netns", "exec", cli.Name, "setpriv", fmt.Sprintf("--reuid=%d", other), fmt.Sprintf("--regid=%d", other),
-		"--clear-groups", h.unit.bin)
-	cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_DIALER="+server)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); cmd.Wait() }()
-	theirs, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatalf("the other user's dialer: %v", err)
-	}
-	theirs = strings.TrimSpace(theirs)
+	theirs := dialAs(t, cli, other, h.unit.bin, server)
 	records := func(r Response) []ConnRecord {
 		b, _ := json.Marshal(r.Result)
 		var res struct {
@@ -450,15 +436,7 @@ func TestIntegrationSinglePathClosesSubflows(t *testing.T) {
 	conn := cli.DialMPTCP(t, server)
 	conn.Write([]byte{0, 0, 0, 0, 0, 0, 0, 1})
 	io.ReadFull(conn, make([]byte, 1))
-	cellSubflows := func() int {
-		var n int
-		cli.In(func() error {
-			out, err := exec.Command("ss", "-tnH", "state", "established", "src", "10.77.2.1").Output()
-			n = len(strings.Fields(string(out))) / 4
-			return err
-		})
-		return n
-	}
+	cellSubflows := func() int { return establishedFrom(cli, "10.77.2.1") }
 	if !waitUntil(3*time.Second, func() bool { return cellSubflows() == 1 }) {
 		t.Fatalf("no cellular subflow under the multipath decision")
 	}

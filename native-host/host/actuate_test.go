@@ -161,20 +161,7 @@ func TestActuatorClient(t *testing.T) {
 // refused as rate_limited. It used to be lost (never sent again); now it is queued and applied once the limit
 // allows, before the peers still waiting.
 func TestActuatorRetriesRateLimited(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "a.sock")
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
-		AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quiet, SysctlDir: dir, Rate: 5, Burst: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
-	c := &actuatorClient{path: sock, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
-	c.start()
+	c := dryRunHelper(t, 5, 5)
 	call, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
 	mp := true
@@ -224,6 +211,27 @@ func TestActuatorRetriesRateLimited(t *testing.T) {
 	if i, j := strings.Index(would, "map [203.0.113.5]"), strings.Index(would, "map [198.51.100.16 "); i < 0 || j < 0 || j < i {
 		t.Errorf("want the decision applied, then the queued peers (198.51.100.16 first among them): %s", would)
 	}
+}
+
+// dryRunHelper runs the real helper in this process with its dry-run backend (rate and burst 0: its defaults)
+// for the test, and returns a started client of it.
+func dryRunHelper(t *testing.T, rate, burst float64) *actuatorClient {
+	t.Helper()
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "a.sock")
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
+		AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quiet, SysctlDir: dir, Rate: rate, Burst: burst})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	c := &actuatorClient{path: sock, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
+	c.start()
+	return c
 }
 
 // waitFor polls cond every 20 ms until it holds (true) or limit passes (false).

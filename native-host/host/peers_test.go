@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -94,20 +91,7 @@ func FuzzParsePeers(f *testing.F) {
 // TestActuatorPeers: reported peer addresses follow the page origin's decision (θ included), accumulate, are
 // skipped for an origin without a decision, and follow the origin when its decision changes.
 func TestActuatorPeers(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "a.sock")
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
-		AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quiet, SysctlDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
-	c := &actuatorClient{path: sock, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
-	c.start()
+	c := dryRunHelper(t, 0, 0)
 	call, stop := context.WithTimeout(context.Background(), 3*time.Second)
 	defer stop()
 
@@ -159,20 +143,7 @@ func TestActuatorPeers(t *testing.T) {
 // "never", another site's own decision, a CDN address two sites share, an address no connection reached, a
 // multicast or link-local one. Now each of those is refused with the reason, and only the rest follow the page.
 func TestPeersCannotOverride(t *testing.T) {
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "a.sock")
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
-		AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quiet, SysctlDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	defer func() { cancel(); <-done }()
-	c := &actuatorClient{path: sock, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
-	c.start()
+	c := dryRunHelper(t, 0, 0)
 	s, _ := storeServer(t)
 	s.act = c
 	reachable := map[netip.Addr]bool{}
