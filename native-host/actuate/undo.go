@@ -163,12 +163,17 @@ func (j *Journal) load() ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("undo record: %w; nothing was restored from it", err)
 	}
+	return parseRecord(j.path, b)
+}
+
+// parseRecord decodes and checks an undo record's bytes (load).
+func parseRecord(path string, b []byte) ([]Entry, error) {
 	var r record
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	refuse := func(format string, args ...any) ([]Entry, error) {
 		return nil, fmt.Errorf("undo record %s refused (%s); nothing was restored from it: inspect it and remove it by hand",
-			j.path, fmt.Sprintf(format, args...))
+			path, fmt.Sprintf(format, args...))
 	}
 	if err := dec.Decode(&r); err != nil {
 		return refuse("corrupt: %v", err)

@@ -121,3 +121,33 @@ func TestJournalRefusesForgedRecords(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUndoRecord: whatever bytes are in the undo record, a record the helper takes holds valid entries only: MPTCP
+// sysctls it changes with plain values, endpoints with their fields in range (TestJournalRefusesForgedRecords shows
+// that a refused record changes nothing).
+func FuzzUndoRecord(f *testing.F) {
+	f.Add([]byte(`{"version":1,"pid":1,"entries":[{"scope":"lease","kind":"sysctl","key":"enabled","prior":"1"}]}`))
+	f.Add([]byte(`{"version":1,"pid":1,"entries":[{"scope":"session","kind":"sysctl","key":"../canary","prior":"1"}]}`))
+	f.Add([]byte(`{"version":1,"pid":1,"entries":[{"scope":"lease","kind":"endpoint","id":3,"present":true,"addr":"192.0.2.3","flags":2}]}`))
+	f.Add([]byte(`{`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		entries, err := parseRecord("undo.json", b)
+		if err != nil {
+			if !strings.Contains(err.Error(), "nothing was restored") {
+				t.Fatalf("refusal without saying so: %v", err)
+			}
+			return
+		}
+		if len(entries) > maxEntries {
+			t.Fatalf("%d entries taken", len(entries))
+		}
+		for _, e := range entries {
+			if cerr := e.check(); cerr != nil {
+				t.Fatalf("took an invalid entry %+v: %v", e, cerr)
+			}
+			if e.Kind == "sysctl" && (!undoableSysctl(e.Key) || !sysctlValue(e.Prior)) {
+				t.Fatalf("took sysctl %q=%q", e.Key, e.Prior)
+			}
+		}
+	})
+}
