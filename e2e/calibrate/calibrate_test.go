@@ -49,7 +49,11 @@ func TestRunOnGrid(t *testing.T) {
 			t.Errorf("run %s: predicted %v below its network part %v", l.Rec.RunID, l.Predicted, l.NetworkMS)
 		}
 	}
-	for _, e := range []Errors{r.Before, r.After, r.NetworkOnly} {
+	// Out of sample: every load predicted by numbers fitted on the other repetitions.
+	if r.Folds != 2 || !(r.OutOfSample.All > 0 && r.OutOfSample.All < 15) {
+		t.Errorf("out of sample: %d folds, MdAPE %+v", r.Folds, r.OutOfSample)
+	}
+	for _, e := range []Errors{r.Before, r.After, r.NetworkOnly, r.OutOfSample} {
 		for _, x := range []float64{e.All, e.MP, e.SP} {
 			if math.IsNaN(x) || x < 0 {
 				t.Errorf("MdAPE %v", x)

@@ -26,6 +26,10 @@ type Result struct {
 
 	// MdAPE in percent: with the file's numbers, with the fitted ones, and of the network part alone (fitted hol).
 	Before, After, NetworkOnly Errors
+	// OutOfSample is the MdAPE of two-fold cross-validation by repetition: the numbers fitted on the even
+	// repetitions predict the odd ones and the other way round, so no load is predicted by numbers fitted on it.
+	OutOfSample Errors
+	Folds       int // how many folds had loads to fit on and to predict
 	// Sweep is the multipath MdAPE at hol = 0.5, 0.6, ..., 1.0 with the fitted processing constants.
 	Sweep [][2]float64
 	Rows  []Row
@@ -68,12 +72,46 @@ func Run(runs string, recs []report.Record, c *corpus.Corpus, p *model.Params) (
 	}
 	r.After = errorsOf(loads)
 	r.Rows = rows(loads)
+	if r.OutOfSample, r.Folds, err = crossValidate(loads, r.FileHOL); err != nil {
+		return nil, err
+	}
 	if err := Predict(loads, r.FittedHOL, Processing{}); err != nil {
 		return nil, err
 	}
 	r.NetworkOnly = errorsOf(loads)
 	// Leave the loads at the fitted numbers, as the rows show them.
 	return r, Predict(loads, r.FittedHOL, r.FittedProc)
+}
+
+// crossValidate fits the processing constants and hol on the loads of one parity of repetition and predicts the
+// loads of the other, then the other way round; it returns the MdAPE of those held-out predictions.
+func crossValidate(loads []*Load, from float64) (Errors, int, error) {
+	held := make(map[*Load]float64, len(loads))
+	folds := 0
+	for fold := range 2 {
+		test := Filter(loads, func(l *Load) bool { return l.Rec.Rep%2 == fold })
+		train := Filter(loads, func(l *Load) bool { return l.Rec.Rep%2 != fold })
+		if len(test) == 0 || len(train) == 0 {
+			continue
+		}
+		proc, _, _ := FitProcessing(train)
+		hol, _, err := FitHOL(train, proc, from)
+		if err != nil {
+			return Errors{}, 0, err
+		}
+		if err := Predict(test, hol, proc); err != nil {
+			return Errors{}, 0, err
+		}
+		for _, l := range test {
+			held[l] = l.Predicted
+		}
+		folds++
+	}
+	out := Filter(loads, func(l *Load) bool { _, ok := held[l]; return ok })
+	for _, l := range out {
+		l.Predicted = held[l]
+	}
+	return errorsOf(out), folds, nil
 }
 
 func errorsOf(loads []*Load) Errors {
@@ -146,8 +184,10 @@ func (r *Result) WriteMarkdown(w io.Writer, command string) error {
 	p("## Error\n\n| numbers | MdAPE all | MdAPE mp-always | MdAPE single path |\n|---|---|---|---|\n")
 	p("| model.json (before) | %s | %s | %s |\n", pct(r.Before.All), pct(r.Before.MP), pct(r.Before.SP))
 	p("| fitted (after) | %s | %s | %s |\n", pct(r.After.All), pct(r.After.MP), pct(r.After.SP))
-	p("| fitted hol, network part alone (no processing) | %s | %s | %s |\n\n",
+	p("| fitted hol, network part alone (no processing) | %s | %s | %s |\n",
 		pct(r.NetworkOnly.All), pct(r.NetworkOnly.MP), pct(r.NetworkOnly.SP))
+	p("| out of sample: fitted on the other repetitions (%d-fold by repetition) | %s | %s | %s |\n\n",
+		r.Folds, pct(r.OutOfSample.All), pct(r.OutOfSample.MP), pct(r.OutOfSample.SP))
 	p("Sensitivity of the multipath MdAPE to hol (fitted processing constants):")
 	for _, sw := range r.Sweep {
 		p(" %.1f → %s;", sw[0], pct(sw[1]))

@@ -280,6 +280,8 @@ export class Session {
     };
     if (!ADAPTIVE.has(mode)) env.MPSURF_NO_MEASURE = '1';
     else if (this.history === 'session') env.MPSURF_DB = mode === 'proxy-adaptive' ? this.proxyAdaptiveDB : this.adaptiveDB;
+    // The rate probe (a path with no rate yet): the first 64 KiB of the origin's 1 MB file, its key pinned.
+    if (ADAPTIVE.has(mode)) Object.assign(env, { MPSURF_PROBE_URL: `https://${this.serverAddr}/dl/1m.bin`, MPSURF_PROBE_PINS: this.spki });
     return env;
   }
 

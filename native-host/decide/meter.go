@@ -25,6 +25,13 @@ const (
 	EnvProbeTarget = "MPSURF_PROBE_TARGET" // host:port for the active RTT probe when a path has no traffic
 	EnvCell        = "MPSURF_CELL"         // the cellular radio's technology: lte (default) or 3g
 	EnvNoMeasure   = "MPSURF_NO_MEASURE"   // 1: do not measure paths (the model then goes by its priors)
+	// EnvProbeURL is the https object the rate probe fetches over a path with no rate yet (at most 64 KiB of it,
+	// once per 10 minutes per path); unset: no rate probe. EnvProbePins are base64 SHA-256 SPKI hashes, comma-
+	// separated, its server's certificate must have one of (a testbed's self-signed origin). EnvProbeCellular=1
+	// lets it wake an idle cellular radio, which otherwise it never does.
+	EnvProbeURL      = "MPSURF_PROBE_URL"
+	EnvProbePins     = "MPSURF_PROBE_PINS"
+	EnvProbeCellular = "MPSURF_PROBE_CELLULAR"
 )
 
 // MeterFromEnv makes the serving host's Meter from the environment, with the RRC model of the cellular
@@ -60,7 +67,14 @@ func newSampler(p *model.Params) (*paths.Sampler, error) {
 	if !ok || (cell != radio.LTE && cell != radio.ThreeG) {
 		return nil, fmt.Errorf("%s=%q: want %s or %s", EnvCell, cell, radio.LTE, radio.ThreeG)
 	}
-	return paths.NewSampler(paths.Config{Names: names, ProbeTarget: os.Getenv(EnvProbeTarget), Cellular: rm})
+	var pins []string
+	for _, p := range strings.Split(os.Getenv(EnvProbePins), ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			pins = append(pins, p)
+		}
+	}
+	return paths.NewSampler(paths.Config{Names: names, ProbeTarget: os.Getenv(EnvProbeTarget), Cellular: rm,
+		RateProbeURL: os.Getenv(EnvProbeURL), RateProbePins: pins, CellularProbes: os.Getenv(EnvProbeCellular) == "1"})
 }
 
 // usageEvery is how often cellular counters go into the store: usage moves on the scale of a billing cycle.
@@ -241,9 +255,15 @@ func PickPaths(ps []paths.Path) (primary, secondary *model.Path) {
 	return primary, secondary
 }
 
+// toModel is a measured path as the model reads it. A rate the probe could only bound from below is left out:
+// the model then takes the prior's for the path's kind.
 func toModel(p paths.Path) *model.Path {
-	return &model.Path{Name: p.Name, Kind: p.Kind, Up: p.Up, Addrs: p.Addrs, RTTMS: p.RTTMS, DownBps: p.DownBPS,
+	m := &model.Path{Name: p.Name, Kind: p.Kind, Up: p.Up, Addrs: p.Addrs, RTTMS: p.RTTMS, DownBps: p.DownBPS,
 		UpBps: p.UpBPS, Loss: p.Loss, RTTSource: p.RTTSource}
+	if p.DownSource != nil && *p.DownSource == paths.SourceProbeBound {
+		m.DownBps = nil
+	}
+	return m
 }
 
 // loadEstimates reads the path estimates a previous host kept.
@@ -258,6 +278,9 @@ func (m *Meter) loadEstimates(ctx context.Context) {
 		var p model.Path
 		if json.Unmarshal(e.Estimate, &p) == nil {
 			k[e.Name] = keptPath{at: e.Time, path: p}
+			if p.DownBps != nil && m.sampler != nil {
+				m.sampler.Known(e.Name, e.Time) // no rate probe while a kept rate is young
+			}
 		}
 	}
 	m.mu.Lock()

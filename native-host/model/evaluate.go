@@ -130,7 +130,7 @@ type evaluation struct {
 	observed bool    // typical is an observation of this page or origin
 	conns    float64 // parallel connections the page's bytes spread over, each enforcing θ1
 	process  float64 // the browser's processing time of this page, s
-	rSP, rMP float64 // learned corrections of single-path and multipath page-load times
+	rSP, rMP float64 // learned corrections: single-path page-load times stay as predicted (1), multipath ones by rMP
 	prior    bool
 	radio    radioState
 	wifiW    float64
@@ -219,14 +219,11 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 	}
 	objects := max(float64(in.Size.Objects), 1)
 	e.process = (p.Page.ProcessingMS + p.Page.ProcessingMSPerObject*(objects-1)) / 1000
-	if c := in.Learned; c != nil {
-		bound := func(f float64) float64 { return math.Min(math.Max(f, 1/p.Learning.MaxFactor), p.Learning.MaxFactor) }
-		if float64(c.SPLoad) >= p.Learning.MinLoads {
-			e.rSP = bound(c.SP)
-		}
-		if float64(c.MPLoad) >= p.Learning.MinLoads {
-			e.rMP = bound(c.MP)
-		}
+	// What the origin's loads taught changes the decision only where multipath and single-path loads erred
+	// differently: an error both share (a slow page, a busy machine) says nothing about multipath. So it takes
+	// loads of both kinds, and moves the multipath time by the ratio of their corrections.
+	if c := in.Learned; c != nil && float64(c.SPLoad) >= p.Learning.MinLoads && float64(c.MPLoad) >= p.Learning.MinLoads {
+		e.rMP = math.Min(math.Max(c.MP/c.SP, 1/p.Learning.MaxFactor), p.Learning.MaxFactor)
 	}
 	return e
 }
@@ -242,7 +239,9 @@ type weighted struct {
 var ghNodes = []struct{ z, w float64 }{{-math.Sqrt(3), 1.0 / 6}, {0, 2.0 / 3}, {math.Sqrt(3), 1.0 / 6}}
 
 // linkPoints is a path as the scenarios see it: its measured numbers (one point, or three when its rate has a
-// spread), or the prior's where a number is missing. prior says whether the prior supplied the rate.
+// spread), or the prior's where a number is missing. prior says whether the prior supplied the rate. A measured
+// loss caps only a prior rate (the Mathis et al. bound): a measured rate already is what the loss left, and the
+// losses a flow causes itself in a drop-tail queue would make the bound a gross underestimate of the link.
 func linkPoints(p *Path, pr LinkPrior, tr *Transport) ([]weighted, bool) {
 	rtt, rate, loss, spread := pr.RTTMS/1000, pr.DownMbit*1e6/8, pr.Loss, pr.Spread
 	prior := true
@@ -250,11 +249,11 @@ func linkPoints(p *Path, pr LinkPrior, tr *Transport) ([]weighted, bool) {
 		if p.RTTMS != nil {
 			rtt = *p.RTTMS / 1000
 		}
-		if p.DownBps != nil {
-			rate, spread, prior = *p.DownBps/8, p.Spread, false
-		}
 		if p.Loss != nil {
 			loss = *p.Loss
+		}
+		if p.DownBps != nil {
+			rate, spread, prior, loss = *p.DownBps/8, p.Spread, false, 0
 		}
 	}
 	mk := func(r float64) link {

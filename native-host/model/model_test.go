@@ -260,6 +260,15 @@ func TestLearnedCorrection(t *testing.T) {
 	if out := eval(t, in); !out.Multipath {
 		t.Errorf("one load is not enough to learn from: %s", out.Reason)
 	}
+	// An error both kinds share (a slow page, a busy machine) says nothing about multipath.
+	in.Learned = &Correction{SP: 1.6, MP: 1.6, SPLoad: 4, MPLoad: 4}
+	if out := eval(t, in); !out.Multipath {
+		t.Errorf("a shared error moved the decision: %s", out.Reason)
+	}
+	in.Learned = &Correction{SP: 1.6, MP: 1.6, SPLoad: 0, MPLoad: 4}
+	if out := eval(t, in); !out.Multipath {
+		t.Errorf("multipath loads alone moved the decision: %s", out.Reason)
+	}
 	in.Learned = &Correction{SP: 1, MP: 90, SPLoad: 4, MPLoad: 4}
 	out := eval(t, in)
 	for _, tm := range out.Terms {

@@ -14,10 +14,12 @@ const (
 	Other    = "other"
 )
 
-// RTT sources.
+// RTT and rate sources.
 const (
 	SourcePassive = "passive"
 	SourceProbe   = "probe"
+	// SourceProbeBound: the rate probe could only bound the rate from below (a fast link, a short transfer).
+	SourceProbeBound = "probe_bound"
 )
 
 // Path is the PROTOCOL.md Path object. Pointers are null when unknown.
@@ -31,6 +33,8 @@ type Path struct {
 	UpBPS     *float64 `json:"up_bps"`
 	Loss      *float64 `json:"loss"`
 	RTTSource *string  `json:"rtt_source"`
+	// DownSource says where DownBPS came from: passive (busy traffic), probe, or probe_bound (a lower bound).
+	DownSource *string `json:"down_source,omitempty"`
 }
 
 // ParseNames reads a name override such as "wlan0=wifi,wwan0=cellular".

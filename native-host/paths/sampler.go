@@ -12,9 +12,16 @@ type Config struct {
 	Root        string            // prefix of /proc and /sys; "" is the live system
 	Names       map[string]string // interface name -> kind, over what sysfs says
 	ProbeTarget string            // host:port for the active RTT probe; "" = no probe
-	Cellular    *radio.Model      // RRC model of the cellular interface (LTE or 3G); nil = no RRC inference
-	CellEvery   time.Duration     // counter period while a cellular path exists; 0 = 50 ms
-	Every       time.Duration     // counter period otherwise; 0 = 200 ms
+	// RateProbeURL is the https object the rate probe fetches (at most RateProbeBytes of it) over a path with no
+	// rate yet; "" = no rate probe. RateProbePins, when given, are the base64 SHA-256 SPKI hashes the server's
+	// certificate must have one of (instead of the system roots). CellularProbes lets it run on a cellular path
+	// whose radio is idle (it wakes the radio: a promotion and a tail).
+	RateProbeURL   string
+	RateProbePins  []string
+	CellularProbes bool
+	Cellular       *radio.Model  // RRC model of the cellular interface (LTE or 3G); nil = no RRC inference
+	CellEvery      time.Duration // counter period while a cellular path exists; 0 = 50 ms
+	Every          time.Duration // counter period otherwise; 0 = 200 ms
 }
 
 // Timing of the slower parts, chosen so that they cost next to nothing: interfaces and addresses change
@@ -26,6 +33,7 @@ const (
 	ProbeAfter    = 10 * time.Second
 	ProbeEvery    = 5 * time.Second
 	ProbeTimeout  = 2 * time.Second
+	ProbeConnects = 3 // connects per RTT probe, the least taken
 	RateSpan      = time.Second
 	RateHorizon   = 30 * time.Second
 )

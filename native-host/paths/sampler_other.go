@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 )
 
 // Sampler is not available on this system.
@@ -23,3 +24,6 @@ func (*Sampler) Run(context.Context) error {
 
 // Snapshot is empty.
 func (*Sampler) Snapshot() Snapshot { return Snapshot{Paths: []Path{}} }
+
+// Known does nothing here.
+func (*Sampler) Known(string, time.Time) {}
