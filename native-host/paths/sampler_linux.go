@@ -45,6 +45,10 @@ type pathState struct {
 	lastRateProbe time.Time
 	probeBPS      *float64
 	probeBound    bool
+	// seen is when the path was discovered; rxBytes and active the last received-bytes count and when it moved.
+	seen    time.Time
+	rxBytes uint64
+	active  time.Time
 }
 
 type rateResult struct {
@@ -166,7 +170,7 @@ func (s *Sampler) discover(now time.Time) error {
 		s.order = append(s.order, ifc.Name)
 		ps := s.paths[ifc.Name]
 		if ps == nil {
-			ps = &pathState{down: NewRate(RateSpan, RateHorizon), up: NewRate(RateSpan, RateHorizon)}
+			ps = &pathState{down: NewRate(RateSpan, RateHorizon), up: NewRate(RateSpan, RateHorizon), seen: now}
 			s.paths[ifc.Name] = ps
 		}
 		ps.iface, ps.addrs = ifc, addrs[ifc.Name]
@@ -206,6 +210,9 @@ func (s *Sampler) counters(now time.Time) error {
 		}
 		ps.down.Add(now, st.BytesRecv)
 		ps.up.Add(now, st.BytesSent)
+		if st.BytesRecv != ps.rxBytes {
+			ps.rxBytes, ps.active = st.BytesRecv, now
+		}
 		if st.Name == s.cellIf && s.cell != nil {
 			s.cell.Observe(now, rrc.Counters{RxPackets: st.PacketsRecv, TxPackets: st.PacketsSent, RxBytes: st.BytesRecv, TxBytes: st.BytesSent})
 		}
@@ -335,6 +342,11 @@ func (s *Sampler) startRateProbes(ctx context.Context, now time.Time, out chan<-
 	for name, ps := range s.paths {
 		if ps.rateProbing || !ps.iface.Up || len(ps.addrs) == 0 || ps.down.BPS() != nil || ps.probeBPS != nil ||
 			now.Sub(ps.lastRateProbe) < RateProbeEvery || now.Sub(s.known[name]) < RateProbeEvery {
+			continue
+		}
+		// Never beside a page load: only on a path that has carried nothing for RateProbeQuiet (and has been
+		// watched that long), so the probe neither slows a page nor is slowed by one.
+		if now.Sub(ps.seen) < RateProbeQuiet || now.Sub(ps.active) < RateProbeQuiet {
 			continue
 		}
 		if ps.iface.Kind == Cellular && !s.cfg.CellularProbes && (s.cell == nil || s.cell.State(now).State == "idle") {
