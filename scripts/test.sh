@@ -3,7 +3,7 @@
 # the real-Chromium end-to-end tests. Tests that need root or MPTCP skip with a reason when those are absent.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-usage='usage: npm test   (bash scripts/test.sh): go vet, go test, short fuzz runs, vitest, the end-to-end tests'
+usage='usage: npm test   (bash scripts/test.sh): go vet, go test, short fuzz runs, tsc, vitest, the end-to-end tests'
 case ${1-} in -h | --help) echo "$usage"; exit 0 ;; ?*) echo "test.sh: unknown argument ${1} (--help shows usage)" >&2; exit 2 ;; esac
 
 bash scripts/setup.sh || exit 1
@@ -33,6 +33,7 @@ fuzz_all() {
 stage "go vet" go vet ./...
 stage "go test" go test -count=1 -timeout 20m ./...
 stage "go fuzz (short)" fuzz_all
+stage "tsc (extension types, tests included)" npx tsc --noEmit -p extension
 stage "vitest" npx vitest run --root extension
 stage "chromium end-to-end" node --test --test-concurrency=1 e2e/
 

@@ -63,7 +63,7 @@ function base32(bytes: Uint8Array): string {
   return out;
 }
 
-function unbase32(s: string): Uint8Array {
+function unbase32(s: string): Uint8Array<ArrayBuffer> {
   let bits = 0n;
   let n = 0;
   const out: number[] = [];

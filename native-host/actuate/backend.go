@@ -190,7 +190,7 @@ func (s *sysctlBackend) SetEndpointSubflow(bool) error {
 	return unsupported(s, VerbEndpoint, "use --backend endpoint")
 }
 
-// ErrMptcpize explains the refusal. Checked on this machine kind (FACTS §1): with mptcpize's LD_PRELOAD
+// ErrMptcpize explains the refusal. Checked by TestIntegrationDisabledMPTCPFailsSockets: with mptcpize's LD_PRELOAD
 // wrapper, socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP) fails with ENOPROTOOPT once net.mptcp.enabled=0, and
 // Chromium then loads nothing at all.
 const ErrMptcpize = "net.mptcp.enabled=0 under mptcpize makes every socket() fail with ENOPROTOOPT (Chromium loads nothing); use the userspace or endpoint backend"
