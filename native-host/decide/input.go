@@ -131,7 +131,7 @@ func (g *Given) Usage(context.Context, time.Time) (int64, int64, error)         
 // sizeOf is the model's view of a page's size history, summarised (median, p10, p90 by nearest rank) from the
 // nearest level that has loads.
 func sizeOf(h store.History, class string) model.Size {
-	sz := model.Size{Points: h.Class, Origin: h.Origin, Objects: h.Objects, Samples: int64(h.Samples()),
+	sz := model.Size{Points: h.Class, Origin: h.Origin, Others: h.Others, Objects: h.Objects, Samples: int64(h.Samples()),
 		Source: "prior: never seen"}
 	level := h.Class
 	switch {

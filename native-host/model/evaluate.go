@@ -281,7 +281,8 @@ type dist struct {
 }
 
 // sizeDist makes the page's size distribution from the observed levels and the prior: the path class's loads
-// weigh n/(n+k), the origin's other loads take that share of the rest, the prior what remains (k: pseudo_count).
+// weigh n/(n+k), the origin's other loads take that share of the rest (k: pseudo_count), the user's loads on
+// other origins n/(n+others_pseudo_count) of what is left, the prior what remains.
 // typical is the observed median of the nearest level with loads, else the prior's median.
 func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 	if sz.Exact && sz.Median != nil {
@@ -315,11 +316,21 @@ func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 		rest -= share
 		typical, observed = float64(*sz.Median), true
 	}
+	// The user's pages elsewhere stand between the site and the landing-page prior: a page never seen is drawn
+	// from what this user loads (article lists as well as galleries), which the prior of landing pages is not.
+	if n := float64(len(sz.Others)); n > 0 {
+		share := rest * n / (n + p.Sizes.OthersPseudoCount)
+		add(sz.Others, share)
+		rest -= share
+		if !observed {
+			typical = medianOf(sz.Others)
+		}
+	}
 	pr := priorPoints(p)
 	for _, v := range pr {
 		m[v] += rest / float64(len(pr))
 	}
-	if !observed {
+	if !observed && len(sz.Others) == 0 {
 		typical = p.Sizes.PriorP50
 	}
 	for s := range m {

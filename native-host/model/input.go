@@ -60,6 +60,9 @@ type Size struct {
 	// Points are the transferred bytes of this path class's loads; Origin those of the origin's other classes.
 	Points []int64 `json:"points,omitempty"`
 	Origin []int64 `json:"origin,omitempty"`
+	// Others are the user's latest page loads on other origins: what a page never seen is likely to weigh for this
+	// user, before the landing-page prior.
+	Others []int64 `json:"others,omitempty"`
 	// Objects is the median number of objects of the observed loads (0: unknown), for the page-load predictions.
 	Objects int64 `json:"objects,omitempty"`
 	// Exact says Median is the transfer's size itself (a download's announced length), not a prediction.

@@ -336,3 +336,44 @@ func BenchmarkEvaluate(b *testing.B) {
 		Evaluate(in)
 	}
 }
+
+// A page never seen takes its size from the user's loads elsewhere before the landing-page prior: beside a user who
+// loads article lists as well as galleries, the first visit waits for θ1 above the small pages; beside one who
+// loads only large pages, multipath starts at once, as under the prior.
+func TestOthersLevel(t *testing.T) {
+	mixed := Size{Others: []int64{20000, 50000, 60000, 80000, 100000, 150000, 1000000, 1500000, 2000000, 3000000}}
+	large := Size{Others: []int64{1000000, 1500000, 2000000, 3000000}}
+	for _, tc := range []struct {
+		name          string
+		size          Size
+		keeps, passes int64 // a connection of keeps bytes stays single path, one of passes gets its subflow
+	}{
+		{"loads elsewhere small and large", mixed, 150000, 1000000},
+		{"loads elsewhere large", large, -1, 1000000},
+		{"prior only", Size{}, -1, 1000000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := eval(t, Input{Protocol: H2, Primary: wifi(), Secondary: lte(), RRC: lteIdle, Size: tc.size})
+			if tc.keeps >= 0 && passes(out, tc.keeps) {
+				t.Errorf("%d bytes get a subflow: %s", tc.keeps, out.Reason)
+			}
+			if tc.keeps < 0 && (out.Theta1 == nil || *out.Theta1 != 0) {
+				t.Errorf("θ1 %v, want 0: %s", out.Theta1, out.Reason)
+			}
+			if !passes(out, tc.passes) {
+				t.Errorf("%d bytes get no subflow: %s", tc.passes, out.Reason)
+			}
+		})
+	}
+	d, typ, obs := sizeDist(params(t), mixed)
+	var small float64
+	for i, s := range d.s {
+		if s <= 150000 {
+			small += d.w[i]
+		}
+	}
+	// Ten loads elsewhere against the prior's ten pseudo-loads: half the weight, six tenths of it on small pages.
+	if math.Abs(small-0.3) > 1e-9 || obs || typ != 125000 {
+		t.Errorf("weight of small sizes %g (want 0.3), typical %g, observed %v", small, typ, obs)
+	}
+}

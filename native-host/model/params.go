@@ -99,6 +99,7 @@ type SizeParams struct {
 	PriorP10, PriorP50, PriorP90 float64 // bytes, a never-seen page
 	PseudoCount                  float64 // each level of the fallback (path class, origin, prior) weighs as this many loads
 	PriorPoints                  int     // equal-weight quantile points the prior is evaluated at
+	OthersPseudoCount            float64 // the prior weighs as this many loads against the user's loads elsewhere
 }
 
 // LinkPrior is one technology's link before it is measured: the median downlink rate, the spread of ln(rate)

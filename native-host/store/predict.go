@@ -12,13 +12,18 @@ import (
 // a site's redesign shows within a day of browsing.
 const PredictWindow = 20
 
+// OthersWindow is how many of the user's latest loads on other origins describe a page never seen.
+const OthersWindow = 50
+
 // History is what the store remembers of a page's sizes: the transferred bytes of the last PredictWindow loads of
 // its path class and of the rest of its origin, newest first, and the medians of their object and connection
 // counts (0: unknown). The model shrinks each level towards the next, and the last towards its prior.
 type History struct {
 	Class, Origin []int64
-	Objects       int64
-	Conns         int64
+	// Others are the transferred bytes of the user's latest OthersWindow loads on other origins, newest first.
+	Others  []int64
+	Objects int64
+	Conns   int64
 }
 
 // Samples is how many loads the history has.
@@ -51,7 +56,23 @@ func (s *Store) History(ctx context.Context, origin, class string) (History, err
 				objects, conns = appendPos(objects, o), appendPos(conns, k)
 			}
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		others, err := db.QueryContext(ctx, `SELECT transfer_bytes FROM observations WHERE origin != ?
+			ORDER BY id DESC LIMIT ?`, origin, OthersWindow)
+		if err != nil {
+			return err
+		}
+		defer others.Close()
+		for others.Next() {
+			var n int64
+			if err := others.Scan(&n); err != nil {
+				return err
+			}
+			h.Others = append(h.Others, n)
+		}
+		return others.Err()
 	})
 	if err != nil {
 		return History{}, fmt.Errorf("store: history: %w", err)

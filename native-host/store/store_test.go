@@ -177,8 +177,18 @@ func TestReportAndHistory(t *testing.T) {
 	if h.Objects != 15 || h.Conns != 1 {
 		t.Errorf("objects %d conns %d", h.Objects, h.Conns)
 	}
-	if h, _ = s.History(ctx, "https://a.example", "/gallery/:id"); len(h.Class) != 0 || len(h.Origin) != 20 {
+	if h, _ = s.History(ctx, "https://a.example", "/gallery/:id"); len(h.Class) != 0 || len(h.Origin) != 20 || len(h.Others) != 0 {
 		t.Errorf("another class: %+v", h)
+	}
+	// Another origin sees a.example's loads as the user's loads elsewhere: the latest OthersWindow, newest first.
+	for i := 1; i <= OthersWindow; i++ {
+		s.Report(ctx, Observation{Origin: "https://c.example", Tab: 7, Nav: "7-3", Protocol: "h2", PathClass: "/", TransferBytes: int64(i)})
+	}
+	if h, _ = s.History(ctx, "https://b.example", "/"); h.Samples() != 0 || len(h.Others) != OthersWindow || h.Others[0] != OthersWindow || h.Others[OthersWindow-1] != 1 {
+		t.Errorf("a new origin: %+v", h)
+	}
+	if h, _ = s.History(ctx, "https://a.example", "/"); len(h.Others) != OthersWindow || h.Others[0] != OthersWindow || len(h.Class) != 3 {
+		t.Errorf("an origin's own loads are not its others: %+v", h)
 	}
 
 	dec, err := s.Decided(ctx, "https://a.example", 7, "7-1")
