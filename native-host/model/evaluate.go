@@ -297,11 +297,14 @@ func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 			m[float64(v)] += share / float64(len(pts))
 		}
 	}
-	for _, level := range [][]int64{sz.Points, sz.Origin} {
+	for i, level := range [][]int64{sz.Points, sz.Origin} {
 		if len(level) == 0 {
 			continue
 		}
-		n := float64(len(level))
+		n, k := float64(len(level)), k
+		if i == 0 {
+			k = p.Sizes.ClassPseudoCount
+		}
 		share := rest * n / (n + k)
 		add(level, share)
 		rest -= share

@@ -100,6 +100,7 @@ type SizeParams struct {
 	PseudoCount                  float64 // each level of the fallback (path class, origin, prior) weighs as this many loads
 	PriorPoints                  int     // equal-weight quantile points the prior is evaluated at
 	OthersPseudoCount            float64 // the prior weighs as this many loads against the user's loads elsewhere
+	ClassPseudoCount             float64 // the levels below weigh as this many loads against the page's own
 }
 
 // LinkPrior is one technology's link before it is measured: the median downlink rate, the spread of ln(rate)
