@@ -297,8 +297,8 @@ func TestPriorPoints(t *testing.T) {
 			w1000 = d.w[i]
 		}
 	}
-	// One load of the page weighs 1/(1+1); the origin's three take 3/4 of the rest; the prior what remains.
-	if math.Abs(sum-1) > 1e-9 || math.Abs(w1000-0.5) > 1e-9 || typ != 1000 || !obs {
+	// One load of the page weighs 1/(1+0.25); the origin's three take 3/4 of the rest; the prior what remains.
+	if math.Abs(sum-1) > 1e-9 || math.Abs(w1000-0.8) > 1e-9 || typ != 1000 || !obs {
 		t.Errorf("sum %g, weight of the page's load %g, typical %g", sum, w1000, typ)
 	}
 }
