@@ -14,10 +14,34 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/mptcp"
 )
 
-// pollEvery is how often the byte counters of connections waiting for θ1 and of capped cellular subflows are
-// read while any exist (and never otherwise). Polling adds at most rate × pollEvery to a θ2 overshoot: 6 KiB
+// pollEvery is how often the byte counters of capped cellular subflows, and of connections about to reach θ1,
+// are read while any exist (and never otherwise). Polling adds at most rate × pollEvery to a θ2 overshoot: 6 KiB
 // at the testbed's 10 Mbit/s LTE profile, well under one congestion window.
 const pollEvery = 5 * time.Millisecond
+
+// pollIdle is the longest wait between reads while a connection waits for θ1. A connection far from θ1, or idle
+// (a small page's kept-alive HTTP/2 connection waits for θ1 until it closes, minutes later), is read only as
+// often as it could get near θ1: reading every connection every 5 ms for its whole life made the helper wake
+// 200 times a second beside every page load. An idle connection that wakes up passes θ1 by at most its rate ×
+// pollIdle: 62 kB at 10 Mbit/s.
+const pollIdle = 50 * time.Millisecond
+
+// pollHeadroom is how much faster than its last measured rate a waiting connection is assumed able to receive
+// before the next read: slow start doubles the rate every round trip, twice within a few tens of milliseconds.
+const pollHeadroom = 4
+
+// nextPoll is how long a connection that has received rx of theta1 bytes, at rate bytes per second since the
+// last read, may go unread.
+func nextPoll(rx, theta1 uint64, rate float64) time.Duration {
+	if rx >= theta1 {
+		return pollEvery
+	}
+	if rate <= 0 {
+		return pollIdle
+	}
+	d := time.Duration(float64(theta1-rx) / (pollHeadroom * rate) * float64(time.Second))
+	return min(max(d, pollEvery), pollIdle)
+}
 
 // noCap is a policy's θ2 when the decision sets no cellular byte cap.
 const noCap = -1
@@ -122,6 +146,7 @@ type conn struct {
 	theta2      int64 // the cap the subflow was opened under; noCap if none
 	capped      bool  // θ2 reached: the subflow was closed and is not reopened
 	rx          uint64
+	readAt      time.Time // when rx was read
 	estAt       time.Time
 	created     time.Time
 	rec         ConnRecord
@@ -350,7 +375,7 @@ func (u *userspaceBackend) kick() {
 // helper makes no system call.
 func (u *userspaceBackend) pollLoop() {
 	defer close(u.pollEnd)
-	t := time.NewTicker(pollEvery)
+	t := time.NewTimer(pollIdle)
 	defer t.Stop()
 	var buf []diag.Sock
 	for {
@@ -360,15 +385,18 @@ func (u *userspaceBackend) pollLoop() {
 		case <-u.wake:
 		}
 		for {
-			var more bool
-			buf, more = u.poll(buf[:0])
-			if !more {
+			var next time.Duration
+			buf, next = u.poll(buf[:0])
+			if next == 0 {
 				break
 			}
+			t.Reset(next)
+			// A new connection to watch (kick) is read at once, not after the others' wait.
 			select {
 			case <-u.stop:
 				return
 			case <-t.C:
+			case <-u.wake:
 			}
 		}
 	}
@@ -378,8 +406,8 @@ func (u *userspaceBackend) pollLoop() {
 type flow struct{ local, remote netip.AddrPort }
 
 // poll reads the counters once and acts on them: opens the subflows whose connection has now received θ1
-// bytes, closes those that have carried θ2. It reports whether a connection still needs polling.
-func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, bool) {
+// bytes, closes those that have carried θ2. It returns how long until the next read (0: none needs one).
+func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 	u.mu.Lock()
 	need := false
 	for _, c := range u.conns {
@@ -390,7 +418,7 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, bool) {
 	}
 	u.mu.Unlock()
 	if !need {
-		return buf, false
+		return buf, 0
 	}
 	// The dump runs without the lock so that events are never held up by it.
 	buf, err := u.diag.Dump(buf)
@@ -400,18 +428,27 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, bool) {
 	if err != nil {
 		u.stats.PollErrors++
 		u.stats.LastError = err.Error()
-		return buf, true
+		return buf, pollEvery
 	}
 	socks := make(map[flow]*diag.Sock, len(buf))
 	for i := range buf {
 		socks[flow{buf[i].Local, buf[i].Remote}] = &buf[i]
 	}
-	more := false
+	now := time.Now()
+	var next time.Duration
 	for tok, c := range u.conns {
+		wait := pollEvery
 		if c.waiting {
 			if s := socks[flow{c.initial, c.dst}]; s != nil {
-				c.rx = s.BytesReceived
+				first, rate := c.readAt.IsZero(), 0.0
+				if !first && s.BytesReceived > c.rx {
+					rate = float64(s.BytesReceived-c.rx) / now.Sub(c.readAt).Seconds()
+				}
+				c.rx, c.readAt = s.BytesReceived, now
 				u.maybeCreate(tok, c)
+				if c.waiting && !first { // the first read has no rate yet: the next comes soon
+					wait = nextPoll(c.rx, uint64(c.rec.Theta1), rate)
+				}
 			}
 		}
 		if c.subflow.IsValid() && c.theta2 != noCap && !c.capped {
@@ -423,9 +460,14 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, bool) {
 				}
 			}
 		}
-		more = more || c.needsPoll()
+		if c.subflow.IsValid() && c.theta2 != noCap && !c.capped {
+			wait = pollEvery
+		}
+		if c.needsPoll() && (next == 0 || wait < next) {
+			next = wait
+		}
 	}
-	return buf, more
+	return buf, next
 }
 
 // capSubflow closes a cellular subflow that reached θ2. The kernel moves its unacknowledged data back to the
