@@ -5,8 +5,9 @@
 //
 //   - The primary path starts with a plain request for the whole object (Range: bytes=0-, so that the first
 //     response also says whether the server serves ranges) and learns the size from it; the secondary path then
-//     asks for the second half (§3.3). When the caller knows the size beforehand (the browser does), both paths
-//     start at once (§3.6).
+//     asks for the second half (§3.3). Both paths' connections are dialled at once; a size the caller knows
+//     beforehand (the browser's) is only checked against the server's, not yet used to start both requests at
+//     once (§3.6's MP-H2+FS is not implemented).
 //   - Each path's application-layer RTT is measured with HTTP/2 PING frames every 100 ms, a moving average of the
 //     last 5 (§3.4.1), and its bandwidth from a sample per 20 KB received, averaged over the last 500 KB
 //     (footnote 3). Chunk sizes follow Eq. 1.
