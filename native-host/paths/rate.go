@@ -8,14 +8,20 @@ import "time"
 // count; a short stretch of traffic (a few ACKs) gives a rate below capacity and loses to any saturated Span.
 // With no busy Span in the Horizon the last estimate stands: capacity does not vanish when nobody uses it.
 // Using the samples' own times, not fixed bins, keeps timer jitter out of the rate.
+//
+// A busy period survives a pause of up to Stall with no bytes: a cellular link delivers in bursts, and a 3G link
+// under a bulk transfer goes quiet for 100-250 ms at a time (RateStall), so without the tolerance no Span of such
+// a link is ever busy throughout and it is never measured at all. A window counts only when it ends on a sample
+// that carried bytes, so the idle end of a transfer does not dilute it.
 type Rate struct {
-	Span, Horizon time.Duration
-	samples       []rateSample // the last Span of samples, oldest first
-	peaks         []ratePeak   // the window rates of the last Horizon
-	busySince     time.Time    // first sample of the current run of busy intervals
-	busy          bool
-	last          float64 // bits/s; valid when have
-	have          bool
+	Span, Horizon, Stall time.Duration
+	samples              []rateSample // the last Span of samples, oldest first
+	peaks                []ratePeak   // the window rates of the last Horizon
+	busySince            time.Time    // first sample of the current run of busy intervals
+	lastByte             time.Time    // the last sample that carried bytes
+	busy                 bool
+	last                 float64 // bits/s; valid when have
+	have                 bool
 }
 
 type rateSample struct {
@@ -28,11 +34,15 @@ type ratePeak struct {
 	bps float64
 }
 
-// NewRate returns an estimator over windows of span, remembered for horizon.
-func NewRate(span, horizon time.Duration) *Rate { return &Rate{Span: span, Horizon: horizon} }
+// NewRate returns an estimator over windows of span, remembered for horizon, whose busy periods survive pauses
+// of up to stall.
+func NewRate(span, horizon, stall time.Duration) *Rate {
+	return &Rate{Span: span, Horizon: horizon, Stall: stall}
+}
 
 // Add takes one cumulative counter sample at t (in time order). A counter going backwards starts over.
 func (r *Rate) Add(t time.Time, cum uint64) {
+	carried := false
 	if n := len(r.samples); n > 0 {
 		prev := r.samples[n-1]
 		if !t.After(prev.t) {
@@ -42,9 +52,14 @@ func (r *Rate) Add(t time.Time, cum uint64) {
 		case cum < prev.cum:
 			r.samples, r.busy = r.samples[:0], false
 		case cum == prev.cum:
-			r.busy = false
-		case !r.busy:
-			r.busy, r.busySince = true, prev.t
+			if t.Sub(r.lastByte) > r.Stall {
+				r.busy = false
+			}
+		default:
+			if !r.busy {
+				r.busy, r.busySince = true, prev.t
+			}
+			r.lastByte, carried = t, true
 		}
 	}
 	r.samples = append(r.samples, rateSample{t, cum})
@@ -52,7 +67,7 @@ func (r *Rate) Add(t time.Time, cum uint64) {
 	for len(r.samples) > 2 && t.Sub(r.samples[1].t) >= r.Span {
 		r.samples = r.samples[1:]
 	}
-	if r.busy && len(r.samples) >= 2 {
+	if r.busy && carried && len(r.samples) >= 2 {
 		first := r.samples[0]
 		if !first.t.Before(r.busySince) && t.Sub(first.t) >= r.Span {
 			bps := float64(cum-first.cum) * 8 / t.Sub(first.t).Seconds()

@@ -170,7 +170,7 @@ func (s *Sampler) discover(now time.Time) error {
 		s.order = append(s.order, ifc.Name)
 		ps := s.paths[ifc.Name]
 		if ps == nil {
-			ps = &pathState{down: NewRate(RateSpan, RateHorizon), up: NewRate(RateSpan, RateHorizon), seen: now}
+			ps = &pathState{down: NewRate(RateSpan, RateHorizon, RateStall), up: NewRate(RateSpan, RateHorizon, RateStall), seen: now}
 			s.paths[ifc.Name] = ps
 		}
 		ps.iface, ps.addrs = ifc, addrs[ifc.Name]
