@@ -107,12 +107,24 @@ func evaluate(in Input) Output {
 	e := newEvaluation(in, w, prefs, out.Theta2, &notes)
 	out.Prior = e.prior
 	best, bestU := e.choose()
+	trial := false
+	if best == nil {
+		if u, ok := e.trial(in.Learned); ok {
+			zero := 0.0
+			best, bestU, trial = &zero, u, true
+		}
+	}
 	if best == nil {
 		out.Expected = 0
 	} else {
 		out.Theta1, out.Expected = protocol.Bytes(int64(math.Ceil(*best))), bestU
 	}
 	e.explain(&out, best, bestU)
+	if trial {
+		out.Trial = true
+		out.Reason = "multipath to learn: " + out.Reason + "; the model predicted a loss smaller than its own error, and " +
+			"this site's measured multipath loads will settle it"
+	}
 	if len(notes) > 0 {
 		out.Reason += "; " + strings.Join(notes, "; ")
 	}
@@ -484,6 +496,28 @@ func (e *evaluation) choose() (*float64, float64) {
 		}
 	}
 	return nil, 0
+}
+
+// trial says whether multipath is worth trying though the weighing came out against it, and its utility: on
+// measured links, for an observed page whose multipath from the first byte is predicted to save more time than
+// the model's measured error on the page's load time (a saving the model can see), yet to lose, once its energy
+// and cellular bytes are paid, less than that error (a loss it cannot), while the origin has fewer than MinLoads
+// multipath loads to learn from. A wrong "no" is otherwise never corrected: single-path loads alone
+// teach the model nothing about multipath (Learned needs both kinds). The cost is bounded: at most MinLoads loads
+// per origin, each within the error margin.
+func (e *evaluation) trial(c *Correction) (float64, bool) {
+	te := e.p.Learning.TrialError
+	if te <= 0 || e.prior || !e.observed || (c != nil && float64(c.MPLoad) >= e.p.Learning.MinLoads) {
+		return 0, false
+	}
+	sc := e.central()
+	mp, t0 := e.mpCurve(sc, 0)
+	a := e.eval(sc, &mp, t0, e.typical, sc.primSP.inv(e.typical))
+	margin := te * a.pltSP
+	if a.saved <= margin || a.u >= 0 || -a.u > margin {
+		return 0, false
+	}
+	return a.u, true
 }
 
 // central is the scenario closest to the links' medians: the one the terms and predictions describe.

@@ -140,6 +140,9 @@ type Output struct {
 	Rule bool
 	// Prior is true when at least one link came from the priors.
 	Prior bool
+	// Trial is true when the decision is multipath to learn: the weighing came out just short, within the
+	// model's own error (LearningParams.TrialError), and the origin has too few multipath loads to correct it.
+	Trial bool
 	// Mode is the preference mode the weights came from.
 	Mode string
 	// Expected is the expected utility at θ1 (seconds-equivalent; 0 for never).

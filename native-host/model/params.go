@@ -117,4 +117,8 @@ type LearningParams struct {
 	HalfLifeLoads float64 // a load's weight halves after this many newer loads of the origin
 	MaxFactor     float64 // a correction stays within [1/MaxFactor, MaxFactor]
 	MinLoads      float64 // loads of a kind before its correction applies
+	// TrialError is the model's measured error on a multipath page-load time (a fraction): where multipath is
+	// predicted to lose by less than this share of the page's single-path time, the prediction cannot tell, and
+	// the origin's first MinLoads multipath loads are tried so that their measurements decide. 0: never tried.
+	TrialError float64
 }
