@@ -79,3 +79,28 @@ func repeat[T any](n int, segs ...T) []T {
 	}
 	return out
 }
+
+func TestRTTProbeDue(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	never := time.Time{}
+	for _, c := range []struct {
+		name                   string
+		cellular, idle         bool
+		lastPassive, lastProbe time.Time
+		want                   bool
+	}{
+		{"wifi without passive samples", false, false, ago(ProbeAfter), ago(ProbeEvery), true},
+		{"wifi with a recent passive sample", false, false, ago(ProbeAfter - time.Second), never, false},
+		{"wifi probed a moment ago", false, false, never, ago(ProbeEvery - time.Second), false},
+		{"cellular radio asleep", true, true, never, never, false},
+		{"cellular radio awake, never probed", true, false, never, never, true},
+		// The probe 6 s ago restarted an 11.6 s tail: probing again now would keep the radio awake for good.
+		{"cellular radio awake because of the last probe", true, false, never, ago(6 * time.Second), false},
+		{"cellular, last probe 10 minutes ago", true, false, never, ago(CellProbeEvery), true},
+	} {
+		if got := rttProbeDue(c.cellular, c.idle, now, c.lastPassive, c.lastProbe); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -43,6 +43,27 @@ const (
 	RateStall = 250 * time.Millisecond
 )
 
+// CellProbeEvery spaces RTT probes on a cellular path. A probe is never sent to a sleeping radio, but one sent in
+// its tail restarts the tail: LTE's lasts 11.6 s (policy-models/power-lte.json, Huang et al. MobiSys 2012), longer
+// than ProbeAfter + ProbeEvery, so probing every ProbeEvery would keep the radio out of idle for good, at about
+// 1 W. Once per RateProbeEvery bounds that to one restarted tail (about 12 J) per 10 minutes.
+const CellProbeEvery = RateProbeEvery
+
+// rttProbeDue says whether a path is due an RTT probe now: it has had no passive RTT sample for ProbeAfter, its
+// last probe is ProbeEvery old (CellProbeEvery on a cellular path), and a cellular radio is not asleep.
+func rttProbeDue(cellular, radioIdle bool, now, lastPassive, lastProbe time.Time) bool {
+	every := ProbeEvery
+	if cellular {
+		if radioIdle {
+			// Waking it would cost a promotion and a whole tail (about 13 J on LTE), more than most decisions are
+			// worth; the last estimate stands until real traffic renews it.
+			return false
+		}
+		every = CellProbeEvery
+	}
+	return now.Sub(lastPassive) >= ProbeAfter && now.Sub(lastProbe) >= every
+}
+
 // Snapshot is what the sampler knows now.
 type Snapshot struct {
 	Paths []Path    `json:"paths"`

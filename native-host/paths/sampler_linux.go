@@ -280,13 +280,11 @@ func (s *Sampler) startProbes(ctx context.Context, now time.Time, out chan<- pro
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, ps := range s.paths {
-		if ps.probing || !ps.iface.Up || len(ps.addrs) == 0 || now.Sub(ps.lastPassive) < ProbeAfter || now.Sub(ps.lastProbe) < ProbeEvery {
+		if ps.probing || !ps.iface.Up || len(ps.addrs) == 0 {
 			continue
 		}
-		// Never wake a sleeping cellular radio to measure it: one probe would cost a promotion and a whole tail
-		// (about 13 J on LTE with policy-models/power-lte.json), more than most decisions are worth. Its last
-		// estimate stands until real traffic, or a probe while the radio is awake anyway, renews it.
-		if ps.iface.Kind == Cellular && s.cell != nil && s.cell.State(now).State == "idle" {
+		idle := s.cell != nil && s.cell.State(now).State == "idle"
+		if !rttProbeDue(ps.iface.Kind == Cellular, idle, now, ps.lastPassive, ps.lastProbe) {
 			continue
 		}
 		ps.probing, ps.lastProbe = true, now
