@@ -218,7 +218,8 @@ export class Session {
     try {
       s.pages = corpusManifest(corpus);
       log(`testbed up: profile ${s.profile}`);
-      s.testbed = spawn(testbedBin, ['up', '--profile', s.profileArg, '--timeline', s.timelineDir, ...(proxy ? ['--proxy'] : [])], {
+      // --exit-with-parent: a grid stopped hard (SIGKILL, a crash) still takes its namespaces down with it.
+      s.testbed = spawn(testbedBin, ['up', '--profile', s.profileArg, '--timeline', s.timelineDir, '--exit-with-parent', ...(proxy ? ['--proxy'] : [])], {
         detached: true,
         stdio: ['ignore', 'pipe', 'inherit'],
       });
