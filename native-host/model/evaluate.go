@@ -294,7 +294,8 @@ type dist struct {
 
 // sizeDist makes the page's size distribution from the observed levels and the prior: the path class's loads
 // weigh n/(n+k), the origin's other loads take that share of the rest (k: pseudo_count), the user's loads on
-// other origins n/(n+others_pseudo_count) of what is left, the prior what remains.
+// other origins n/(n+others_pseudo_count) of what is left, the prior what remains. The prior is a mixture: cold
+// loads like the landing pages (1 - warm_share) and warm-cache loads around warm_p50_bytes (warm_share).
 // typical is the observed median of the nearest level with loads, else the prior's median.
 func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 	if sz.Exact && sz.Median != nil {
@@ -342,11 +343,22 @@ func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 		}
 	}
 	pr := priorPoints(p)
+	ws := p.Sizes.WarmShare
+	prior := map[float64]float64{}
 	for _, v := range pr {
-		m[v] += rest / float64(len(pr))
+		prior[v] += (1 - ws) / float64(len(pr))
+		if ws > 0 {
+			prior[math.Round(v*p.Sizes.WarmP50/p.Sizes.PriorP50)] += ws / float64(len(pr))
+		}
+	}
+	for v, w := range prior {
+		m[v] += rest * w
 	}
 	if !observed && len(sz.Others) == 0 {
 		typical = p.Sizes.PriorP50
+		if ws > 0 {
+			typical = weightedMedian(prior)
+		}
 	}
 	for s := range m {
 		d.s = append(d.s, s)
@@ -379,6 +391,22 @@ func priorPoints(p *Params) []float64 {
 
 // normQuantile is the standard normal's quantile function.
 func normQuantile(q float64) float64 { return math.Sqrt2 * math.Erfinv(2*q-1) }
+
+// weightedMedian is the smallest value at which the cumulative weight of m (weights summing to 1) reaches one half.
+func weightedMedian(m map[float64]float64) float64 {
+	vs := make([]float64, 0, len(m))
+	for v := range m {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	cum := 0.0
+	for _, v := range vs {
+		if cum += m[v]; cum >= 0.5-1e-9 {
+			return v
+		}
+	}
+	return vs[len(vs)-1]
+}
 
 func medianOf(v []int64) float64 {
 	s := slices.Clone(v)

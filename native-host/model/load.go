@@ -181,6 +181,8 @@ func Parse(name string, data []byte) (File, error) {
 	sz.PriorPoints = int(r.num("sizes.prior_points", 1, 100, true, true))
 	sz.OthersPseudoCount = r.num("sizes.others_pseudo_count", 0.01, 1000, false, true)
 	sz.ClassPseudoCount = r.num("sizes.class_pseudo_count", 0.01, 1000, false, true)
+	sz.WarmShare = r.num("sizes.warm_share", 0, 1, false, true)
+	sz.WarmP50 = r.num("sizes.warm_p50_bytes", 1, 1<<40, true, true)
 	if r.err == nil && !(sz.PriorP10 <= sz.PriorP50 && sz.PriorP50 <= sz.PriorP90) {
 		r.fail("sizes.prior_p50_bytes", "must lie between sizes.prior_p10_bytes and sizes.prior_p90_bytes")
 	}

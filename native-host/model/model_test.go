@@ -337,12 +337,16 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 }
 
-// A page never seen takes its size from the user's loads elsewhere before the landing-page prior: beside a user who
-// loads article lists as well as galleries, the first visit waits for θ1 above the small pages; beside one who
-// loads only large pages, multipath starts at once, as under the prior.
+// A page never seen takes its size from the user's loads elsewhere before the prior: beside a user who loads
+// article lists as well as galleries, the first visit waits for θ1 above the small pages; beside one who loads
+// only large pages, multipath starts at once. Under the prior alone (warm-cache loads as likely as cold ones) a
+// first visit waits for θ1 above a warm-cache load.
 func TestOthersLevel(t *testing.T) {
 	mixed := Size{Others: []int64{20000, 50000, 60000, 80000, 100000, 150000, 1000000, 1500000, 2000000, 3000000}}
-	large := Size{Others: []int64{1000000, 1500000, 2000000, 3000000}}
+	var large Size
+	for range 10 {
+		large.Others = append(large.Others, 1000000, 1500000, 2000000, 3000000)
+	}
 	for _, tc := range []struct {
 		name          string
 		size          Size
@@ -350,7 +354,7 @@ func TestOthersLevel(t *testing.T) {
 	}{
 		{"loads elsewhere small and large", mixed, 150000, 1000000},
 		{"loads elsewhere large", large, -1, 1000000},
-		{"prior only", Size{}, -1, 1000000},
+		{"prior only", Size{}, 100000, 1000000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := eval(t, Input{Protocol: H2, Primary: wifi(), Secondary: lte(), RRC: lteIdle, Size: tc.size})
@@ -372,9 +376,10 @@ func TestOthersLevel(t *testing.T) {
 			small += d.w[i]
 		}
 	}
-	// Ten loads elsewhere against the prior's ten pseudo-loads: half the weight, six tenths of it on small pages.
-	if math.Abs(small-0.3) > 1e-9 || obs || typ != 125000 {
-		t.Errorf("weight of small sizes %g (want 0.3), typical %g, observed %v", small, typ, obs)
+	// Ten loads elsewhere against the prior's ten pseudo-loads: half the weight, six tenths of it on small pages;
+	// the prior's half puts warm_share (0.58) on warm-cache loads, all of them small.
+	if math.Abs(small-0.59) > 1e-9 || obs || typ != 125000 {
+		t.Errorf("weight of small sizes %g (want 0.59), typical %g, observed %v", small, typ, obs)
 	}
 }
 
@@ -418,5 +423,25 @@ func TestTrial(t *testing.T) {
 				t.Errorf("a trial is multipath from the first byte at its (negative) utility: %+v", out)
 			}
 		})
+	}
+}
+
+// The prior for a page never seen mixes warm-cache loads (warm_share, around warm_p50_bytes) with the landing pages.
+func TestWarmPrior(t *testing.T) {
+	p := params(t)
+	d, typ, obs := sizeDist(p, Size{})
+	var warm float64
+	for i, s := range d.s {
+		if s < 300_000 { // the warm loads' largest point is about 115 kB, the landing pages' smallest about 650 kB
+			warm += d.w[i]
+		}
+	}
+	if obs || math.Abs(warm-p.Sizes.WarmShare) > 1e-9 || typ >= 300_000 {
+		t.Errorf("warm weight %g (want %g), typical %g, observed %v", warm, p.Sizes.WarmShare, typ, obs)
+	}
+	cold := *p
+	cold.Sizes.WarmShare = 0
+	if _, typ, _ := sizeDist(&cold, Size{}); typ != p.Sizes.PriorP50 {
+		t.Errorf("without warm loads the typical size is %g, want the landing pages' median %g", typ, p.Sizes.PriorP50)
 	}
 }

@@ -101,6 +101,9 @@ type SizeParams struct {
 	PriorPoints                  int     // equal-weight quantile points the prior is evaluated at
 	OthersPseudoCount            float64 // the prior weighs as this many loads against the user's loads elsewhere
 	ClassPseudoCount             float64 // the levels below weigh as this many loads against the page's own
+	// A page never seen by the host is, as often as not, one the browser has loaded before: WarmShare of the
+	// prior is a warm-cache load, its median WarmP50, its spread the landing pages' (scaled to that median).
+	WarmShare, WarmP50 float64
 }
 
 // LinkPrior is one technology's link before it is measured: the median downlink rate, the spread of ln(rate)

@@ -17,7 +17,7 @@ func TestCasesTakeTheirBranches(t *testing.T) {
 		multipath bool
 		reason    string
 	}{
-		{true, "size unknown"}, {true, "size unknown"}, {true, "multipath"}, {false, "h3"}, {true, "multipath"},
+		{false, "size unknown"}, {false, "size unknown"}, {true, "multipath"}, {false, "h3"}, {true, "multipath"},
 	}
 	cs := Cases(p)
 	if len(cs) != len(want) {

@@ -22,7 +22,7 @@ func TestDecideCmd(t *testing.T) {
 		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "2000000", "--paths", paths, "--rrc", "idle"}, true, "multipath"},
 		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "50000,52000", "--paths", paths, "--rrc", "idle"}, false, "single path"},
 		{[]string{"--origin", "https://a.example", "--proto", "h3", "--size", "2000000", "--paths", paths}, false, "QUIC"},
-		{[]string{"--origin", "https://a.example"}, true, "priors"},
+		{[]string{"--origin", "https://a.example"}, false, "priors"},
 	}
 	for _, tc := range tests {
 		var out, errb bytes.Buffer
