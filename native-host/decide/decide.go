@@ -47,8 +47,11 @@ type Decision struct {
 	Multipath bool
 	// Theta1 is the bytes a connection must have received before its cellular subflow opens, enforced at run time
 	// by the helper for single-path and multipath decisions alike; nil: never.
-	Theta1     *int64
-	Theta2     *int64 // cap on a connection's cellular bytes; nil: none
+	Theta1 *int64
+	Theta2 *int64 // cap on a connection's cellular bytes; nil: none
+	// BreakEven is, for a page never seen, the smallest transfer per connection that multipath from the first byte
+	// pays for (model.Output.BreakEven); nil otherwise. UnknownSizeTheta1 uses it.
+	BreakEven  *int64
 	DeadlineMS int64
 	Reason     string
 	Basis      Basis
@@ -132,8 +135,21 @@ const memoryTimeout = 200 * time.Millisecond
 // Decide decides for one navigation and carries the decision out. The only error is a model that could not be
 // loaded (PROTOCOL.md policy_unavailable); everything else that is missing is an input the model goes without.
 func (d *Decider) Decide(ctx context.Context, r Request) (Decision, error) {
+	return d.decide(ctx, r, true)
+}
+
+// Tunnel decides for a connection to origin that no navigation was decided for: a proxy tunnel the relay opens for
+// a host the browser reached before (or without) a decide, such as a site's first request or a page's third party.
+// It is the same computation as Decide with no path (the origin's loads, else the user's loads elsewhere, else the
+// prior), under the pause, but it neither carries the decision into the kernel (the relay hands the helper the
+// tunnel's own connection) nor reads the cellular counter (no load is reported against it).
+func (d *Decider) Tunnel(ctx context.Context, origin, paused string) (Decision, error) {
+	return d.decide(ctx, Request{Origin: origin, Tab: -1, Nav: "tunnel", Paused: paused}, false)
+}
+
+func (d *Decider) decide(ctx context.Context, r Request, carry bool) (Decision, error) {
 	if d.cfg.Fixed != nil {
-		return d.fixed(ctx, r)
+		return d.fixed(ctx, r, carry)
 	}
 	p := d.cfg.Params
 	if p == nil {
@@ -144,7 +160,7 @@ func (d *Decider) Decide(ctx context.Context, r Request) (Decision, error) {
 		class = store.PathClass(r.Path)
 	}
 	var rx *int64
-	if d.cfg.Links != nil {
+	if d.cfg.Links != nil && carry {
 		if n, ok := d.cfg.Links.CellRx(); ok {
 			rx = &n
 		}
@@ -167,7 +183,7 @@ func (d *Decider) Decide(ctx context.Context, r Request) (Decision, error) {
 	}
 	dec.PathClass, dec.CellRxStart = class, rx
 	dec.pause(r.Paused)
-	if d.cfg.Actuator != nil {
+	if d.cfg.Actuator != nil && carry {
 		d.cfg.Actuator.Carry(ctx, &dec)
 	}
 	return dec, nil
@@ -200,7 +216,7 @@ func FromModel(r Request, in model.Input, out model.Output) Decision {
 	p := in.Params
 	dec := Decision{
 		Origin: r.Origin, Tab: r.Tab, Nav: r.Nav,
-		Multipath: out.Multipath, Theta1: out.Theta1, Theta2: out.Theta2, DeadlineMS: out.DeadlineMS,
+		Multipath: out.Multipath, Theta1: out.Theta1, Theta2: out.Theta2, BreakEven: out.BreakEven, DeadlineMS: out.DeadlineMS,
 		Reason: out.Reason, Model: protocol.Model{ID: p.ID, Version: p.Version},
 		Mode: out.Mode, Protocol: out.Protocol, Size: out.Size, Terms: out.Terms, Input: in,
 		Basis: BasisMeasured, PredictedSPMS: out.PredictedSPMS, PredictedMPMS: out.PredictedMPMS,
@@ -216,7 +232,7 @@ func FromModel(r Request, in model.Input, out model.Output) Decision {
 }
 
 // fixed decides by the fixed policy file.
-func (d *Decider) fixed(ctx context.Context, r Request) (Decision, error) {
+func (d *Decider) fixed(ctx context.Context, r Request, carry bool) (Decision, error) {
 	snap, err := d.cfg.Fixed.Snapshot()
 	if err != nil {
 		return Decision{}, err
@@ -229,10 +245,28 @@ func (d *Decider) fixed(ctx context.Context, r Request) (Decision, error) {
 		Input: model.Input{Origin: r.Origin},
 	}
 	dec.pause(r.Paused)
-	if d.cfg.Actuator != nil {
+	if d.cfg.Actuator != nil && carry {
 		d.cfg.Actuator.Carry(ctx, &dec)
 	}
 	return dec, nil
+}
+
+// UnknownSizeTheta1 is θ1 for a connection whose size nobody knows: the break-even when the page was never seen,
+// else the decision's θ1 (nil stays nil: never is a rule's or the model's word for every size; a rule's θ1 stands).
+//
+// The expected-utility θ1 of a never-seen page weighs a size distribution (the user's loads elsewhere, the prior)
+// that says little about one connection, and lands on either side of the break-even: 0-128 kB on the seed links
+// with today's model (TestTunnel), which gives a 20 kB page a cellular subflow and the radio's promotion and tail,
+// or 1.3-2.3 MB in the proxy grid of 2026-11-23 (e2e/RESULTS.md#proxy), which held a large page's subflow back for
+// most of the page. At the break-even a connection that stays below it never wakes the radio, and one that passes
+// it is a transfer the model would have sent multipath from its first byte had it known its size. The proxy leg
+// applies it: each tunnel is one connection of unknown size until the host has seen the site's loads.
+func (dec Decision) UnknownSizeTheta1() *int64 {
+	if dec.Theta1 == nil || dec.Size.Known || dec.Basis == BasisRule || dec.BreakEven == nil {
+		return dec.Theta1
+	}
+	be := *dec.BreakEven
+	return &be
 }
 
 // pauseWords say why multipath is off, for the decision's reason.

@@ -113,6 +113,11 @@ func evaluate(in Input) Output {
 		out.Theta1, out.Expected = protocol.Bytes(int64(math.Ceil(*best))), bestU
 	}
 	e.explain(&out, best, bestU)
+	if !e.observed {
+		if be := e.breakEven(); be != nil {
+			out.BreakEven = protocol.Bytes(int64(*be))
+		}
+	}
 	if len(notes) > 0 {
 		out.Reason += "; " + strings.Join(notes, "; ")
 	}

@@ -144,6 +144,10 @@ type Output struct {
 	Mode string
 	// Expected is the expected utility at θ1 (seconds-equivalent; 0 for never).
 	Expected float64
+	// BreakEven is, for a page never seen (no loads of its path class or origin), the smallest transfer per
+	// connection that multipath from the first byte pays for on these links (nil: none up to theta.max_bytes, or the
+	// page was seen). A connection whose size nobody knows, such as a proxy tunnel's, may take it as its θ1.
+	BreakEven *int64
 	// PredictedMS are the predicted page-load times (transfer plus the browser's processing) of this page's
 	// typical size, single path and with the decision carried out, for the learned corrections.
 	PredictedSPMS, PredictedMPMS float64
