@@ -1,11 +1,12 @@
 // Package relay is the host's local proxy for multipath on the real web (seed 001 §5.3). Almost no website speaks
 // MPTCP, so MPSurf reaches them through a proxy of the user's own (Squid, packaging/proxy) that does: the browser's
-// PAC sends the origins decided multipath to this relay on 127.0.0.1, and the relay carries each CONNECT tunnel to
+// PAC sends every https origin but those known not to gain from multipath to this relay on 127.0.0.1, and the relay carries each CONNECT tunnel to
 // that proxy over MPTCP (net.Dialer.SetMultipathTCP) and TLS, with the user's credentials. Everything else goes
 // DIRECT, and the browser itself needs no mptcpize.
 //
-// Because the relay sees each tunnel's origin (the CONNECT target), it hands the helper that origin's decision for
-// the tunnel's own connection (set-conn-policy: θ1 and θ2 per connection, although every tunnel goes to one proxy
+// Because the relay sees each tunnel's origin (the CONNECT target), it hands the helper that origin's decision (or,
+// for an origin without one, the decision pipeline's for a connection of unknown size to it) for the tunnel's own
+// connection (set-conn-policy: θ1 and θ2 per connection, although every tunnel goes to one proxy
 // address), and it counts the bytes each origin moved over the cellular subflow, read from the connection's own
 // MPTCP_FULL_INFO.
 //

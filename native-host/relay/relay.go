@@ -63,7 +63,8 @@ const (
 type Config struct {
 	Upstream Upstream
 	// Policy returns the decision for a CONNECT host (lower case, punycode, IP literal without brackets), and
-	// whether there is one. Without one the tunnel is single path.
+	// whether there is one; the host's answers every host, deciding at run time for one without a decision of its
+	// own. Without one the tunnel is single path. It may take the model's time: it runs beside the tunnel's TLS.
 	Policy func(host string) (Policy, bool)
 	// Conn asks the helper to apply p to the upstream connection local -> remote and says what happened ("ok",
 	// "not_configured", "refused: ..."). nil: no helper.
@@ -661,8 +662,10 @@ func (r *Relay) applyPolicy(raw *net.TCPConn, host string) {
 	local, remote := raw.LocalAddr().(*net.TCPAddr).AddrPort(), raw.RemoteAddr().(*net.TCPAddr).AddrPort()
 	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 	remote = netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
-	p, _ := r.policy(host)
 	go func() {
+		// The lookup too: for a host without a decision it runs the model (Config.Policy), and the tunnel's
+		// TLS and CONNECT go on meanwhile.
+		p, _ := r.policy(host)
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		res := r.cfg.Conn(ctx, local, remote, p)

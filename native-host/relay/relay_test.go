@@ -16,6 +16,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"syscall"
 	"testing"
@@ -272,5 +273,48 @@ func TestProbeNeedsSettings(t *testing.T) {
 	res := Probe(context.Background(), Config{Upstream: Upstream{Addr: "nope"}}, "", time.Second)
 	if res.OK || res.Stage != "connect" || !strings.Contains(res.Detail, "host:port") {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// Deciding for a host without a decision runs the model and reads the store (host: proxyHub.policy): the tunnel's
+// TLS and CONNECT go on meanwhile, and the helper gets the decision when it is there.
+func TestRelayDoesNotWaitForTheDecision(t *testing.T) {
+	addr, pin := upstreamDouble(t, func(c net.Conn, req *http.Request) {
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		io.Copy(c, c)
+	})
+	const slow = 600 * time.Millisecond
+	type applied struct {
+		p  Policy
+		at time.Time
+	}
+	got := make(chan applied, 1)
+	r, err := Start(Config{
+		Upstream: Upstream{Addr: addr, User: "u", Password: "p", Pin: pin},
+		Policy: func(host string) (Policy, bool) {
+			time.Sleep(slow)
+			return Policy{Multipath: host == "site.example", Theta1: 1_116_680}, true
+		},
+		Conn: func(_ context.Context, _, _ netip.AddrPort, p Policy) string {
+			got <- applied{p, time.Now()}
+			return "ok"
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	start := time.Now()
+	code, err, took := browserConnect(t, r, true)
+	if code != http.StatusOK || took >= slow {
+		t.Fatalf("tunnel %d %v after %v: it waited for the decision (%v)", code, err, took, slow)
+	}
+	select {
+	case a := <-got:
+		if !a.p.Multipath || a.p.Theta1 != 1_116_680 || a.at.Sub(start) < slow {
+			t.Errorf("helper got %+v after %v", a.p, a.at.Sub(start))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the helper never got the tunnel's decision")
 	}
 }
