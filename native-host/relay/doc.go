@@ -17,6 +17,9 @@
 // PAC. The browser authenticates to the relay with per-process credentials (Basic, over loopback), so that other
 // local users cannot spend the user's proxy.
 //
+// Each tunnel through the proxy pays MPTCP's and TLS's handshakes before its CONNECT; after a tunnel the relay keeps
+// one spare connection with both done (spare.go), which the next tunnel takes, closed after half a minute unused.
+//
 // Hand-written rather than a maintained forward proxy, because what it does is MPSurf's own: per-tunnel decisions
 // carried to the helper, per-origin cellular accounting, and a CONNECT client that fails within a budget; the
 // proxying itself is Squid's. It parses HTTP with net/http and speaks TLS with crypto/tls.

@@ -76,7 +76,10 @@ type Config struct {
 	// OnState is called (on its own goroutine) whenever the proxy's state changes.
 	OnState func(State)
 	Budget  time.Duration // DefaultBudget when 0
-	Log     *slog.Logger
+	// SpareIdle is how long a spare connection to the proxy (TLS done, for the next tunnel) is kept unused:
+	// DefaultSpareIdle when 0, no spare at all when negative.
+	SpareIdle time.Duration
+	Log       *slog.Logger
 	// Listen is the relay's address; "" means 127.0.0.1:0.
 	Listen string
 }
@@ -110,6 +113,8 @@ type Relay struct {
 	wg      sync.WaitGroup
 	conns   map[net.Conn]struct{}
 	closed  bool
+	spare   *spare // spare.go
+	filling bool   // a spare is being made
 }
 
 // Usage is what one origin's tunnels carried.
@@ -127,6 +132,9 @@ func Start(cfg Config) (*Relay, error) {
 	}
 	if cfg.Budget <= 0 {
 		cfg.Budget = DefaultBudget
+	}
+	if cfg.SpareIdle == 0 {
+		cfg.SpareIdle = DefaultSpareIdle
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -257,6 +265,7 @@ func (r *Relay) Close() error {
 		c.Close()
 	}
 	r.mu.Unlock()
+	r.dropSpare()
 	err := r.ln.Close()
 	r.wg.Wait()
 	return err
@@ -417,6 +426,7 @@ func (r *Relay) handle(c net.Conn) {
 		if errors.As(err, &se) && se.status != http.StatusProxyAuthRequired {
 			// The proxy is up and answered for this origin (e.g. 503: the site is unreachable from it): say so.
 			r.setState("up", "the proxy answers", se.software)
+			r.refill()
 			respond(c, http.StatusBadGateway, "X-MPSurf-Proxy-Status: "+fmt.Sprint(se.status)+"\r\nConnection: close\r\n")
 			c.Close()
 			return
@@ -426,6 +436,7 @@ func (r *Relay) handle(c net.Conn) {
 		return
 	}
 	r.setState("up", "the proxy answers", "")
+	r.refill() // the next tunnel, likely within seconds, skips the handshakes
 	if buffered := br.Buffered(); buffered > 0 {
 		// Bytes the browser sent after its CONNECT head belong to the tunnel.
 		pending, _ := br.Peek(buffered)
@@ -505,12 +516,29 @@ func softwareOf(err error) string {
 
 // dial opens a tunnel to host:443 through the proxy within ctx: MPTCP, TLS (pinned or verified), CONNECT with
 // the user's credentials. It returns the tunnel and the raw MPTCP socket under it.
+//
+// A spare connection (spare.go) stands in for the MPTCP and TLS handshakes when there is one; one the proxy has
+// closed meanwhile fails its CONNECT without an answer, and the tunnel dials afresh within what is left of ctx.
+// The caller has the next spare made once the proxy answered (refill).
 func (r *Relay) dial(ctx context.Context, host string) (net.Conn, *net.TCPConn, error) {
+	target := net.JoinHostPort(host, "443")
+	if conn, raw := r.takeSpare(); conn != nil {
+		r.applyPolicy(raw, host)
+		_, err := r.request(ctx, conn, target, true)
+		var se *statusError
+		if err == nil {
+			return conn, raw, nil
+		}
+		conn.Close()
+		if errors.As(err, &se) || ctx.Err() != nil {
+			return nil, nil, err // the proxy's own answer, or no time left: as a fresh connection would have it
+		}
+		r.cfg.Log.Debug("spare connection gone stale; dialling", "err", err)
+	}
 	conn, raw, err := r.connectThen(ctx, func(raw *net.TCPConn) { r.applyPolicy(raw, host) })
 	if err != nil {
 		return nil, nil, err
 	}
-	target := net.JoinHostPort(host, "443")
 	if _, err := r.request(ctx, conn, target, true); err != nil {
 		conn.Close()
 		return nil, nil, err
