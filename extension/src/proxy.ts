@@ -50,6 +50,7 @@ export class ProxyRouter {
   private route: Route = 'decided';
   private paused = true; // until told otherwise: nothing goes to the proxy before consent
   private readonly decided = new Map<string, boolean>(); // host -> through the relay, most recent last
+  private unreachable = new Set<string>(); // hosts the proxy could not reach: DIRECT whatever their decisions
   private installed: string | null | undefined = undefined; // undefined: never set
   private fallback: ProxyView['fallback'] = null;
   private pacError: string | null = null;
@@ -66,6 +67,7 @@ export class ProxyRouter {
     const wasUp = this.status?.state !== 'down';
     this.status = s;
     if (s !== null) {
+      this.unreachable = new Set(s.unreachable.map(pacHost).filter((h): h is string => h !== null));
       for (const h of s.direct) this.remember(h, false);
       for (const h of s.routes) this.remember(h, true);
     }
@@ -126,7 +128,7 @@ export class ProxyRouter {
       if (u.protocol !== 'https:' || (u.port !== '' && u.port !== '443')) return false;
       if (this.route === 'all') return true;
       const h = pacHost(u.hostname);
-      return h !== null && !localHost(h) && this.decided.get(h) !== false;
+      return h !== null && !localHost(h) && this.decided.get(h) !== false && !this.unreachable.has(h);
     } catch {
       return false;
     }
@@ -174,6 +176,7 @@ export class ProxyRouter {
     if (!this.active()) return null;
     const relay = this.status?.relay ?? null;
     const direct = [...this.decided].filter(([, via]) => !via).map(([h]) => h);
+    direct.push(...this.unreachable); // last: the newest, kept whatever the bound
     return pacScript({ relay, direct, all: this.route === 'all' });
   }
 

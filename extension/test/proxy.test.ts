@@ -18,6 +18,7 @@ function status(over: Partial<ProxyStatus> = {}): ProxyStatus {
     usage: [],
     routes: [],
     direct: [],
+    unreachable: [],
     ...over,
   };
 }
@@ -142,6 +143,18 @@ describe('ProxyRouter', () => {
     expect(r.auth('2', false, relay)).toBeNull(); // a site's own 401
     expect(r.auth('3', true, { host: '127.0.0.1', port: 40001 })).toBeNull();
     expect(r.auth('4', true, { host: 'proxy.example', port: 8443 })).toBeNull();
+  });
+
+  it('keeps hosts the proxy could not reach DIRECT, whatever their decisions say', async () => {
+    const { r, pacs } = router();
+    await r.setPaused(false);
+    await r.statusChanged(status({ unreachable: ['intranet.example'] }));
+    await r.decision('https://intranet.example', true);
+    expect(r.viaProxy('https://intranet.example')).toBe(false);
+    expect(last(pacs)).toContain('"intranet.example":1');
+    // A new host process knows nothing of it: the host goes back to the relay.
+    await r.statusChanged(status());
+    expect(r.viaProxy('https://intranet.example')).toBe(true);
   });
 
   it('says which decisions are worth the relay', () => {

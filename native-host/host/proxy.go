@@ -57,6 +57,9 @@ type ProxyStatus struct {
 	// Direct are the hosts whose latest decision says multipath would not pay (θ1 never, or a known size below
 	// θ1): the extension's PAC sends them DIRECT and every other https host through the relay.
 	Direct []string `json:"direct"`
+	// Unreachable are the hosts the proxy answered with an error of its own (a name only the user's network
+	// resolves): DIRECT whatever their decisions say, for this host process.
+	Unreachable []string `json:"unreachable"`
 }
 
 // RelayAccess is where the browser reaches the relay and the credentials it answers the relay's 407 with.
@@ -78,8 +81,10 @@ type proxyHub struct {
 	errSince int64
 	routes   map[string]hubRoute // host -> its origin's (or its page's) decision
 	order    []string            // routes, oldest first
-	cellular func(netip.Addr) bool
-	pushes   chan any
+	// unreachable are hosts the proxy could not reach, oldest first, at most maxRoutes.
+	unreachable []string
+	cellular    func(netip.Addr) bool
+	pushes      chan any
 }
 
 func newProxyHub(s *Server) *proxyHub {
@@ -155,7 +160,13 @@ func (h *proxyHub) start(up relay.Upstream) {
 		Conn:     h.conn,
 		Cellular: h.isCellular,
 		OnState:  func(relay.State) { h.push() },
-		Log:      h.s.log,
+		// A site the proxy cannot reach goes DIRECT from the next request on (the extension's PAC reads direct).
+		Unreachable: func(host string, status int) {
+			h.s.log.Info("site unreachable through the proxy; DIRECT from now on", "host", host, "status", status)
+			h.markUnreachable(host)
+			h.push()
+		},
+		Log: h.s.log,
 	})
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -241,6 +252,17 @@ func (h *proxyHub) route(origin string, r hubRoute) {
 		return
 	}
 	h.setRoute(strings.ToLower(u.Hostname()), r)
+}
+
+// markUnreachable records a host the proxy could not reach.
+func (h *proxyHub) markUnreachable(host string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.unreachable = slices.DeleteFunc(h.unreachable, func(x string) bool { return x == host })
+	h.unreachable = append(h.unreachable, host)
+	if len(h.unreachable) > maxRoutes {
+		h.unreachable = h.unreachable[1:]
+	}
 }
 
 // forget drops an origin's route: its tunnels are decided at run time again.
@@ -349,8 +371,12 @@ func (h *proxyHub) status() ProxyStatus {
 			routes = append(routes, host)
 		}
 	}
+	unreachable := slices.Clone(h.unreachable)
+	if unreachable == nil {
+		unreachable = []string{}
+	}
 	h.mu.Unlock()
-	st := ProxyStatus{File: h.file, Routes: routes, Direct: direct, Usage: []relay.Usage{}}
+	st := ProxyStatus{File: h.file, Routes: routes, Direct: direct, Unreachable: unreachable, Usage: []relay.Usage{}}
 	switch {
 	case r != nil:
 		up := r.Upstream()

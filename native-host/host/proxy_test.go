@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -141,5 +142,26 @@ func TestLoggedPolicy(t *testing.T) {
 				t.Errorf("%+v direct %v, want %+v direct %v", r.policy, r.direct, tc.want, tc.direct)
 			}
 		})
+	}
+}
+
+// A site the proxy answered with an error of its own is listed for the PAC to keep DIRECT, whatever its decisions
+// say later, and the list is bounded.
+func TestRelayUnreachable(t *testing.T) {
+	g := &decide.Given{Paths: seedLinks(), Proto: "h2", Sizes: store.History{Origin: []int64{3_900_000, 4_000_000}}}
+	s := givenServer(t, g)
+	s.proxy.markUnreachable("intranet.example")
+	decideFor(t, s, "https://intranet.example")
+	st := s.proxy.status()
+	if !slices.Equal(st.Unreachable, []string{"intranet.example"}) || !slices.Contains(st.Routes, "intranet.example") {
+		t.Fatalf("unreachable %v, routes %v", st.Unreachable, st.Routes)
+	}
+	for i := range maxRoutes + 5 {
+		s.proxy.markUnreachable(fmt.Sprintf("h%d.example", i))
+	}
+	s.proxy.markUnreachable("h0.example") // again: now the newest
+	st = s.proxy.status()
+	if len(st.Unreachable) != maxRoutes || st.Unreachable[len(st.Unreachable)-1] != "h0.example" || slices.Contains(st.Unreachable, "intranet.example") {
+		t.Errorf("%d unreachable, last %q", len(st.Unreachable), st.Unreachable[len(st.Unreachable)-1])
 	}
 }

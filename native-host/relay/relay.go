@@ -75,7 +75,12 @@ type Config struct {
 	Count func(host string, cell, other uint64)
 	// OnState is called (on its own goroutine) whenever the proxy's state changes.
 	OnState func(State)
-	Budget  time.Duration // DefaultBudget when 0
+	// Unreachable is called (on its own goroutine) when the proxy answered a CONNECT to host with an error of its
+	// own (Squid's 503: a name only the user's network resolves, an intranet address), so that the browser sends
+	// the host DIRECT from then on: the browser shows the relay's 502 for this one request, since a reset would
+	// make Chromium set the relay aside for every site for minutes.
+	Unreachable func(host string, status int)
+	Budget      time.Duration // DefaultBudget when 0
 	// SpareIdle is how long a spare connection to the proxy (TLS done, for the next tunnel) is kept unused:
 	// DefaultSpareIdle when 0, no spare at all when negative.
 	SpareIdle time.Duration
@@ -427,6 +432,9 @@ func (r *Relay) handle(c net.Conn) {
 			// The proxy is up and answered for this origin (e.g. 503: the site is unreachable from it): say so.
 			r.setState("up", "the proxy answers", se.software)
 			r.refill()
+			if r.cfg.Unreachable != nil && se.status >= 500 {
+				go r.cfg.Unreachable(host, se.status)
+			}
 			respond(c, http.StatusBadGateway, "X-MPSurf-Proxy-Status: "+fmt.Sprint(se.status)+"\r\nConnection: close\r\n")
 			c.Close()
 			return

@@ -12,6 +12,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
@@ -233,9 +234,23 @@ func TestRelayPassesTheProxysRefusalOfASite(t *testing.T) {
 	addr, pin := upstreamDouble(t, func(c net.Conn, req *http.Request) {
 		io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nServer: squid/5.7\r\nContent-Length: 0\r\n\r\n")
 	})
-	r := startRelay(t, addr, pin)
+	told := make(chan string, 1)
+	r, err := Start(Config{Upstream: Upstream{Addr: addr, User: "u", Password: "p", Pin: pin},
+		Unreachable: func(host string, status int) { told <- fmt.Sprint(host, " ", status) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
 	if code, err, _ := browserConnect(t, r, true); code != http.StatusBadGateway {
 		t.Fatalf("got %d %v, want 502", code, err)
+	}
+	select {
+	case got := <-told:
+		if got != "site.example 503" {
+			t.Errorf("told %q", got)
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("nobody was told the site is unreachable through the proxy")
 	}
 	if st := r.State(); st.State != "up" || st.Software != "squid/5.7" {
 		t.Fatalf("state %+v: the proxy answered, so it is up", st)
