@@ -214,7 +214,11 @@ func (h *proxyHub) policy(host string) (relay.Policy, bool) {
 	h.s.paused.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), tunnelBudget)
 	defer cancel()
-	d, err := dec.Tunnel(ctx, "https://"+host, paused)
+	origin := "https://" + host
+	if strings.Contains(host, ":") {
+		origin = "https://[" + host + "]" // an IPv6 literal, as origins spell it (the CONNECT host has no brackets)
+	}
+	d, err := dec.Tunnel(ctx, origin, paused)
 	if err != nil {
 		h.s.log.Warn("no decision for a tunnel: single path", "host", host, "err", err)
 		return relay.Policy{}, false

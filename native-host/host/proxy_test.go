@@ -165,3 +165,40 @@ func TestRelayUnreachable(t *testing.T) {
 		t.Errorf("%d unreachable, last %q", len(st.Unreachable), st.Unreachable[len(st.Unreachable)-1])
 	}
 }
+
+// asked is Given's memory that notes which origins were looked up.
+type asked struct {
+	*decide.Given
+	origins []string
+}
+
+func (a *asked) History(ctx context.Context, origin, class string) (store.History, error) {
+	a.origins = append(a.origins, origin)
+	return a.Given.History(ctx, origin, class)
+}
+
+// A tunnel's run-time decision looks the site up under its origin as decisions are logged: an IPv6 literal in
+// brackets (the CONNECT host has none), a name as it is.
+func TestRelayTunnelOrigin(t *testing.T) {
+	g := &decide.Given{Paths: seedLinks(), Proto: "h2"}
+	mem := &asked{Given: g}
+	p, src, err := model.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(policy.NewStore(policy.EmbeddedSource()), decide.New(decide.Config{Params: p, ParamsSource: src, Links: g, Memory: mem}), nil, quietLog())
+	for _, host := range []string{"2001:db8::1", "10.0.0.7", "xn--bcher-kva.example"} {
+		if _, ok := s.proxy.policy(host); !ok {
+			t.Errorf("%s: no policy", host)
+		}
+	}
+	want := []string{"https://[2001:db8::1]", "https://10.0.0.7", "https://xn--bcher-kva.example"}
+	if !slices.Equal(mem.origins, want) {
+		t.Errorf("looked up %v, want %v", mem.origins, want)
+	}
+	for _, o := range mem.origins {
+		if n, err := protocol.NormalizeOrigin(o); err != nil || n != o {
+			t.Errorf("%s: normalised %q, %v", o, n, err)
+		}
+	}
+}
