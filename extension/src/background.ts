@@ -18,7 +18,7 @@ import {
   reportRequest,
   type StatusReply,
 } from './protocol';
-import { ProxyRouter } from './proxy';
+import { ProxyRouter, worthRelay } from './proxy';
 import { MULTIPATH_KEY, Multipath } from './multipath';
 import { Peers } from './peers';
 import { RuleBook } from './rules';
@@ -59,10 +59,10 @@ const pages = new Pages({
   host: {
     status: () => host.status(),
     whenConnected: (ms) => host.whenConnected(ms),
-    // Each decision also decides the origin's route: through the proxy only while multipath.
+    // Each decision also decides the origin's route: DIRECT once it says multipath would not pay there.
     decide: (args) =>
       host.decide(args).then((d) => {
-        void proxy.decision(d.origin, d.multipath);
+        void proxy.decision(d.origin, worthRelay(d));
         return d;
       }),
   },
@@ -171,7 +171,7 @@ const peers = new Peers({
     // their next request on, as they take its decision in the kernel.
     const page = pages.record(tab);
     if (page !== undefined && page.origin === origin && !page.stale) {
-      for (const p of list) void proxy.decision(`https://${p.host}`, page.multipath);
+      void proxy.follow(origin, list.map((p) => p.host));
     }
     if (!peersSupported || !host.connected) return;
     host

@@ -10,7 +10,7 @@ export const ROUTES: readonly Route[] = ['off', 'decided', 'all'];
 
 /** The user's multipath settings that live in the browser only (the host gets their effect as a pause). */
 export interface MultipathSettings {
-  /** Which sites go through the user's MPTCP proxy: none, those decided multipath, or every https site. */
+  /** Which sites go through the user's MPTCP proxy: none, every https site but those known not to gain, or all. */
   route: Route;
   daily_cap_bytes: number | null;
   monthly_cap_bytes: number | null;

@@ -1,6 +1,6 @@
-// The PAC script that routes origins decided multipath to the host's relay (and on to the user's MPTCP proxy) and
-// everything else DIRECT, so that QUIC and plain TCP stay as they are for them (Chromium sends no QUIC through an
-// HTTP proxy). Plain logic, no browser calls: the vitest suite runs it with hostile host names.
+// The PAC script that routes https origins to the host's relay (and on to the user's MPTCP proxy), except those known
+// not to gain from multipath, which go DIRECT so that QUIC and plain TCP stay as they are for them (Chromium sends no
+// QUIC through an HTTP proxy). Plain logic, no browser calls: the vitest suite runs it with hostile host names.
 //
 // Only https (and wss) to port 443 goes to the relay: the proxy tunnels nothing else (packaging/proxy). Hosts are
 // embedded as JSON object keys after a strict check (punycode DNS names, IPv4, IPv6), so no host string can end the
@@ -44,53 +44,99 @@ export function pacHost(input: string): string | null {
   return ascii;
 }
 
+/**
+ * Whether the proxy cannot reach a host (in pacHost's form): a name without a dot, the special-use local names
+ * (RFC 6761 localhost, RFC 6762 .local, RFC 8375 home.arpa, and .internal and .lan, which home routers and
+ * companies resolve on their own networks), and loopback, private, link-local and shared (CGNAT) addresses. The PAC
+ * keeps them DIRECT; the script carries the same test as text (FindProxyForURL may call nothing of ours), and the
+ * tests hold the two to the same table.
+ */
+export function localHost(h: string): boolean {
+  if (!h.includes('.') && !h.includes(':')) return true;
+  if (/(^|\.)(localhost|local|internal|home\.arpa|lan)$/.test(h)) return true;
+  const v4 = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(h);
+  if (v4) {
+    const a = Number(v4[1]);
+    const b = Number(v4[2]);
+    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);
+  }
+  return h === '::1' || /^(fc|fd|fe[89ab])[0-9a-f]{0,2}:/.test(h);
+}
+
 export interface PacInput {
   /** The relay on loopback; null: no relay, everything DIRECT. */
   relay: { host: string; port: number } | null;
-  /** Hosts decided multipath (ignored with `all`). */
-  hosts: Iterable<string>;
-  /** Every https origin through the relay ("always via proxy"). */
+  /**
+   * Hosts known not to be worth multipath (decided single path with a known size below θ1, θ1 never: a site rule,
+   * h3, the battery floor), oldest first: they connect DIRECT. Every other https host goes through the relay, which
+   * decides for a host it knows nothing of with the model's priors. Ignored with `all`.
+   */
+  direct: Iterable<string>;
+  /** Every https origin through the relay ("always via proxy"), local names and private addresses included. */
   all: boolean;
 }
 
-/** At most this many hosts in one script; beyond it the oldest decisions lose their route (DIRECT). */
+/** At most this many DIRECT hosts in one script; beyond it the oldest go through the relay like unknown ones. */
 export const MAX_PAC_HOSTS = 5_000;
 
 /**
- * The PAC script for `input`, or null when nothing should go to the relay (the caller then clears the proxy
- * setting rather than installing a script that only says DIRECT).
+ * The PAC script for `input`, or null when there is no relay (the caller then clears the proxy setting rather than
+ * installing a script that only says DIRECT).
+ *
+ * Every https host goes to the relay by default, because the first visit to a site is when the PAC knows least: a
+ * script that routed only hosts decided multipath sent every first visit DIRECT, and HTTP/2 keeps the whole page on
+ * that first connection (e2e/RESULTS.md#proxy). The relay holds a host it knows nothing of on WiFi until θ1 bytes
+ * have passed, so a small page costs no cellular bytes, only the proxy's round trips; hosts decided not worth
+ * multipath skip even those.
  */
 export function pacScript(input: PacInput): string | null {
   const relay = input.relay;
   if (relay === null) return null;
   if (!/^(127\.\d{1,3}\.\d{1,3}\.\d{1,3}|localhost)$/.test(relay.host)) throw new RangeError(`relay host ${JSON.stringify(relay.host)} is not loopback`);
   if (!Number.isInteger(relay.port) || relay.port < 1 || relay.port > 65535) throw new RangeError(`relay port ${relay.port}`);
-  const map: Record<string, 1> = Object.create(null) as Record<string, 1>;
-  let n = 0;
+  const hosts: string[] = [];
+  const seen = new Set<string>();
   if (!input.all) {
-    for (const raw of input.hosts) {
+    for (const raw of input.direct) {
       const h = pacHost(raw);
-      if (h === null || h in map) continue;
-      if (++n > MAX_PAC_HOSTS) break;
-      map[h] = 1;
+      if (h === null) continue;
+      seen.delete(h); // a host listed again is newer
+      seen.add(h);
     }
-    if (n === 0) return null;
+    hosts.push(...seen);
   }
+  // The newest decisions win the bound: they are the sites the user visits now.
+  const map: Record<string, 1> = Object.create(null) as Record<string, 1>;
+  for (const h of hosts.slice(Math.max(0, hosts.length - MAX_PAC_HOSTS))) map[h] = 1;
   // Through the relay, and DIRECT if the relay itself cannot be reached (host gone); when the proxy behind it
   // fails, the relay resets the connection, which Chromium also answers by trying DIRECT.
   const route = `PROXY ${relay.host}:${relay.port}; DIRECT`;
   return [
-    '// MPSurf: sites decided multipath go through the local relay to your MPTCP proxy; everything else DIRECT.',
+    '// MPSurf: https sites go through the local relay to your MPTCP proxy, except those known not to gain from',
+    '// multipath and names the proxy cannot reach (local names, private addresses); everything else DIRECT.',
     `var ROUTE = ${JSON.stringify(route)};`,
     `var ALL = ${input.all ? 'true' : 'false'};`,
-    `var HOSTS = ${JSON.stringify(map)};`,
+    `var DIRECT_HOSTS = ${JSON.stringify(map)};`,
+    'function local(h) {',
+    '  if (h.indexOf(".") < 0 && h.indexOf(":") < 0) return true;',
+    '  if (/(^|\\.)(localhost|local|internal|home\\.arpa|lan)$/.test(h)) return true;',
+    '  var v4 = /^(\\d+)\\.(\\d+)\\.\\d+\\.\\d+$/.exec(h);',
+    '  if (v4) {',
+    '    var a = +v4[1], b = +v4[2];',
+    '    return a === 10 || a === 127 || a === 0 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||',
+    '      (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127);',
+    '  }',
+    '  return h === "::1" || /^(fc|fd|fe[89ab])[0-9a-f]{0,2}:/.test(h);',
+    '}',
     'function FindProxyForURL(url, host) {',
     '  var m = /^(https|wss):\\/\\/(\\[[^\\]]*\\]|[^\\/:]*)(:(\\d+))?/.exec(url);',
     '  if (!m || (m[4] && m[4] !== "443")) return "DIRECT";',
     '  if (ALL) return ROUTE;',
     '  var h = String(host).toLowerCase();',
+    '  if (h.charAt(0) === "[") h = h.substring(1, h.length - 1);',
     '  if (h.charAt(h.length - 1) === ".") h = h.substring(0, h.length - 1);',
-    '  return Object.prototype.hasOwnProperty.call(HOSTS, h) ? ROUTE : "DIRECT";',
+    '  if (h === "" || local(h) || Object.prototype.hasOwnProperty.call(DIRECT_HOSTS, h)) return "DIRECT";',
+    '  return ROUTE;',
     '}',
     '',
   ].join('\n');

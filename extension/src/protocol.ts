@@ -406,7 +406,12 @@ export interface ProxyStatus {
   relay: { host: string; port: number; user: string; password: string } | null;
   stats: { tunnels_open: number; tunnels: number; failures: number };
   usage: ProxyUsage[];
+  /** Hosts whose latest decision is multipath. */
   routes: string[];
+  /** Hosts whose latest decision says multipath would not pay (PROTOCOL.md ProxyStatus): the PAC sends them DIRECT. */
+  direct: string[];
+  /** Hosts the proxy could not reach (PROTOCOL.md ProxyStatus): DIRECT whatever their decisions say. */
+  unreachable: string[];
 }
 
 export interface ProxyTestResult {
@@ -470,6 +475,8 @@ export function parseProxyStatus(body: unknown): ProxyStatus {
   const count = (v: unknown, at: string): number => (v === undefined ? 0 : int(v, at, 0, Number.MAX_SAFE_INTEGER));
   if (!Array.isArray(b.usage ?? [])) throw new ProtocolError('proxy.usage: expected an array');
   if (!Array.isArray(b.routes ?? [])) throw new ProtocolError('proxy.routes: expected an array');
+  if (!Array.isArray(b.direct ?? [])) throw new ProtocolError('proxy.direct: expected an array');
+  if (!Array.isArray(b.unreachable ?? [])) throw new ProtocolError('proxy.unreachable: expected an array');
   return {
     configured: bool(b.configured, 'proxy.configured'),
     server: opt(b.server, 'proxy.server', 300),
@@ -504,6 +511,8 @@ export function parseProxyStatus(body: unknown): ProxyStatus {
       };
     }),
     routes: ((b.routes ?? []) as unknown[]).slice(0, 5_000).map((h, i) => string(h, `proxy.routes[${i}]`, 255)),
+    direct: ((b.direct ?? []) as unknown[]).slice(0, 5_000).map((h, i) => string(h, `proxy.direct[${i}]`, 255)),
+    unreachable: ((b.unreachable ?? []) as unknown[]).slice(0, 5_000).map((h, i) => string(h, `proxy.unreachable[${i}]`, 255)),
   };
 }
 

@@ -1,11 +1,22 @@
-// Routing to the user's MPTCP proxy: keeps the host's relay status and the origins decided multipath, and installs
-// the PAC script (pac.ts) that sends those through the relay and everything else DIRECT; answers the relay's 407
-// with its per-process credentials; takes the proxy out of the PAC the moment the host reports it down, and puts it
-// back once a test through it succeeds. Plain logic behind small dependencies, so vitest runs it.
+// Routing to the user's MPTCP proxy: keeps the host's relay status and each host's route (through the relay, or
+// DIRECT when its decision says multipath would not pay), and installs the PAC script (pac.ts) that sends every
+// other https host through the relay; answers the relay's 407 with its per-process credentials; takes the proxy out
+// of the PAC the moment the host reports it down, and puts it back once a test through it succeeds. Plain logic
+// behind small dependencies, so vitest runs it.
 
 import type { Route } from './caps';
-import { pacHost, pacScript } from './pac';
-import type { ProxyStatus, ProxyTestResult } from './protocol';
+import { localHost, pacHost, pacScript } from './pac';
+import type { Decision, ProxyStatus, ProxyTestResult } from './protocol';
+
+/**
+ * Whether a decided origin's connections are worth the relay: not when θ1 is never (a site rule, a pause, a cap,
+ * h3, the battery floor: no cellular subflow would come), nor when the page's size is known and lies below θ1 (the
+ * model expects no connection to pass it). A page of unknown size is, since the relay holds it on WiFi until θ1.
+ */
+export function worthRelay(d: Pick<Decision, 'multipath' | 'theta1' | 'size'>): boolean {
+  if (d.theta1 === null) return false;
+  return d.multipath || d.size?.known !== true;
+}
 
 export interface ProxyDeps {
   /** Installs a PAC script, or clears the proxy setting (null). */
@@ -24,11 +35,12 @@ export const RETRY_DOWN_MS = 30_000;
 export interface ProxyView {
   route: Route;
   status: ProxyStatus | null;
-  /** The PAC sends decided (or all) sites through the relay. */
+  /** The PAC sends https sites through the relay. */
   active: boolean;
   /** Why the PAC sends nothing to the proxy although a proxy is set, with when that began. */
   fallback: { reason: string; since: number } | null;
-  hosts: number;
+  /** Hosts that go DIRECT because their decision says multipath would not pay. */
+  direct: number;
   pacError: string | null;
   lastTest: ProxyTestResult | null;
 }
@@ -37,7 +49,8 @@ export class ProxyRouter {
   private status: ProxyStatus | null = null;
   private route: Route = 'decided';
   private paused = true; // until told otherwise: nothing goes to the proxy before consent
-  private readonly decided = new Map<string, boolean>(); // host -> multipath, most recent last
+  private readonly decided = new Map<string, boolean>(); // host -> through the relay, most recent last
+  private unreachable = new Set<string>(); // hosts the proxy could not reach: DIRECT whatever their decisions
   private installed: string | null | undefined = undefined; // undefined: never set
   private fallback: ProxyView['fallback'] = null;
   private pacError: string | null = null;
@@ -54,6 +67,8 @@ export class ProxyRouter {
     const wasUp = this.status?.state !== 'down';
     this.status = s;
     if (s !== null) {
+      this.unreachable = new Set(s.unreachable.map(pacHost).filter((h): h is string => h !== null));
+      for (const h of s.direct) this.remember(h, false);
       for (const h of s.routes) this.remember(h, true);
     }
     const down = s !== null && (s.state === 'down' || s.state === 'error');
@@ -68,17 +83,31 @@ export class ProxyRouter {
     return this.sync();
   }
 
-  /** A decision for an origin: its host goes to the proxy only while decided multipath. */
-  decision(origin: string, multipath: boolean): Promise<void> {
-    let host: string;
-    try {
-      host = new URL(origin).hostname;
-    } catch {
-      return Promise.resolve();
+  /** A decision for an origin: its host goes DIRECT while the decision is not worth the relay (worthRelay). */
+  decision(origin: string, via: boolean): Promise<void> {
+    const h = hostOf(origin);
+    if (h === null) return Promise.resolve();
+    const had = this.decided.get(h);
+    this.remember(h, via);
+    return had === via ? Promise.resolve() : this.sync();
+  }
+
+  /**
+   * A page's other hosts (its CDNs: a third of a large page's bytes) take the page's route, as their connections
+   * take its decision in the kernel; nothing when the page's own route is not known.
+   */
+  follow(origin: string, hosts: Iterable<string>): Promise<void> {
+    const page = hostOf(origin);
+    const via = page === null ? undefined : this.decided.get(page);
+    if (via === undefined) return Promise.resolve();
+    let changed = false;
+    for (const raw of hosts) {
+      const h = pacHost(raw);
+      if (h === null) continue;
+      changed ||= this.decided.get(h) !== via;
+      this.remember(h, via);
     }
-    const had = this.decided.get(host);
-    this.remember(host, multipath);
-    return had === multipath ? Promise.resolve() : this.sync();
+    return changed ? this.sync() : Promise.resolve();
   }
 
   setRoute(route: Route): Promise<void> {
@@ -94,11 +123,12 @@ export class ProxyRouter {
   /** Whether a page at origin goes through the proxy now. */
   viaProxy(origin: string): boolean {
     if (!this.active()) return false;
-    if (this.route === 'all') return origin.startsWith('https://');
     try {
       const u = new URL(origin);
+      if (u.protocol !== 'https:' || (u.port !== '' && u.port !== '443')) return false;
+      if (this.route === 'all') return true;
       const h = pacHost(u.hostname);
-      return u.protocol === 'https:' && (u.port === '' || u.port === '443') && h !== null && this.decided.get(h) === true;
+      return h !== null && !localHost(h) && this.decided.get(h) !== false && !this.unreachable.has(h);
     } catch {
       return false;
     }
@@ -124,7 +154,7 @@ export class ProxyRouter {
       status: this.status && structuredClone(this.status),
       active: this.active(),
       fallback: this.fallback && { ...this.fallback },
-      hosts: [...this.decided.values()].filter(Boolean).length,
+      direct: [...this.decided.values()].filter((v) => !v).length,
       pacError: this.pacError,
       lastTest: this.lastTest && { ...this.lastTest },
     };
@@ -145,8 +175,9 @@ export class ProxyRouter {
   wanted(): string | null {
     if (!this.active()) return null;
     const relay = this.status?.relay ?? null;
-    const hosts = [...this.decided].filter(([, mp]) => mp).map(([h]) => h);
-    return pacScript({ relay, hosts, all: this.route === 'all' });
+    const direct = [...this.decided].filter(([, via]) => !via).map(([h]) => h);
+    direct.push(...this.unreachable); // last: the newest, kept whatever the bound
+    return pacScript({ relay, direct, all: this.route === 'all' });
   }
 
   /** Installs the wanted PAC if it changed; serialised so that settings land in order. */
@@ -203,5 +234,14 @@ export class ProxyRouter {
   private cancelRetry(): void {
     if (this.retry !== null) this.d.clearTimer(this.retry);
     this.retry = null;
+  }
+}
+
+/** The PAC's form of an origin's host, or null. */
+function hostOf(origin: string): string | null {
+  try {
+    return pacHost(new URL(origin).hostname);
+  } catch {
+    return null;
   }
 }

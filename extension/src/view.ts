@@ -233,7 +233,7 @@ export function multipathItems(state: Pick<PopupState, 'host' | 'proxy' | 'multi
     if (p.fallback !== null) {
       out.push({ level: 'bad', title: 'Proxy down: sites load directly', detail: `${p.fallback.reason} (since ${new Date(p.fallback.since).toLocaleTimeString()}); MPSurf tries it again every 30 s.` });
     } else if (s.state === 'up' || s.state === 'unknown') {
-      const via = p.route === 'all' ? 'every https site' : p.route === 'decided' ? `${p.hosts} site${p.hosts === 1 ? '' : 's'} decided multipath` : 'no site (routing off)';
+      const via = p.route === 'all' ? 'every https site' : p.route === 'decided' ? `every https site but ${p.direct} known not to gain from multipath` : 'no site (routing off)';
       out.push({ level: s.state === 'up' ? 'ok' : 'unknown', title: `Proxy ${s.server ?? ''}${s.software ? ` (${s.software})` : ''}`, detail: `${s.state === 'up' ? 'answers' : 'not used yet'}; ${p.active ? `routes ${via}` : 'not in use now'}. ${s.detail}` });
     } else {
       out.push({ level: 'bad', title: 'Proxy not usable', detail: s.detail });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PAC_HOSTS, pacHost, pacScript } from '../src/pac';
+import { MAX_PAC_HOSTS, localHost, pacHost, pacScript } from '../src/pac';
 
 // A PAC engine's view: the script's FindProxyForURL, compiled with nothing but its two arguments in reach.
 function evaluate(script: string, url: string, host: string): string {
@@ -50,27 +50,42 @@ describe('pacHost', () => {
   });
 });
 
+// Hosts the proxy cannot reach, and hosts it can: the PAC's text and localHost must agree on every one.
+const LOCAL = ['intranet', 'localhost', 'printer.local', 'nas.home.arpa', 'app.internal', 'router.lan', 'a.localhost', '10.200.3.2', '127.0.0.1', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.1.1', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', 'fc12:3456::1'];
+const REMOTE = ['news.example', 'xn--bcher-kva.example', 'local.example', 'lan.example.com', '8.8.8.8', '172.32.0.1', '172.15.0.1', '192.169.1.1', '100.128.0.1', '11.0.0.1', '2001:db8::1', 'fec0::1', '2606:4700::1111'];
+
 describe('pacScript', () => {
-  it('routes decided hosts through the relay, everything else DIRECT', () => {
-    const s = pacScript({ relay, hosts: ['news.example', 'bücher.example', '10.200.3.2', '[2001:db8::1]'], all: false });
+  it('routes every https host through the relay, except those known not to gain and local ones', () => {
+    const s = pacScript({ relay, direct: ['small.example', 'bücher.example', '[2001:db8::2]'], all: false });
     expect(s).not.toBeNull();
     const pac = s as string;
     expect(evaluate(pac, 'https://news.example/', 'news.example')).toBe(ROUTE);
     expect(evaluate(pac, 'https://NEWS.example./', 'NEWS.example.')).toBe(ROUTE);
-    expect(evaluate(pac, 'https://xn--bcher-kva.example/', 'xn--bcher-kva.example')).toBe(ROUTE);
-    expect(evaluate(pac, 'https://10.200.3.2/', '10.200.3.2')).toBe(ROUTE);
-    // Chromium gives IPv6 literals to the PAC without brackets.
-    expect(evaluate(pac, 'https://[2001:db8::1]/', '2001:db8::1')).toBe(ROUTE);
     expect(evaluate(pac, 'wss://news.example/', 'news.example')).toBe(ROUTE);
-    expect(evaluate(pac, 'https://other.example/', 'other.example')).toBe('DIRECT');
-    // A subdomain is another origin with a decision of its own.
-    expect(evaluate(pac, 'https://cdn.news.example/', 'cdn.news.example')).toBe('DIRECT');
+    expect(evaluate(pac, 'https://news.example:443/', 'news.example')).toBe(ROUTE);
+    // Known not to gain: DIRECT, in any spelling the browser may hand over (IDN as punycode, IPv6 without brackets).
+    expect(evaluate(pac, 'https://small.example/', 'small.example')).toBe('DIRECT');
+    expect(evaluate(pac, 'https://SMALL.example./', 'SMALL.example.')).toBe('DIRECT');
+    expect(evaluate(pac, 'https://xn--bcher-kva.example/', 'xn--bcher-kva.example')).toBe('DIRECT');
+    expect(evaluate(pac, 'https://[2001:db8::2]/', '2001:db8::2')).toBe('DIRECT');
+    expect(evaluate(pac, 'https://[2001:db8::2]/', '[2001:db8::2]')).toBe('DIRECT');
+    expect(evaluate(pac, 'https://[2001:db8::1]/', '2001:db8::1')).toBe(ROUTE);
+    // A subdomain is another origin with a route of its own.
+    expect(evaluate(pac, 'https://cdn.small.example/', 'cdn.small.example')).toBe(ROUTE);
     // The proxy tunnels only to 443, and plain http stays direct.
     expect(evaluate(pac, 'https://news.example:8443/', 'news.example')).toBe('DIRECT');
     expect(evaluate(pac, 'https://[2001:db8::1]:8443/', '2001:db8::1')).toBe('DIRECT');
-    expect(evaluate(pac, 'https://news.example:443/', 'news.example')).toBe(ROUTE);
     expect(evaluate(pac, 'http://news.example/', 'news.example')).toBe('DIRECT');
     expect(evaluate(pac, 'ftp://news.example/', 'news.example')).toBe('DIRECT');
+  });
+
+  it.each(LOCAL.map((h) => [h, true]).concat(REMOTE.map((h) => [h, false])))('local %s: %s, in the script as in localHost', (h, local) => {
+    expect(localHost(h as string)).toBe(local);
+    const pac = pacScript({ relay, direct: [], all: false }) as string;
+    const url = (h as string).includes(':') ? `https://[${h}]/` : `https://${h}/`;
+    expect(evaluate(pac, url, h as string)).toBe(local ? 'DIRECT' : ROUTE);
+    // "all" is the user's word: local names too.
+    expect(evaluate(pacScript({ relay, direct: [], all: true }) as string, url, h as string)).toBe(ROUTE);
   });
 
   it('keeps hostile host strings out of the code', () => {
@@ -82,35 +97,44 @@ describe('pacScript', () => {
       "o'reilly.example",
       'a\\"b',
     ];
-    const s = pacScript({ relay, hosts: ['good.example', ...evil], all: false }) as string;
+    const s = pacScript({ relay, direct: ['good.example', ...evil], all: false }) as string;
     expect(s).not.toContain('evil');
     expect(s).not.toContain('\u2029');
-    // Names of Object.prototype's properties are not routes either.
-    for (const h of ['anything.example', 'evil', 'constructor', 'hasOwnProperty', '__proto__', 'toString']) {
+    // Names of Object.prototype's properties are not DIRECT entries either.
+    for (const h of ['anything.example', 'constructor.example', 'evil.example']) {
+      expect(evaluate(s, `https://${h}/`, h)).toBe(ROUTE);
+    }
+    for (const h of ['constructor', 'hasOwnProperty', '__proto__', 'toString']) {
+      // single labels are local names: DIRECT whatever the map holds
       expect(evaluate(s, `https://${h}/`, h)).toBe('DIRECT');
     }
-    expect(evaluate(s, 'https://good.example/', 'good.example')).toBe(ROUTE);
+    expect(s).not.toMatch(/"(constructor|__proto__|toString)"/);
+    expect(evaluate(s, 'https://good.example/', 'good.example')).toBe('DIRECT');
   });
 
-  it('routes every https origin with "all", and nothing without a relay or hosts', () => {
-    const all = pacScript({ relay, hosts: [], all: true }) as string;
+  it('routes every https origin with "all", and nothing without a relay', () => {
+    const all = pacScript({ relay, direct: ['any.example'], all: true }) as string;
     expect(evaluate(all, 'https://any.example/', 'any.example')).toBe(ROUTE);
     expect(evaluate(all, 'http://any.example/', 'any.example')).toBe('DIRECT');
-    expect(pacScript({ relay: null, hosts: ['a.example'], all: true })).toBeNull();
-    expect(pacScript({ relay, hosts: [], all: false })).toBeNull();
-    expect(pacScript({ relay, hosts: ['"bad'], all: false })).toBeNull();
+    expect(pacScript({ relay: null, direct: [], all: true })).toBeNull();
+    expect(pacScript({ relay: null, direct: [], all: false })).toBeNull();
+    // No DIRECT host yet (a new install) still routes: the first visit is the one that needs it most.
+    expect(evaluate(pacScript({ relay, direct: [], all: false }) as string, 'https://new.example/', 'new.example')).toBe(ROUTE);
   });
 
   it('refuses a relay that is not on loopback or has a bad port', () => {
-    expect(() => pacScript({ relay: { host: '10.0.0.1', port: 3128 }, hosts: ['a.example'], all: false })).toThrow(/loopback/);
-    expect(() => pacScript({ relay: { host: '127.0.0.1"; evil', port: 1 }, hosts: ['a.example'], all: false })).toThrow();
-    expect(() => pacScript({ relay: { host: '127.0.0.1', port: 70000 }, hosts: ['a.example'], all: false })).toThrow(/port/);
+    expect(() => pacScript({ relay: { host: '10.0.0.1', port: 3128 }, direct: [], all: false })).toThrow(/loopback/);
+    expect(() => pacScript({ relay: { host: '127.0.0.1"; evil', port: 1 }, direct: [], all: false })).toThrow();
+    expect(() => pacScript({ relay: { host: '127.0.0.1', port: 70000 }, direct: [], all: false })).toThrow(/port/);
   });
 
-  it('bounds the host list', () => {
+  it('bounds the DIRECT list, keeping the newest and a host listed again', () => {
     const hosts = Array.from({ length: MAX_PAC_HOSTS + 10 }, (_, i) => `h${i}.example`);
-    const s = pacScript({ relay, hosts, all: false }) as string;
-    expect(evaluate(s, 'https://h0.example/', 'h0.example')).toBe(ROUTE);
+    hosts.push('h0.example'); // decided again, now the newest
+    const s = pacScript({ relay, direct: hosts, all: false }) as string;
+    expect(s.length).toBeLessThan(MAX_PAC_HOSTS * 40);
+    expect(evaluate(s, 'https://h0.example/', 'h0.example')).toBe('DIRECT');
+    expect(evaluate(s, 'https://h1.example/', 'h1.example')).toBe(ROUTE); // the oldest lost its entry
     expect(evaluate(s, `https://h${MAX_PAC_HOSTS + 5}.example/`, `h${MAX_PAC_HOSTS + 5}.example`)).toBe('DIRECT');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProxyRouter, RETRY_DOWN_MS } from '../src/proxy';
+import { ProxyRouter, RETRY_DOWN_MS, worthRelay } from '../src/proxy';
 import type { ProxyStatus, ProxyTestResult } from '../src/protocol';
 
 function status(over: Partial<ProxyStatus> = {}): ProxyStatus {
@@ -17,6 +17,8 @@ function status(over: Partial<ProxyStatus> = {}): ProxyStatus {
     stats: { tunnels_open: 0, tunnels: 0, failures: 0 },
     usage: [],
     routes: [],
+    direct: [],
+    unreachable: [],
     ...over,
   };
 }
@@ -43,7 +45,7 @@ function router() {
 const last = (xs: (string | null)[]) => xs[xs.length - 1];
 
 describe('ProxyRouter', () => {
-  it('routes nothing while paused (before consent), then only hosts decided multipath', async () => {
+  it('routes nothing while paused (before consent), then every https host but those not worth the relay', async () => {
     const { r, pacs } = router();
     await r.statusChanged(status());
     await r.decision('https://big.example', true);
@@ -51,24 +53,49 @@ describe('ProxyRouter', () => {
     expect(pacs.every((p) => p === null)).toBe(true);
     await r.setPaused(false);
     const pac = last(pacs) as string;
-    expect(pac).toContain('"big.example":1');
-    expect(pac).not.toContain('small.example');
+    expect(pac).toContain('"small.example":1');
+    expect(pac).not.toContain('big.example');
     expect(r.viaProxy('https://big.example')).toBe(true);
+    expect(r.viaProxy('https://never-seen.example')).toBe(true);
     expect(r.viaProxy('https://small.example')).toBe(false);
     expect(r.viaProxy('https://big.example:8443')).toBe(false);
-    // A decision flipping to single path takes the host out.
-    await r.decision('https://big.example', false);
-    expect(last(pacs)).toBeNull();
+    expect(r.viaProxy('http://big.example')).toBe(false);
+    expect(r.viaProxy('https://printer.local')).toBe(false);
+    expect(r.view().direct).toBe(1);
+    // A decision flipping to worth it brings the host back to the relay; the PAC stays (every other host uses it).
+    await r.decision('https://small.example', true);
+    expect(last(pacs)).not.toBeNull();
+    expect(last(pacs)).not.toContain('small.example');
+    expect(r.viaProxy('https://small.example')).toBe(true);
+  });
+
+  it('gives a page’s other hosts the page’s route, and nothing for a page without one', async () => {
+    const { r, pacs } = router();
+    await r.setPaused(false);
+    await r.statusChanged(status());
+    await r.decision('https://small.example', false);
+    await r.follow('https://small.example', ['cdn.example', 'Img.Example.', '"bad']);
+    expect(r.viaProxy('https://cdn.example')).toBe(false);
+    expect(r.viaProxy('https://img.example')).toBe(false);
+    expect(last(pacs)).toContain('"cdn.example":1');
+    await r.follow('https://unknown.example', ['other.example']);
+    expect(r.viaProxy('https://other.example')).toBe(true);
+    await r.decision('https://big.example', true);
+    await r.follow('https://big.example', ['cdn.example']);
+    expect(r.viaProxy('https://cdn.example')).toBe(true);
   });
 
   it('starts from the routes the host remembers, and sends everything with "all"', async () => {
     const { r, pacs } = router();
     await r.setPaused(false);
-    await r.statusChanged(status({ routes: ['news.example'] }));
-    expect(last(pacs)).toContain('"news.example":1');
+    await r.statusChanged(status({ routes: ['news.example'], direct: ['tiny.example'] }));
+    expect(last(pacs)).toContain('"tiny.example":1');
+    expect(r.viaProxy('https://news.example')).toBe(true);
+    expect(r.viaProxy('https://tiny.example')).toBe(false);
     await r.setRoute('all');
     expect(last(pacs)).toContain('var ALL = true');
     expect(r.viaProxy('https://anything.example')).toBe(true);
+    expect(r.viaProxy('https://tiny.example')).toBe(true);
     await r.setRoute('off');
     expect(last(pacs)).toBeNull();
   });
@@ -89,7 +116,8 @@ describe('ProxyRouter', () => {
     await new Promise((res) => setTimeout(res, 0));
     await r.sync();
     expect(r.view().fallback).toBeNull();
-    expect(last(pacs)).toContain('news.example');
+    expect(last(pacs)).not.toBeNull();
+    expect(r.viaProxy('https://news.example')).toBe(true);
   });
 
   it('keeps the proxy out while tests fail, retrying', async () => {
@@ -115,6 +143,30 @@ describe('ProxyRouter', () => {
     expect(r.auth('2', false, relay)).toBeNull(); // a site's own 401
     expect(r.auth('3', true, { host: '127.0.0.1', port: 40001 })).toBeNull();
     expect(r.auth('4', true, { host: 'proxy.example', port: 8443 })).toBeNull();
+  });
+
+  it('keeps hosts the proxy could not reach DIRECT, whatever their decisions say', async () => {
+    const { r, pacs } = router();
+    await r.setPaused(false);
+    await r.statusChanged(status({ unreachable: ['intranet.example'] }));
+    await r.decision('https://intranet.example', true);
+    expect(r.viaProxy('https://intranet.example')).toBe(false);
+    expect(last(pacs)).toContain('"intranet.example":1');
+    // A new host process knows nothing of it: the host goes back to the relay.
+    await r.statusChanged(status());
+    expect(r.viaProxy('https://intranet.example')).toBe(true);
+  });
+
+  it('says which decisions are worth the relay', () => {
+    const size = (known: boolean) => ({ known, median: known ? 20_000 : null, p90: null, samples: known ? 1 : 0, source: '' });
+    expect(worthRelay({ multipath: true, theta1: 0, size: size(true) })).toBe(true);
+    // Never seen: the relay holds it on WiFi until θ1, and a large page gets its subflow.
+    expect(worthRelay({ multipath: false, theta1: 400_000, size: size(false) })).toBe(true);
+    expect(worthRelay({ multipath: false, theta1: 400_000 })).toBe(true);
+    // Known to stay under θ1, or θ1 never (a site rule, a pause, a cap, h3): DIRECT.
+    expect(worthRelay({ multipath: false, theta1: 400_000, size: size(true) })).toBe(false);
+    expect(worthRelay({ multipath: false, theta1: null, size: size(false) })).toBe(false);
+    expect(worthRelay({ multipath: false, theta1: null })).toBe(false);
   });
 
   it('routes nothing without a relay (host gone)', async () => {

@@ -132,8 +132,21 @@ const memoryTimeout = 200 * time.Millisecond
 // Decide decides for one navigation and carries the decision out. The only error is a model that could not be
 // loaded (PROTOCOL.md policy_unavailable); everything else that is missing is an input the model goes without.
 func (d *Decider) Decide(ctx context.Context, r Request) (Decision, error) {
+	return d.decide(ctx, r, true)
+}
+
+// Tunnel decides for a connection to origin that no navigation was decided for: a proxy tunnel the relay opens for
+// a host the browser reached before (or without) a decide, such as a site's first request or a page's third party.
+// It is the same computation as Decide with no path (the origin's loads, else the user's loads elsewhere, else the
+// prior), under the pause, but it neither carries the decision into the kernel (the relay hands the helper the
+// tunnel's own connection) nor reads the cellular counter (no load is reported against it).
+func (d *Decider) Tunnel(ctx context.Context, origin, paused string) (Decision, error) {
+	return d.decide(ctx, Request{Origin: origin, Tab: -1, Nav: "tunnel", Paused: paused}, false)
+}
+
+func (d *Decider) decide(ctx context.Context, r Request, carry bool) (Decision, error) {
 	if d.cfg.Fixed != nil {
-		return d.fixed(ctx, r)
+		return d.fixed(ctx, r, carry)
 	}
 	p := d.cfg.Params
 	if p == nil {
@@ -144,7 +157,7 @@ func (d *Decider) Decide(ctx context.Context, r Request) (Decision, error) {
 		class = store.PathClass(r.Path)
 	}
 	var rx *int64
-	if d.cfg.Links != nil {
+	if d.cfg.Links != nil && carry {
 		if n, ok := d.cfg.Links.CellRx(); ok {
 			rx = &n
 		}
@@ -167,7 +180,7 @@ func (d *Decider) Decide(ctx context.Context, r Request) (Decision, error) {
 	}
 	dec.PathClass, dec.CellRxStart = class, rx
 	dec.pause(r.Paused)
-	if d.cfg.Actuator != nil {
+	if d.cfg.Actuator != nil && carry {
 		d.cfg.Actuator.Carry(ctx, &dec)
 	}
 	return dec, nil
@@ -216,7 +229,7 @@ func FromModel(r Request, in model.Input, out model.Output) Decision {
 }
 
 // fixed decides by the fixed policy file.
-func (d *Decider) fixed(ctx context.Context, r Request) (Decision, error) {
+func (d *Decider) fixed(ctx context.Context, r Request, carry bool) (Decision, error) {
 	snap, err := d.cfg.Fixed.Snapshot()
 	if err != nil {
 		return Decision{}, err
@@ -229,7 +242,7 @@ func (d *Decider) fixed(ctx context.Context, r Request) (Decision, error) {
 		Input: model.Input{Origin: r.Origin},
 	}
 	dec.pause(r.Paused)
-	if d.cfg.Actuator != nil {
+	if d.cfg.Actuator != nil && carry {
 		d.cfg.Actuator.Carry(ctx, &dec)
 	}
 	return dec, nil

@@ -24,7 +24,13 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 	if err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodePolicyUnavailable, "%v", err))
 	}
-	s.proxy.route(d.Origin, relayPolicy(dec)) // proxy.go: the relay applies it to the origin's tunnels
+	if dec.Paused == "" {
+		s.proxy.route(d.Origin, relayRoute(dec)) // proxy.go: the relay applies it to the origin's tunnels
+	} else {
+		// A pause says nothing of the site: its tunnels are decided at run time, single path while the pause
+		// lasts and by the model after it, and the host does not stay DIRECT once multipath is back.
+		s.proxy.forget(d.Origin)
+	}
 	body := dec.Body()
 	s.decisions.Add(1)
 	meta := store.DecisionMeta{PathClass: dec.PathClass, Basis: string(dec.Basis), CellRxStart: dec.CellRxStart}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,12 @@ type ProxyStatus struct {
 	Stats      relay.Stats   `json:"stats"`
 	Usage      []relay.Usage `json:"usage"`
 	Routes     []string      `json:"routes"`
+	// Direct are the hosts whose latest decision says multipath would not pay (θ1 never, or a known size below
+	// θ1): the extension's PAC sends them DIRECT and every other https host through the relay.
+	Direct []string `json:"direct"`
+	// Unreachable are the hosts the proxy answered with an error of its own (a name only the user's network
+	// resolves): DIRECT whatever their decisions say, for this host process.
+	Unreachable []string `json:"unreachable"`
 }
 
 // RelayAccess is where the browser reaches the relay and the credentials it answers the relay's 407 with.
@@ -72,14 +79,16 @@ type proxyHub struct {
 	relay    *relay.Relay
 	err      string // why there is no relay although settings exist
 	errSince int64
-	routes   map[string]relay.Policy // host -> its origin's (or its page's) decision
-	order    []string                // routes, oldest first
-	cellular func(netip.Addr) bool
-	pushes   chan any
+	routes   map[string]hubRoute // host -> its origin's (or its page's) decision
+	order    []string            // routes, oldest first
+	// unreachable are hosts the proxy could not reach, oldest first, at most maxRoutes.
+	unreachable []string
+	cellular    func(netip.Addr) bool
+	pushes      chan any
 }
 
 func newProxyHub(s *Server) *proxyHub {
-	h := &proxyHub{s: s, file: ProxyConfigPath(), routes: map[string]relay.Policy{}, pushes: make(chan any, 4)}
+	h := &proxyHub{s: s, file: ProxyConfigPath(), routes: map[string]hubRoute{}, pushes: make(chan any, 4)}
 	if up, err := ReadProxyConfig(h.file); err == nil {
 		h.start(up)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -151,7 +160,13 @@ func (h *proxyHub) start(up relay.Upstream) {
 		Conn:     h.conn,
 		Cellular: h.isCellular,
 		OnState:  func(relay.State) { h.push() },
-		Log:      h.s.log,
+		// A site the proxy cannot reach goes DIRECT from the next request on (the extension's PAC reads direct).
+		Unreachable: func(host string, status int) {
+			h.s.log.Info("site unreachable through the proxy; DIRECT from now on", "host", host, "status", status)
+			h.markUnreachable(host)
+			h.push()
+		},
+		Log: h.s.log,
 	})
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -171,12 +186,52 @@ func (h *proxyHub) isCellular(a netip.Addr) bool {
 	return f != nil && f(a)
 }
 
-// policy is the relay's decision lookup: the host's own entry.
+// hubRoute is a host's decision on the proxy leg.
+type hubRoute struct {
+	policy relay.Policy
+	// direct: the decision says multipath would not pay there, so the extension keeps the host off the relay.
+	direct bool
+}
+
+// tunnelBudget bounds the decision for a tunnel to a host without one: the store reads' own bound
+// (decide.memoryTimeout, 200 ms) and the model's evaluation, well inside the helper's need, which is only to have
+// the policy before the tunnel has received θ1 bytes.
+const tunnelBudget = 300 * time.Millisecond
+
+// policy is the relay's decision lookup: the host's own entry (its origin's decision, or its page's), else the
+// decision pipeline's for a connection to that host of unknown size (decide.Tunnel): the PAC sends every https host
+// here, most of them before or without a decision of their own.
 func (h *proxyHub) policy(host string) (relay.Policy, bool) {
+	if p, ok := h.known(host); ok {
+		return p, true
+	}
+	dec := h.s.dec
+	if dec == nil {
+		return relay.Policy{}, false
+	}
+	h.s.paused.mu.Lock()
+	paused := h.s.paused.why
+	h.s.paused.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), tunnelBudget)
+	defer cancel()
+	origin := "https://" + host
+	if strings.Contains(host, ":") {
+		origin = "https://[" + host + "]" // an IPv6 literal, as origins spell it (the CONNECT host has no brackets)
+	}
+	d, err := dec.Tunnel(ctx, origin, paused)
+	if err != nil {
+		h.s.log.Warn("no decision for a tunnel: single path", "host", host, "err", err)
+		return relay.Policy{}, false
+	}
+	return relayPolicy(d), true
+}
+
+// known is the host's own entry: the decision of its origin or of a page it served, this session or from the log.
+func (h *proxyHub) known(host string) (relay.Policy, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	p, ok := h.routes[host]
-	return p, ok
+	r, ok := h.routes[host]
+	return r.policy, ok
 }
 
 // conn carries a tunnel's decision to the helper for its own connection.
@@ -195,15 +250,41 @@ func (h *proxyHub) conn(ctx context.Context, local, remote netip.AddrPort, p rel
 }
 
 // route records an origin's decision for its host, so that the relay applies it to the origin's tunnels.
-func (h *proxyHub) route(origin string, p relay.Policy) {
+func (h *proxyHub) route(origin string, r hubRoute) {
 	u, err := url.Parse(origin)
 	if err != nil || u.Hostname() == "" {
 		return
 	}
-	h.setRoute(strings.ToLower(u.Hostname()), p)
+	h.setRoute(strings.ToLower(u.Hostname()), r)
 }
 
-func (h *proxyHub) setRoute(host string, p relay.Policy) {
+// markUnreachable records a host the proxy could not reach.
+func (h *proxyHub) markUnreachable(host string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.unreachable = slices.DeleteFunc(h.unreachable, func(x string) bool { return x == host })
+	h.unreachable = append(h.unreachable, host)
+	if len(h.unreachable) > maxRoutes {
+		h.unreachable = h.unreachable[1:]
+	}
+}
+
+// forget drops an origin's route: its tunnels are decided at run time again.
+func (h *proxyHub) forget(origin string) {
+	u, err := url.Parse(origin)
+	if err != nil {
+		return
+	}
+	host := strings.ToLower(u.Hostname())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.routes[host]; ok {
+		delete(h.routes, host)
+		h.order = slices.DeleteFunc(h.order, func(x string) bool { return x == host })
+	}
+}
+
+func (h *proxyHub) setRoute(host string, p hubRoute) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.routes[host]; !ok {
@@ -231,18 +312,22 @@ func (h *proxyHub) warm(db *store.Store) {
 		return
 	}
 	for i := len(ds) - 1; i >= 0; i-- {
-		h.route(ds[i].Origin, loggedPolicy(ds[i]))
+		if _, paused := ds[i].Inputs["paused"]; !paused {
+			h.route(ds[i].Origin, loggedPolicy(ds[i]))
+		}
 	}
 }
 
-// loggedPolicy is a logged decision's policy on the proxy leg, as relayPolicy makes it for a fresh one: a
-// cellular subflow once a tunnel has received θ1 bytes, never when θ1 is never.
-func loggedPolicy(d protocol.Decision) relay.Policy {
-	p := relay.Policy{Multipath: d.Theta1 != nil}
-	if d.Theta1 != nil {
-		p.Theta1, p.Theta2 = *d.Theta1, d.Theta2
+// loggedPolicy is a logged decision's route on the proxy leg, as relayRoute makes it for a fresh one: a cellular
+// subflow once a tunnel has received θ1 bytes, never when θ1 is never.
+func loggedPolicy(d protocol.Decision) hubRoute {
+	_, known := d.Inputs["predicted_size_bytes"]
+	theta1 := d.Theta1
+	p := relay.Policy{Multipath: theta1 != nil}
+	if theta1 != nil {
+		p.Theta1, p.Theta2 = *theta1, d.Theta2
 	}
-	return p
+	return hubRoute{policy: p, direct: theta1 == nil || (!d.Multipath && known)}
 }
 
 // follow gives a page's other hosts (those peers let follow it) the page origin's decision, as the kernel's
@@ -253,13 +338,15 @@ func (h *proxyHub) follow(origin string, hosts []string) {
 	if err != nil {
 		return
 	}
-	page, ok := h.policy(strings.ToLower(u.Hostname()))
+	h.mu.Lock()
+	page, ok := h.routes[strings.ToLower(u.Hostname())]
+	h.mu.Unlock()
 	if !ok {
 		return
 	}
 	for _, host := range hosts {
 		if _, ok := relay.Target(host + ":443"); ok {
-			if cur, had := h.policy(host); had && !sameRelayPolicy(cur, page) {
+			if cur, had := h.known(host); had && !sameRelayPolicy(cur, page.policy) {
 				continue
 			}
 			h.setRoute(host, page)
@@ -275,14 +362,21 @@ func sameRelayPolicy(a, b relay.Policy) bool {
 func (h *proxyHub) status() ProxyStatus {
 	h.mu.Lock()
 	r, errText, errSince := h.relay, h.err, h.errSince
-	routes := make([]string, 0, len(h.routes))
+	routes, direct := make([]string, 0, len(h.routes)), []string{}
 	for _, host := range h.order {
-		if h.routes[host].Multipath {
+		switch r := h.routes[host]; {
+		case r.direct:
+			direct = append(direct, host)
+		case r.policy.Multipath:
 			routes = append(routes, host)
 		}
 	}
+	unreachable := slices.Clone(h.unreachable)
+	if unreachable == nil {
+		unreachable = []string{}
+	}
 	h.mu.Unlock()
-	st := ProxyStatus{File: h.file, Routes: routes, Usage: []relay.Usage{}}
+	st := ProxyStatus{File: h.file, Routes: routes, Direct: direct, Unreachable: unreachable, Usage: []relay.Usage{}}
 	switch {
 	case r != nil:
 		up := r.Upstream()
@@ -444,11 +538,19 @@ func (c *actuatorClient) call(ctx context.Context, req actuate.Request) string {
 	return "unavailable: " + err.Error()
 }
 
-// relayPolicy is a decision as the proxy leg carries it out, with θ1 as the helper must still enforce it.
+// relayPolicy is a decision as the proxy leg carries it out: θ1 as the helper must still enforce it on each
+// tunnel, as for direct MPTCP. For a site never seen that is the model's θ1 under the size prior, which waits
+// past a warm-cache page (about 128 kB on the seeds' links) and gives a large page its subflow soon after.
 func relayPolicy(d decide.Decision) relay.Policy {
 	p := relay.Policy{Multipath: d.Theta1 != nil}
 	if d.Theta1 != nil {
 		p.Theta1, p.Theta2 = *d.Theta1, d.Theta2
 	}
 	return p
+}
+
+// relayRoute is a decision's route on the proxy leg: its policy, and DIRECT when multipath would not pay there
+// (θ1 never, or a known size below θ1), as the extension's worthRelay says.
+func relayRoute(d decide.Decision) hubRoute {
+	return hubRoute{policy: relayPolicy(d), direct: d.Theta1 == nil || (!d.Multipath && d.Size.Known)}
 }

@@ -63,7 +63,8 @@ const (
 type Config struct {
 	Upstream Upstream
 	// Policy returns the decision for a CONNECT host (lower case, punycode, IP literal without brackets), and
-	// whether there is one. Without one the tunnel is single path.
+	// whether there is one; the host's answers every host, deciding at run time for one without a decision of its
+	// own. Without one the tunnel is single path. It may take the model's time: it runs beside the tunnel's TLS.
 	Policy func(host string) (Policy, bool)
 	// Conn asks the helper to apply p to the upstream connection local -> remote and says what happened ("ok",
 	// "not_configured", "refused: ..."). nil: no helper.
@@ -74,8 +75,16 @@ type Config struct {
 	Count func(host string, cell, other uint64)
 	// OnState is called (on its own goroutine) whenever the proxy's state changes.
 	OnState func(State)
-	Budget  time.Duration // DefaultBudget when 0
-	Log     *slog.Logger
+	// Unreachable is called (on its own goroutine) when the proxy answered a CONNECT to host with an error of its
+	// own (Squid's 503: a name only the user's network resolves, an intranet address), so that the browser sends
+	// the host DIRECT from then on: the browser shows the relay's 502 for this one request, since a reset would
+	// make Chromium set the relay aside for every site for minutes.
+	Unreachable func(host string, status int)
+	Budget      time.Duration // DefaultBudget when 0
+	// SpareIdle is how long a spare connection to the proxy (TLS done, for the next tunnel) is kept unused:
+	// DefaultSpareIdle when 0, no spare at all when negative.
+	SpareIdle time.Duration
+	Log       *slog.Logger
 	// Listen is the relay's address; "" means 127.0.0.1:0.
 	Listen string
 }
@@ -109,6 +118,8 @@ type Relay struct {
 	wg      sync.WaitGroup
 	conns   map[net.Conn]struct{}
 	closed  bool
+	spare   *spare // spare.go
+	filling bool   // a spare is being made
 }
 
 // Usage is what one origin's tunnels carried.
@@ -126,6 +137,9 @@ func Start(cfg Config) (*Relay, error) {
 	}
 	if cfg.Budget <= 0 {
 		cfg.Budget = DefaultBudget
+	}
+	if cfg.SpareIdle == 0 {
+		cfg.SpareIdle = DefaultSpareIdle
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -256,6 +270,7 @@ func (r *Relay) Close() error {
 		c.Close()
 	}
 	r.mu.Unlock()
+	r.dropSpare()
 	err := r.ln.Close()
 	r.wg.Wait()
 	return err
@@ -416,6 +431,10 @@ func (r *Relay) handle(c net.Conn) {
 		if errors.As(err, &se) && se.status != http.StatusProxyAuthRequired {
 			// The proxy is up and answered for this origin (e.g. 503: the site is unreachable from it): say so.
 			r.setState("up", "the proxy answers", se.software)
+			r.refill()
+			if r.cfg.Unreachable != nil && se.status >= 500 {
+				go r.cfg.Unreachable(host, se.status)
+			}
 			respond(c, http.StatusBadGateway, "X-MPSurf-Proxy-Status: "+fmt.Sprint(se.status)+"\r\nConnection: close\r\n")
 			c.Close()
 			return
@@ -425,6 +444,7 @@ func (r *Relay) handle(c net.Conn) {
 		return
 	}
 	r.setState("up", "the proxy answers", "")
+	r.refill() // the next tunnel, likely within seconds, skips the handshakes
 	if buffered := br.Buffered(); buffered > 0 {
 		// Bytes the browser sent after its CONNECT head belong to the tunnel.
 		pending, _ := br.Peek(buffered)
@@ -504,12 +524,29 @@ func softwareOf(err error) string {
 
 // dial opens a tunnel to host:443 through the proxy within ctx: MPTCP, TLS (pinned or verified), CONNECT with
 // the user's credentials. It returns the tunnel and the raw MPTCP socket under it.
+//
+// A spare connection (spare.go) stands in for the MPTCP and TLS handshakes when there is one; one the proxy has
+// closed meanwhile fails its CONNECT without an answer, and the tunnel dials afresh within what is left of ctx.
+// The caller has the next spare made once the proxy answered (refill).
 func (r *Relay) dial(ctx context.Context, host string) (net.Conn, *net.TCPConn, error) {
+	target := net.JoinHostPort(host, "443")
+	if conn, raw := r.takeSpare(); conn != nil {
+		r.applyPolicy(raw, host)
+		_, err := r.request(ctx, conn, target, true)
+		var se *statusError
+		if err == nil {
+			return conn, raw, nil
+		}
+		conn.Close()
+		if errors.As(err, &se) || ctx.Err() != nil {
+			return nil, nil, err // the proxy's own answer, or no time left: as a fresh connection would have it
+		}
+		r.cfg.Log.Debug("spare connection gone stale; dialling", "err", err)
+	}
 	conn, raw, err := r.connectThen(ctx, func(raw *net.TCPConn) { r.applyPolicy(raw, host) })
 	if err != nil {
 		return nil, nil, err
 	}
-	target := net.JoinHostPort(host, "443")
 	if _, err := r.request(ctx, conn, target, true); err != nil {
 		conn.Close()
 		return nil, nil, err
@@ -661,8 +698,10 @@ func (r *Relay) applyPolicy(raw *net.TCPConn, host string) {
 	local, remote := raw.LocalAddr().(*net.TCPAddr).AddrPort(), raw.RemoteAddr().(*net.TCPAddr).AddrPort()
 	local = netip.AddrPortFrom(local.Addr().Unmap(), local.Port())
 	remote = netip.AddrPortFrom(remote.Addr().Unmap(), remote.Port())
-	p, _ := r.policy(host)
 	go func() {
+		// The lookup too: for a host without a decision it runs the model (Config.Policy), and the tunnel's
+		// TLS and CONNECT go on meanwhile.
+		p, _ := r.policy(host)
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		res := r.cfg.Conn(ctx, local, remote, p)

@@ -12,10 +12,12 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"syscall"
 	"testing"
@@ -232,9 +234,23 @@ func TestRelayPassesTheProxysRefusalOfASite(t *testing.T) {
 	addr, pin := upstreamDouble(t, func(c net.Conn, req *http.Request) {
 		io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nServer: squid/5.7\r\nContent-Length: 0\r\n\r\n")
 	})
-	r := startRelay(t, addr, pin)
+	told := make(chan string, 1)
+	r, err := Start(Config{Upstream: Upstream{Addr: addr, User: "u", Password: "p", Pin: pin},
+		Unreachable: func(host string, status int) { told <- fmt.Sprint(host, " ", status) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
 	if code, err, _ := browserConnect(t, r, true); code != http.StatusBadGateway {
 		t.Fatalf("got %d %v, want 502", code, err)
+	}
+	select {
+	case got := <-told:
+		if got != "site.example 503" {
+			t.Errorf("told %q", got)
+		}
+	case <-time.After(3 * time.Second):
+		t.Error("nobody was told the site is unreachable through the proxy")
 	}
 	if st := r.State(); st.State != "up" || st.Software != "squid/5.7" {
 		t.Fatalf("state %+v: the proxy answered, so it is up", st)
@@ -272,5 +288,48 @@ func TestProbeNeedsSettings(t *testing.T) {
 	res := Probe(context.Background(), Config{Upstream: Upstream{Addr: "nope"}}, "", time.Second)
 	if res.OK || res.Stage != "connect" || !strings.Contains(res.Detail, "host:port") {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// Deciding for a host without a decision runs the model and reads the store (host: proxyHub.policy): the tunnel's
+// TLS and CONNECT go on meanwhile, and the helper gets the decision when it is there.
+func TestRelayDoesNotWaitForTheDecision(t *testing.T) {
+	addr, pin := upstreamDouble(t, func(c net.Conn, req *http.Request) {
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n")
+		io.Copy(c, c)
+	})
+	const slow = 600 * time.Millisecond
+	type applied struct {
+		p  Policy
+		at time.Time
+	}
+	got := make(chan applied, 1)
+	r, err := Start(Config{
+		Upstream: Upstream{Addr: addr, User: "u", Password: "p", Pin: pin},
+		Policy: func(host string) (Policy, bool) {
+			time.Sleep(slow)
+			return Policy{Multipath: host == "site.example", Theta1: 1_116_680}, true
+		},
+		Conn: func(_ context.Context, _, _ netip.AddrPort, p Policy) string {
+			got <- applied{p, time.Now()}
+			return "ok"
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	start := time.Now()
+	code, err, took := browserConnect(t, r, true)
+	if code != http.StatusOK || took >= slow {
+		t.Fatalf("tunnel %d %v after %v: it waited for the decision (%v)", code, err, took, slow)
+	}
+	select {
+	case a := <-got:
+		if !a.p.Multipath || a.p.Theta1 != 1_116_680 || a.at.Sub(start) < slow {
+			t.Errorf("helper got %+v after %v", a.p, a.at.Sub(start))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the helper never got the tunnel's decision")
 	}
 }

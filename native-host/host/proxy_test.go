@@ -1,0 +1,204 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/mpsurf/mpsurf/native-host/decide"
+	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/relay"
+	"github.com/mpsurf/mpsurf/native-host/store"
+)
+
+func f64(x float64) *float64 { return &x }
+
+// seedLinks are seed 000's WiFi and LTE, measured, the radio idle.
+func seedLinks() decide.View {
+	return decide.View{
+		Primary:   &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: f64(50), DownBps: f64(7.04e6)},
+		Secondary: &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: f64(70), DownBps: f64(9.185e6)},
+		RRC:       &model.RRC{Tech: "lte", State: "idle"},
+	}
+}
+
+// givenServer is a host deciding with the real pipeline on given links and remembered sizes (g, changed between
+// requests to stand for different sites).
+func givenServer(t *testing.T, g *decide.Given) *Server {
+	t.Helper()
+	p, src, err := model.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := decide.New(decide.Config{Params: p, ParamsSource: src, Links: g, Memory: g})
+	return NewServer(policy.NewStore(policy.EmbeddedSource()), dec, nil, quietLog())
+}
+
+func decideFor(t *testing.T, s *Server, origin string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"origin": origin, "tab": 1, "nav": "1-1"})
+	if r := s.decide(protocol.Request{ID: 1, Type: "decide", Body: body}); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+}
+
+// Every host the PAC sends gets a policy: its decision's, else one decided at run time for a connection of unknown
+// size (θ1 above the small pages the user loads, so a small transfer stays on WiFi); the status lists the hosts the PAC should keep DIRECT.
+func TestRelayPolicies(t *testing.T) {
+	g := &decide.Given{Paths: seedLinks(), Proto: "h2"}
+	s := givenServer(t, g)
+
+	g.Sizes = store.History{Origin: []int64{20_000, 21_000}}
+	decideFor(t, s, "https://small.example")
+	g.Sizes = store.History{Origin: []int64{3_900_000, 4_000_000}}
+	decideFor(t, s, "https://large.example")
+	g.Sizes = store.History{Others: []int64{50_300, 20_300, 100_300, 3_900_000}}
+
+	st := s.proxy.status()
+	if !slices.Equal(st.Direct, []string{"small.example"}) || !slices.Equal(st.Routes, []string{"large.example"}) {
+		t.Fatalf("direct %v, routes %v", st.Direct, st.Routes)
+	}
+
+	tunnel, err := s.dec.Tunnel(context.Background(), "https://new.example", "")
+	if err != nil || tunnel.Theta1 == nil {
+		t.Fatalf("tunnel decision %+v, %v", tunnel, err)
+	}
+	for _, tc := range []struct {
+		host string
+		mp   bool
+		t1   func(int64) bool
+	}{
+		{"large.example", true, func(t1 int64) bool { return t1 < 3_900_000 }},
+		{"small.example", true, func(t1 int64) bool { return t1 > 21_000 }},
+		// Never decided: the model at run time, its θ1 above the small pages the user loads elsewhere.
+		{"new.example", true, func(t1 int64) bool { return t1 == *tunnel.Theta1 && t1 > 100_300 }},
+	} {
+		p, ok := s.proxy.policy(tc.host)
+		if !ok || p.Multipath != tc.mp || !tc.t1(p.Theta1) {
+			t.Errorf("%s: %+v, %v", tc.host, p, ok)
+		}
+	}
+	// Nothing decided for it was stored: the next decision, or the next tunnel, decides afresh.
+	if _, ok := s.proxy.known("new.example"); ok {
+		t.Error("a tunnel's run-time decision became a route")
+	}
+
+	// Paused: tunnels of hosts without a decision stay single path, and a decision under the pause drops the
+	// site's route rather than keep it DIRECT after the pause.
+	s.paused.mu.Lock()
+	s.paused.why = "user"
+	s.paused.mu.Unlock()
+	if p, ok := s.proxy.policy("new.example"); !ok || p.Multipath {
+		t.Errorf("paused: %+v", p)
+	}
+	decideFor(t, s, "https://small.example")
+	if _, ok := s.proxy.known("small.example"); ok || slices.Contains(s.proxy.status().Direct, "small.example") {
+		t.Error("a paused decision kept the route")
+	}
+}
+
+// A page's third parties take the page's route, unless they have one of their own that differs.
+func TestRelayFollow(t *testing.T) {
+	g := &decide.Given{Paths: seedLinks(), Proto: "h2", Sizes: store.History{Origin: []int64{20_000, 21_000}}}
+	s := givenServer(t, g)
+	decideFor(t, s, "https://small.example")
+	g.Sizes = store.History{Origin: []int64{3_900_000, 4_000_000}}
+	decideFor(t, s, "https://large.example")
+	s.proxy.follow("https://small.example", []string{"cdn.example", "large.example"})
+	if !slices.Equal(s.proxy.status().Direct, []string{"small.example", "cdn.example"}) {
+		t.Errorf("direct %v", s.proxy.status().Direct)
+	}
+	if p, _ := s.proxy.known("large.example"); p.Theta1 >= 3_900_000 {
+		t.Errorf("large.example took the small page's policy: %+v", p)
+	}
+}
+
+// Routes warmed from the log read the same as fresh ones.
+func TestLoggedPolicy(t *testing.T) {
+	th := func(n int64) *int64 { return &n }
+	for _, tc := range []struct {
+		name   string
+		d      protocol.Decision
+		want   relay.Policy
+		direct bool
+	}{
+		{"never seen: its θ1", protocol.Decision{Theta1: th(128_000),
+			Inputs: map[string]any{"basis": "prior"}}, relay.Policy{Multipath: true, Theta1: 128_000}, false},
+		{"known large", protocol.Decision{Theta1: th(0), Multipath: true,
+			Inputs: map[string]any{"basis": "measured", "predicted_size_bytes": 3_900_000.0}}, relay.Policy{Multipath: true}, false},
+		{"known small: DIRECT", protocol.Decision{Theta1: th(30_000),
+			Inputs: map[string]any{"basis": "measured", "predicted_size_bytes": 20_000.0}}, relay.Policy{Multipath: true, Theta1: 30_000}, true},
+		{"a rule's θ1 stands", protocol.Decision{Theta1: th(0), Multipath: true,
+			Inputs: map[string]any{"basis": "rule"}}, relay.Policy{Multipath: true}, false},
+		{"never: DIRECT", protocol.Decision{Inputs: map[string]any{"basis": "rule"}}, relay.Policy{}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := loggedPolicy(tc.d)
+			if !sameRelayPolicy(r.policy, tc.want) || r.direct != tc.direct {
+				t.Errorf("%+v direct %v, want %+v direct %v", r.policy, r.direct, tc.want, tc.direct)
+			}
+		})
+	}
+}
+
+// A site the proxy answered with an error of its own is listed for the PAC to keep DIRECT, whatever its decisions
+// say later, and the list is bounded.
+func TestRelayUnreachable(t *testing.T) {
+	g := &decide.Given{Paths: seedLinks(), Proto: "h2", Sizes: store.History{Origin: []int64{3_900_000, 4_000_000}}}
+	s := givenServer(t, g)
+	s.proxy.markUnreachable("intranet.example")
+	decideFor(t, s, "https://intranet.example")
+	st := s.proxy.status()
+	if !slices.Equal(st.Unreachable, []string{"intranet.example"}) || !slices.Contains(st.Routes, "intranet.example") {
+		t.Fatalf("unreachable %v, routes %v", st.Unreachable, st.Routes)
+	}
+	for i := range maxRoutes + 5 {
+		s.proxy.markUnreachable(fmt.Sprintf("h%d.example", i))
+	}
+	s.proxy.markUnreachable("h0.example") // again: now the newest
+	st = s.proxy.status()
+	if len(st.Unreachable) != maxRoutes || st.Unreachable[len(st.Unreachable)-1] != "h0.example" || slices.Contains(st.Unreachable, "intranet.example") {
+		t.Errorf("%d unreachable, last %q", len(st.Unreachable), st.Unreachable[len(st.Unreachable)-1])
+	}
+}
+
+// asked is Given's memory that notes which origins were looked up.
+type asked struct {
+	*decide.Given
+	origins []string
+}
+
+func (a *asked) History(ctx context.Context, origin, class string) (store.History, error) {
+	a.origins = append(a.origins, origin)
+	return a.Given.History(ctx, origin, class)
+}
+
+// A tunnel's run-time decision looks the site up under its origin as decisions are logged: an IPv6 literal in
+// brackets (the CONNECT host has none), a name as it is.
+func TestRelayTunnelOrigin(t *testing.T) {
+	g := &decide.Given{Paths: seedLinks(), Proto: "h2"}
+	mem := &asked{Given: g}
+	p, src, err := model.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(policy.NewStore(policy.EmbeddedSource()), decide.New(decide.Config{Params: p, ParamsSource: src, Links: g, Memory: mem}), nil, quietLog())
+	for _, host := range []string{"2001:db8::1", "10.0.0.7", "xn--bcher-kva.example"} {
+		if _, ok := s.proxy.policy(host); !ok {
+			t.Errorf("%s: no policy", host)
+		}
+	}
+	want := []string{"https://[2001:db8::1]", "https://10.0.0.7", "https://xn--bcher-kva.example"}
+	if !slices.Equal(mem.origins, want) {
+		t.Errorf("looked up %v, want %v", mem.origins, want)
+	}
+	for _, o := range mem.origins {
+		if n, err := protocol.NormalizeOrigin(o); err != nil || n != o {
+			t.Errorf("%s: normalised %q, %v", o, n, err)
+		}
+	}
+}
