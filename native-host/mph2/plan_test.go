@@ -97,6 +97,42 @@ func TestStep(t *testing.T) {
 	}
 }
 
+func TestStartSplit(t *testing.T) {
+	unknown := PathView{Cap: -1}
+	wifi := PathView{BW: 7.04 * mbit, RTT: 50 * time.Millisecond, Cap: -1}
+	lte := PathView{BW: 9.185 * mbit, RTT: 70 * time.Millisecond, Cap: -1}
+	for _, c := range []struct {
+		name               string
+		size               int64
+		primary, secondary PathView
+		want               int64
+	}{
+		{"no estimates: halves (§3.3)", 8_000_000, unknown, unknown, 4_000_000},
+		{"one rate unknown: halves", 8_000_001, wifi, unknown, 4_000_000},
+		// Eq. 1 as the scheduler uses it later: the seed's links, as in TestSplit.
+		{"estimates: Eq. 1", 8_000_000, wifi, lte, 3_481_149},
+		{"θ2 keeps the secondary's share within its cap", 8_000_000, wifi, with(lte, func(v *PathView) { v.Cap = 1_000_000 }), 7_000_000},
+		{"a cap above the share changes nothing", 8_000_000, wifi, with(lte, func(v *PathView) { v.Cap = 6_000_000 }), 3_481_149},
+		{"θ2 used up: no second request", 8_000_000, unknown, with(unknown, func(v *PathView) { v.Cap = 0 }), 8_000_000},
+		{"the secondary's share below MinChunk: no second request", MinChunk*2 - 1, unknown, unknown, MinChunk*2 - 1},
+		{"a share of exactly MinChunk is worth a request", MinChunk * 2, unknown, unknown, MinChunk},
+		// A primary that Eq. 1 gives nothing (its RTT alone outlasts the secondary's whole transfer) still asks
+		// first, for MinChunk.
+		{"the primary keeps MinChunk", 1_000_000, with(wifi, func(v *PathView) { v.RTT = 10 * time.Second }), lte, MinChunk},
+		{"a tiny object: all on the primary", 1000, unknown, unknown, 1000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := StartSplit(c.size, c.primary, c.secondary, MinChunk)
+			if d := got - c.want; d < -1 || d > 1 {
+				t.Errorf("StartSplit = %d, want %d", got, c.want)
+			}
+			if got < min(MinChunk, c.size) || got > c.size || (got < c.size && c.size-got < MinChunk) {
+				t.Errorf("split %d of %d leaves a share below MinChunk", got, c.size)
+			}
+		})
+	}
+}
+
 func with(v PathView, f func(*PathView)) PathView {
 	f(&v)
 	return v
