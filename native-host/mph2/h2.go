@@ -203,7 +203,7 @@ func (c *h2conn) get(req request, h handler) (stream, error) {
 		}
 	}
 	enc("accept-encoding", "identity") // byte offsets are of the representation as stored
-	enc("range", RangeHeader(req.start, req.end))
+	enc("range", RangeHeader(req.start, req.rangeEnd()))
 	if req.ifRange != "" {
 		enc("if-range", req.ifRange)
 	}
