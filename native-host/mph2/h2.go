@@ -311,8 +311,9 @@ func (s *h2stream) Cancel() {
 		return
 	}
 	s.ended = true
+	// Bytes the server sends on the stream from now on are counted as waste when they arrive (onData), not here:
+	// credit granted is not yet bytes sent.
 	delete(c.streams, s.id)
-	c.wasted.Add(s.granted - s.flow) // credit granted may still bring bytes nobody reads
 	c.mu.Unlock()
 	err := c.fr.WriteRSTStream(s.id, http2.ErrCodeCancel)
 	if err == nil {

@@ -221,6 +221,11 @@ func TestFetchKnownSizeIgnoresRanges(t *testing.T) {
 				if !strings.Contains(res.Fallback, "does not serve ranges") || res.Paths[1].Bytes != 0 || res.DupBytes != 0 {
 					t.Errorf("%+v", res)
 				}
+				// The secondary's answer sent no body byte before it was cancelled: nothing was wasted, however
+				// much credit its stream had been granted.
+				if !h1 && res.WasteBytes != 0 {
+					t.Errorf("%d bytes counted as waste", res.WasteBytes)
+				}
 				mu.Lock()
 				defer mu.Unlock()
 				for _, f := range failures {
