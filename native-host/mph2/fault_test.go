@@ -144,6 +144,11 @@ func TestFetchSizeMismatch(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	noneLeft(t, o.Out, o.Out+PartSuffix, o.Out+SidecarSuffix)
+	// The first response decides: no range of the object is asked for after it (12345 bytes are too few for the
+	// known-size start to send a second request before it).
+	if n := ts.ranges.Load(); n != 0 {
+		t.Errorf("%d range requests after the first response said the size was wrong", n)
+	}
 }
 
 // A digest that does not match removes the partial file and fails.
@@ -294,4 +299,27 @@ func TestFetchPriors(t *testing.T) {
 	if v := e.view(&pathState{spec: Path{Name: "c"}, c: &h1conn{}}); v.BW != 0 || v.RTT != 0 {
 		t.Errorf("a path without a prior: %+v", v)
 	}
+}
+
+// The primary's first request is never answered (its path goes silent before the first response): after
+// PathTimeout the primary is given up and the first request goes again over the secondary, which fetches the whole
+// object. Without a size there was nothing for the secondary to do, and the download waited for ever.
+func TestFetchFirstResponseNeverComes(t *testing.T) {
+	protos(t, func(t *testing.T, h1 bool) {
+		body := object(1<<20, 19)
+		ts := newTestServer(t, body, h1)
+		ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+			if isFirst(r) && clientIP(r) == "127.0.0.1" {
+				<-r.Context().Done() // until the client gives the path up
+				return true
+			}
+			return false
+		}
+		o := ts.options(t, 2)
+		o.PathTimeout = 500 * time.Millisecond
+		res := fetchOK(t, o, body)
+		if !strings.Contains(res.Paths[0].Error, "no data") || res.Paths[1].Bytes != int64(len(body)) {
+			t.Errorf("%+v", res.Paths)
+		}
+	})
 }
