@@ -27,7 +27,8 @@ type Options struct {
 	// Out is the final file. The download writes Out+PartSuffix and its sidecar until it is complete and checked.
 	Out string
 	// Size, when > 0, is the size the caller expects (the browser's Content-Length): a server that says otherwise
-	// fails the download before a byte is written.
+	// fails the download before a byte is written. Over two paths it also lets both ask at once (the known-size
+	// start, seed 003 §3.6).
 	Size int64
 	// Resume continues from Out's partial file when its sidecar matches URL; otherwise the download starts over.
 	Resume bool
