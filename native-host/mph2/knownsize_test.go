@@ -103,14 +103,20 @@ func TestFetchKnownSizePriors(t *testing.T) {
 	body := object(3<<20, 32)
 	size := int64(len(body))
 	ts := newTestServer(t, body, false)
+	tail := newSignal()
 	var mu sync.Mutex
 	var tailRange string
 	ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+		if isFirst(r) {
+			tail.wait() // a secondary that connects after the first response would split by Algorithm 1
+			return false
+		}
 		mu.Lock()
-		if !isFirst(r) && tailRange == "" {
+		if tailRange == "" {
 			tailRange = r.Header.Get("Range")
 		}
 		mu.Unlock()
+		tail.fire()
 		return false
 	}
 	o := ts.options(t, 2)
