@@ -748,6 +748,9 @@ func (e *engine) rangeHead(st *est, status int, h http.Header) error {
 	return err
 }
 
+// firstHead checks the first response to arrive, the first request's or the known-size start's tail's: it sets the
+// size, validators and whether ranges work, against which every later response is checked (rangeHead). An error
+// other than errCanceled ends the download.
 func (e *engine) firstHead(st *est, status int, h http.Header) error {
 	etag, lastMod := h.Get("ETag"), h.Get("Last-Modified")
 	if ce := h.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
