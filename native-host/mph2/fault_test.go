@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -266,14 +268,46 @@ func TestFetchGoAway(t *testing.T) {
 }
 
 // θ2: the secondary path is never given more than SecondaryCap bytes, however much faster it is.
+// With the size known, the secondary's first request is already within the cap.
 func TestFetchSecondaryCap(t *testing.T) {
-	body := object(3<<20, 17)
-	ts := newTestServer(t, body, false)
-	o := ts.options(t, 2)
-	o.SecondaryCap = 400 << 10
-	res := fetchOK(t, o, body)
-	if res.Paths[1].Bytes > o.SecondaryCap || res.Paths[1].Bytes == 0 {
-		t.Errorf("secondary carried %d bytes, cap %d", res.Paths[1].Bytes, o.SecondaryCap)
+	for _, known := range []bool{false, true} {
+		t.Run(map[bool]string{false: "size unknown", true: "size known"}[known], func(t *testing.T) {
+			body := object(3<<20, 17)
+			ts := newTestServer(t, body, false)
+			tail := newSignal()
+			var mu sync.Mutex
+			var firstRange string
+			ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+				if isFirst(r) {
+					if known {
+						tail.wait() // the secondary asks before the first response
+					}
+					return false
+				}
+				mu.Lock()
+				if firstRange == "" {
+					firstRange = r.Header.Get("Range")
+				}
+				mu.Unlock()
+				tail.fire()
+				return false
+			}
+			o := ts.options(t, 2)
+			o.SecondaryCap = 400 << 10
+			if known {
+				o.Size = int64(len(body))
+			}
+			res := fetchOK(t, o, body)
+			if res.Paths[1].Bytes > o.SecondaryCap || res.Paths[1].Bytes == 0 {
+				t.Errorf("secondary carried %d bytes, cap %d", res.Paths[1].Bytes, o.SecondaryCap)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var first, last int64
+			if _, err := fmt.Sscanf(firstRange, "bytes=%d-%d", &first, &last); err != nil || last-first+1 > o.SecondaryCap {
+				t.Errorf("the secondary's first request %q is beyond its cap (%v)", firstRange, err)
+			}
+		})
 	}
 }
 

@@ -186,12 +186,15 @@ func TestFetchKnownSizeIgnoresRanges(t *testing.T) {
 			t.Run(order, func(t *testing.T) {
 				ts := newTestServer(t, body, h1)
 				whole := serveWhole(body)
-				secondaryDone := newSignal()
+				secondaryDone, tailArrived := newSignal(), newSignal()
 				var mu sync.Mutex
 				var failures []string
 				fail := func(s string) { mu.Lock(); failures = append(failures, s); mu.Unlock() }
 				ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
 					first := isFirst(r)
+					if !first {
+						tailArrived.fire()
+					}
 					switch {
 					case order == "secondary first" && first:
 						// The secondary's 200 is read first: the client cancels it (its connection ends or
@@ -209,9 +212,13 @@ func TestFetchKnownSizeIgnoresRanges(t *testing.T) {
 						case <-time.After(holdWait):
 						}
 						return true
+					case first:
+						// The secondary has asked; the primary's 200 is read first.
+						if !tailArrived.wait() {
+							fail("the secondary did not ask before the first response")
+						}
 					case !first:
-						// The primary's 200 is read first: the secondary's request, not yet answered, is
-						// cancelled.
+						// The secondary's request, not yet answered, is cancelled after the primary's 200.
 						select {
 						case <-r.Context().Done():
 							return true
@@ -248,7 +255,13 @@ func TestFetchKnownSizeNoValidator(t *testing.T) {
 	protos(t, func(t *testing.T, h1 bool) {
 		body := object(1<<20, 35)
 		ts := newTestServer(t, body, h1)
+		tail := newSignal()
 		ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+			if isFirst(r) {
+				tail.wait() // the secondary asks before the first response
+			} else {
+				tail.fire()
+			}
 			http.ServeContent(w, r, "f.bin", time.Time{}, strings.NewReader(string(body)))
 			return true
 		}
@@ -268,9 +281,10 @@ func TestFetchKnownSizeObjectChanges(t *testing.T) {
 	protos(t, func(t *testing.T, h1 bool) {
 		oldBody, newBody := object(2<<20, 36), object(2<<20, 37)
 		ts := newTestServer(t, oldBody, h1)
-		answered := newSignal()
+		answered, tail := newSignal(), newSignal()
 		ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
 			if isFirst(r) {
+				tail.wait() // the secondary asks before the first response
 				ts.mu.Lock()
 				body, etag := ts.body, ts.etag
 				ts.mu.Unlock()
@@ -278,6 +292,7 @@ func TestFetchKnownSizeObjectChanges(t *testing.T) {
 				serveObject(w, r, body, etag)
 				return true
 			}
+			tail.fire()
 			answered.wait()
 			ts.mu.Lock()
 			ts.body, ts.etag = newBody, `"v2"`
