@@ -270,7 +270,11 @@ func (e *engine) connect(ctx context.Context, p *pathState, target string) (conn
 		return nil, err
 	}
 	if tc.ConnectionState().NegotiatedProtocol == "h2" {
-		return newH2(tc, e.u.Host, target, e.o.Header, e.o.PathTimeout)
+		c, err := newH2(tc, e.u.Host, target, e.o.Header, e.o.PathTimeout)
+		if err != nil {
+			return nil, err // not a nil *h2conn inside a non-nil conn: dial would close it
+		}
+		return c, nil
 	}
 	return newH1(e.u.String(), e.o.Header, func(ctx context.Context) (net.Conn, error) {
 		c, err := p.d.dialTLS(ctx)
