@@ -966,13 +966,8 @@ func (e *engine) onData(st *est, n int64, at time.Time) error {
 	e.dirty = true
 	if e.single || !e.otherPath(p) {
 		p.c.setCredit(maxCredit) // no work will move: nothing to hold back
-	} else if bw, ok := p.bw.Value(); ok {
-		if rtt := p.c.baseRTT(); rtt > 0 {
-			// Enough credit for the path to run at its rate: three bandwidth-delay products of the path without
-			// its queues (the rate measured under this very credit must not cap itself). Sized from the queued
-			// RTT instead, the credit would fill the queues it measures and grow without end.
-			p.c.setCredit(min(max(int64(3*bw*rtt.Seconds()), minCredit), maxCredit))
-		}
+	} else if c, ok := Credit(&p.bw, p.c.baseRTT()); ok {
+		p.c.setCredit(c)
 	}
 	if !e.single && e.size >= 0 && e.ranges {
 		for _, other := range e.alive() {

@@ -25,11 +25,8 @@ const (
 	initialWindow = 65535
 	// connWindow is the connection-level window kept open: large, because each stream is bounded on its own.
 	connWindow = 1 << 30
-	// defaultCredit is a stream's credit before the path's rate and RTT are known; minCredit and maxCredit
-	// bound it afterwards.
+	// defaultCredit is a stream's credit before the path's rate and RTT are known (Credit).
 	defaultCredit = 256 << 10
-	minCredit     = 192 << 10
-	maxCredit     = 16 << 20
 	// refillStep is how far a stream's credit may fall below its target before a WINDOW_UPDATE tops it up: one
 	// DATA frame of the default size, so the server always has nearly the whole target to send.
 	refillStep = 16384

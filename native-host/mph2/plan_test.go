@@ -184,3 +184,38 @@ func TestBandwidth(t *testing.T) {
 		t.Errorf("rate %f, want 2e6", v)
 	}
 }
+
+func TestCredit(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	// feed makes an estimate from n reads of 10 kB, gap apart.
+	feed := func(n int, gap time.Duration) *Bandwidth {
+		var b Bandwidth
+		b.Add(1, t0)
+		for i := 1; i <= n; i++ {
+			b.Add(10_000, t0.Add(time.Duration(i)*gap))
+		}
+		return &b
+	}
+	for _, c := range []struct {
+		name    string
+		bw      *Bandwidth
+		baseRTT time.Duration
+		want    int64 // 0: not sized yet
+	}{
+		// 100 kB read within 10 µs (20 GB/s): sized from it, the credit would be the 16 MiB maximum.
+		{"a burst read at once sizes nothing", feed(10, time.Microsecond), 50 * time.Millisecond, 0},
+		{"too few bytes at an honest rate", feed(10, 10*time.Millisecond), 50 * time.Millisecond, 0},
+		{"no RTT yet", feed(30, 10*time.Millisecond), 0, 0},
+		// 1 MB/s, 50 ms: 150 kB, below the minimum.
+		{"slow path: the minimum", feed(30, 10*time.Millisecond), 50 * time.Millisecond, minCredit},
+		{"three bandwidth-delay products", feed(30, 10*time.Millisecond), time.Second, 3_000_000},
+		{"never above the maximum", feed(30, 10*time.Microsecond), time.Second, maxCredit},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := Credit(c.bw, c.baseRTT)
+			if ok != (c.want > 0) || got != c.want {
+				t.Errorf("Credit = %d, %v; want %d", got, ok, c.want)
+			}
+		})
+	}
+}
