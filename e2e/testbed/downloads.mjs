@@ -8,7 +8,9 @@
 //   sp-wifi    one HTTP/2 connection over WiFi (mpsurf-host fetch --via wlan0) to the plain-TCP listener
 //   mp-always  one HTTP/2 connection over kernel MPTCP (fetch --mptcp) to the MPTCP listener; the in-kernel
 //              path manager adds the cellular subflow (testbed mode mp)
-//   mph2       MP-H2 over WiFi and cellular (fetch --via wlan0,wwan0) to the plain-TCP listener
+//   mph2       MP-H2 over WiFi and cellular (fetch --via wlan0,wwan0 --size N) to the plain-TCP listener; the size
+//              is given as the extension gives it (it hands over only downloads whose size Chrome knows), so both
+//              paths ask at once (seed 003 §3.6, MP-H2+FS)
 //   aria2      Debian's aria2c --multiple-interface=wlan0,wwan0 (HTTP/1.1 segments, two connections) to the
 //              plain-TCP listener
 import { execFile, execFileSync } from 'node:child_process';
@@ -56,7 +58,7 @@ async function downloadOnce(session, { mode, file, rep, runId, dir, cert }) {
       cmd = [hostBinary, 'fetch', `https://${host}${file.path}`, '--mptcp', ...fetchArgs];
       break;
     case 'mph2':
-      cmd = [hostBinary, 'fetch', `https://${host}:${TCP_PORT}${file.path}`, '--via', 'wlan0,wwan0', ...fetchArgs];
+      cmd = [hostBinary, 'fetch', `https://${host}:${TCP_PORT}${file.path}`, '--via', 'wlan0,wwan0', '--size', String(file.bytes), ...fetchArgs];
       break;
     case 'aria2':
       // aria2 has no resolver override and the testbed's names are in no DNS, so it asks for the server by

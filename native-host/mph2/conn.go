@@ -10,6 +10,17 @@ import (
 type request struct {
 	start, end int64
 	ifRange    string
+	// open asks the server for everything from start on while the stream still delivers only up to end: the end
+	// can then move up later (to the object's end, when the download goes single-path) without a second request.
+	open bool
+}
+
+// rangeEnd is the end the Range header names: -1 (to the object's end) for an open request.
+func (r request) rangeEnd() int64 {
+	if r.open {
+		return -1
+	}
+	return r.end
 }
 
 // handler receives one response. The connection calls head once, then data with the body bytes in order (never

@@ -5,9 +5,14 @@
 //
 //   - The primary path starts with a plain request for the whole object (Range: bytes=0-, so that the first
 //     response also says whether the server serves ranges) and learns the size from it; the secondary path then
-//     asks for the second half (§3.3). Both paths' connections are dialled at once; a size the caller knows
-//     beforehand (the browser's) is only checked against the server's, not yet used to start both requests at
-//     once (§3.6's MP-H2+FS is not implemented).
+//     asks for the second half (§3.3). Both paths' connections are dialled at once.
+//   - With the size known beforehand (Options.Size: the browser's, or a HEAD's), both paths ask at once (§3.6,
+//     MP-H2+FS): the primary's first request stops at a split made by Eq. 1 on whatever estimates exist (the
+//     priors; halves without them), and the secondary asks for the rest as soon as its connection is up, without
+//     waiting a primary round trip for the size. Whichever answer comes first is checked as the first response
+//     (size against Options.Size, ranges, validators) and the other against it. A wrong size fails the download
+//     before a byte is written; a server that ignores ranges, or gives no validator, leaves the primary's stream
+//     alone to the end, and the secondary's answer is dropped before it writes anything.
 //   - Each path's application-layer RTT is measured with HTTP/2 PING frames every 100 ms, a moving average of the
 //     last 5 (§3.4.1), and its bandwidth from a sample per 20 KB received, averaged over the last 500 KB
 //     (footnote 3). Chunk sizes follow Eq. 1.
@@ -28,8 +33,9 @@
 // in every move and in ranges left by an ended stream; only when the primary path is gone does the secondary
 // finish the file beyond it.
 //
-// Every range request after the first carries If-Range with the first response's strong validator; every response
-// is checked against the first (status, Content-Range, ETag, Last-Modified). A server that ignores ranges, a
+// Every range request after the first carries If-Range with the first response's strong validator (the
+// known-size start's secondary request cannot: no validator is known when it is sent); every response is checked
+// against the first (status, Content-Range, ETag, Last-Modified). A server that ignores ranges, a
 // representation that changes mid-way and a path that dies all end in a single-path download that never mixes
 // bytes of two representations. The file is written as NAME.mpsurf-part with a sidecar NAME.mpsurf-part.json
 // (validators and the ranges on disk), so a stopped download resumes or is removed and never looks complete; the

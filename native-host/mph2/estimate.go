@@ -91,6 +91,15 @@ func (b *Bandwidth) Add(n int64, now time.Time) {
 // Idle says no stream of the path is receiving now.
 func (b *Bandwidth) Idle() { b.active = false }
 
+// Bytes is how many bytes the estimate's samples cover.
+func (b *Bandwidth) Bytes() int64 {
+	var n int64
+	for _, s := range b.samples {
+		n += s.bytes
+	}
+	return n
+}
+
 // Value is the estimate in bytes per second, and false before the first sample.
 func (b *Bandwidth) Value() (float64, bool) {
 	var bytes int64
@@ -103,4 +112,27 @@ func (b *Bandwidth) Value() (float64, bool) {
 		return 0, false
 	}
 	return float64(bytes) / dur.Seconds(), true
+}
+
+// HTTP/2 flow-control credit per stream, once sized from the path's estimates (Credit).
+const (
+	minCredit = 192 << 10
+	maxCredit = 16 << 20
+	// creditEstimateBytes is how many bytes the bandwidth estimate must cover before it sizes the credit: the
+	// first samples can be one burst read at once (a loopback write, WiFi's aggregated frames, a socket buffer
+	// drained late) at many times the path's rate, and that rate times the RTT, granted, would commit the whole
+	// object to one stream, where no range end can move any more. Until then the default credit stays.
+	creditEstimateBytes = BandwidthWindow / 2
+)
+
+// Credit is the flow-control credit a path's streams keep ahead of what they received: enough for the path to run
+// at its rate, three bandwidth-delay products of the path without its queues (baseRTT, the smallest RTT seen: the
+// rate measured under this very credit must not cap itself; sized from the queued RTT, the credit would fill the
+// queues it measures and grow without end), within [minCredit, maxCredit]. False while the estimates cannot say.
+func Credit(bw *Bandwidth, baseRTT time.Duration) (int64, bool) {
+	rate, ok := bw.Value()
+	if !ok || baseRTT <= 0 || bw.Bytes() < creditEstimateBytes {
+		return 0, false
+	}
+	return min(max(int64(3*rate*baseRTT.Seconds()), minCredit), maxCredit), true
 }

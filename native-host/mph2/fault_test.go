@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -144,6 +146,11 @@ func TestFetchSizeMismatch(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	noneLeft(t, o.Out, o.Out+PartSuffix, o.Out+SidecarSuffix)
+	// The first response decides: no range of the object is asked for after it (12345 bytes are too few for the
+	// known-size start to send a second request before it).
+	if n := ts.ranges.Load(); n != 0 {
+		t.Errorf("%d range requests after the first response said the size was wrong", n)
+	}
 }
 
 // A digest that does not match removes the partial file and fails.
@@ -261,14 +268,46 @@ func TestFetchGoAway(t *testing.T) {
 }
 
 // θ2: the secondary path is never given more than SecondaryCap bytes, however much faster it is.
+// With the size known, the secondary's first request is already within the cap.
 func TestFetchSecondaryCap(t *testing.T) {
-	body := object(3<<20, 17)
-	ts := newTestServer(t, body, false)
-	o := ts.options(t, 2)
-	o.SecondaryCap = 400 << 10
-	res := fetchOK(t, o, body)
-	if res.Paths[1].Bytes > o.SecondaryCap || res.Paths[1].Bytes == 0 {
-		t.Errorf("secondary carried %d bytes, cap %d", res.Paths[1].Bytes, o.SecondaryCap)
+	for _, known := range []bool{false, true} {
+		t.Run(map[bool]string{false: "size unknown", true: "size known"}[known], func(t *testing.T) {
+			body := object(3<<20, 17)
+			ts := newTestServer(t, body, false)
+			tail := newSignal()
+			var mu sync.Mutex
+			var firstRange string
+			ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+				if isFirst(r) {
+					if known {
+						tail.wait() // the secondary asks before the first response
+					}
+					return false
+				}
+				mu.Lock()
+				if firstRange == "" {
+					firstRange = r.Header.Get("Range")
+				}
+				mu.Unlock()
+				tail.fire()
+				return false
+			}
+			o := ts.options(t, 2)
+			o.SecondaryCap = 400 << 10
+			if known {
+				o.Size = int64(len(body))
+			}
+			res := fetchOK(t, o, body)
+			if res.Paths[1].Bytes > o.SecondaryCap || res.Paths[1].Bytes == 0 {
+				t.Errorf("secondary carried %d bytes, cap %d", res.Paths[1].Bytes, o.SecondaryCap)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var first, last int64
+			if _, err := fmt.Sscanf(firstRange, "bytes=%d-%d", &first, &last); err != nil || last-first+1 > o.SecondaryCap {
+				t.Errorf("the secondary's first request %q is beyond its cap (%v)", firstRange, err)
+			}
+		})
 	}
 }
 
@@ -294,4 +333,27 @@ func TestFetchPriors(t *testing.T) {
 	if v := e.view(&pathState{spec: Path{Name: "c"}, c: &h1conn{}}); v.BW != 0 || v.RTT != 0 {
 		t.Errorf("a path without a prior: %+v", v)
 	}
+}
+
+// The primary's first request is never answered (its path goes silent before the first response): after
+// PathTimeout the primary is given up and the first request goes again over the secondary, which fetches the whole
+// object. Without a size there was nothing for the secondary to do, and the download waited for ever.
+func TestFetchFirstResponseNeverComes(t *testing.T) {
+	protos(t, func(t *testing.T, h1 bool) {
+		body := object(1<<20, 19)
+		ts := newTestServer(t, body, h1)
+		ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+			if isFirst(r) && clientIP(r) == "127.0.0.1" {
+				<-r.Context().Done() // until the client gives the path up
+				return true
+			}
+			return false
+		}
+		o := ts.options(t, 2)
+		o.PathTimeout = 500 * time.Millisecond
+		res := fetchOK(t, o, body)
+		if !strings.Contains(res.Paths[0].Error, "no data") || res.Paths[1].Bytes != int64(len(body)) {
+			t.Errorf("%+v", res.Paths)
+		}
+	})
 }

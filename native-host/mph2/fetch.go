@@ -27,7 +27,8 @@ type Options struct {
 	// Out is the final file. The download writes Out+PartSuffix and its sidecar until it is complete and checked.
 	Out string
 	// Size, when > 0, is the size the caller expects (the browser's Content-Length): a server that says otherwise
-	// fails the download before a byte is written.
+	// fails the download before a byte is written. Over two paths it also lets both ask at once (the known-size
+	// start, seed 003 §3.6).
 	Size int64
 	// Resume continues from Out's partial file when its sidecar matches URL; otherwise the download starts over.
 	Resume bool
@@ -127,6 +128,7 @@ type est struct {
 	start, end int64 // [start, end) wanted; end < 0 until the size is known
 	pos        int64 // next offset the engine expects
 	first      bool  // the download's first request
+	tail       bool  // the known-size start's secondary request, sent before any response was checked
 	sent       time.Time
 	lastData   time.Time
 	ended      bool
@@ -167,8 +169,13 @@ type engine struct {
 	file *os.File
 	part string
 
-	started  bool
-	size     int64
+	started bool
+	checked bool // a first response has been checked: size, validators and range support are known
+	size    int64
+	// split is where the known-size start divides the object (seed 003 §3.6, MP-H2+FS): the first request stops
+	// there and the secondary's starts there. 0 until planned, -1 when there is none.
+	split    int64
+	tailSent bool // the secondary's request of the known-size start has been sent
 	etag     string
 	lastMod  string
 	ifRange  string
@@ -263,7 +270,11 @@ func (e *engine) connect(ctx context.Context, p *pathState, target string) (conn
 		return nil, err
 	}
 	if tc.ConnectionState().NegotiatedProtocol == "h2" {
-		return newH2(tc, e.u.Host, target, e.o.Header, e.o.PathTimeout)
+		c, err := newH2(tc, e.u.Host, target, e.o.Header, e.o.PathTimeout)
+		if err != nil {
+			return nil, err // not a nil *h2conn inside a non-nil conn: dial would close it
+		}
+		return c, nil
 	}
 	return newH1(e.u.String(), e.o.Header, func(ctx context.Context) (net.Conn, error) {
 		c, err := p.d.dialTLS(ctx)
@@ -335,7 +346,13 @@ func (e *engine) run(ctx context.Context) (res Result, err error) {
 			case evConn:
 				err = e.onConn(ev)
 			case evHead:
-				ev.reply <- e.onHead(ev.st, ev.status, ev.h)
+				reply, fatal := e.onHead(ev.st, ev.status, ev.h)
+				ev.reply <- reply
+				if fatal != nil {
+					return e.result(), fatal
+				}
+				// The size may be known now: an idle path gets work at once rather than at the first data.
+				err = e.kick()
 			case evData:
 				err = e.onData(ev.st, ev.n, ev.at)
 			case evEnd:
@@ -430,12 +447,13 @@ func (e *engine) kick() error {
 		}
 		return fmt.Errorf("%w: %s", errNoPath, e.pathErrors())
 	}
+	e.startTail()
 	if !e.started {
 		// The first request goes to the primary path (seed 003 §3.3), waited for while it is still connecting.
 		if p0 := e.paths[0]; p0 != alive[0] && !p0.dead {
 			return nil
 		}
-		return e.open(alive[0], e.firstRequest(), true)
+		return e.open(alive[0], e.firstRequest(), roleFirst)
 	}
 	if e.size < 0 {
 		return nil // the first response has not said how large the object is
@@ -452,7 +470,7 @@ func (e *engine) kick() error {
 			} else {
 				e.orphans = e.orphans[1:]
 			}
-			if err := e.open(p, request{start: sp.Start, end: sp.End, ifRange: e.ifRange}, false); err != nil {
+			if err := e.open(p, request{start: sp.Start, end: sp.End, ifRange: e.ifRange}, roleRange); err != nil {
 				return nil // open has killed the path; its ranges are orphans again
 			}
 		}
@@ -482,7 +500,60 @@ func (e *engine) firstRequest() request {
 			return request{start: miss[0].Start, end: -1, ifRange: validatorOf(e.resume.ETag, e.resume.LastModified)}
 		}
 	}
-	return request{start: 0, end: -1}
+	// Open-ended, so that the first response says the size and whether ranges work; with a known-size start the
+	// stream stops at the split, and goes on to the end if the download turns single-path.
+	end := int64(-1)
+	switch {
+	case e.split > 0:
+		end = e.split
+	case e.size >= 0:
+		end = e.size // the tail's response was checked first and the download went single-path
+	}
+	return request{start: 0, end: end, open: true}
+}
+
+// plan decides the known-size start's split: only for a new download over two paths whose size the caller gave,
+// before anything was sent or checked, with both paths still there.
+func (e *engine) plan() int64 {
+	if e.o.Size <= 0 || e.resume != nil || len(e.paths) < 2 || e.started || e.checked || e.single {
+		return -1
+	}
+	p0, p1 := e.paths[0], e.paths[1]
+	if p0.dead || p1.dead {
+		return -1
+	}
+	secondary := e.estimate(p1)
+	secondary.Cap = e.room(p1)
+	split := StartSplit(e.o.Size, e.estimate(p0), secondary, MinChunk)
+	if split >= e.o.Size {
+		return -1
+	}
+	e.o.Log.Debug("known-size start", "size", e.o.Size, "split", split)
+	return split
+}
+
+// startTail sends the known-size start's second request (seed 003 §3.6, MP-H2+FS): the secondary path asks for
+// [split, size) as soon as its connection is up, instead of waiting for the primary's first response (one
+// primary round trip, and the primary's own handshake if it connects later) to learn the size. The response is
+// checked like the first one against the size given (see firstHead).
+func (e *engine) startTail() {
+	if e.split == 0 {
+		e.split = e.plan()
+	}
+	if e.split < 0 || e.tailSent {
+		return
+	}
+	p0, p1 := e.paths[0], e.paths[1]
+	if p0.dead || p1.dead || e.checked || e.single {
+		// Nothing sent on the secondary yet: the download goes on as without a known size.
+		e.split = -1
+		return
+	}
+	if p1.c == nil || p1.redial {
+		return
+	}
+	e.tailSent = true
+	e.open(p1, request{start: e.split, end: e.o.Size}, roleTail)
 }
 
 func validatorOf(etag, lastMod string) string {
@@ -502,9 +573,19 @@ func (e *engine) pathErrors() string {
 	return strings.Join(parts, "; ")
 }
 
+// role is what a request is for.
+type role int
+
+const (
+	roleRange role = iota // a range of a download whose first response has been checked
+	roleFirst             // the download's first request
+	roleTail              // the known-size start's request on the secondary path
+)
+
 // open sends a request on p. On failure the path is killed.
-func (e *engine) open(p *pathState, req request, first bool) error {
-	st := &est{p: p, start: req.start, end: req.end, pos: req.start, off: req.start, first: first, sent: time.Now()}
+func (e *engine) open(p *pathState, req request, r role) error {
+	first := r == roleFirst
+	st := &est{p: p, start: req.start, end: req.end, pos: req.start, off: req.start, first: first, tail: r == roleTail, sent: time.Now()}
 	st.lastData = st.sent
 	if first {
 		e.started = true
@@ -572,7 +653,8 @@ func (e *engine) open(p *pathState, req request, first bool) error {
 // unopened puts back the work of a request that could not be sent.
 func (e *engine) unopened(req request, first bool) {
 	if first {
-		e.started = false
+		e.started = false // sent again as it was: its range is nobody else's
+		return
 	}
 	if req.end >= 0 {
 		e.orphans = append(e.orphans, Span{req.start, req.end})
@@ -604,6 +686,14 @@ func (e *engine) endStream(st *est) {
 	if len(p.streams) == 0 {
 		p.bw.Idle()
 	}
+	if st.first && !e.checked {
+		// Ended before its response was checked (a dead path, GOAWAY): kick sends it again as it was.
+		e.started = false
+		if st.end >= 0 {
+			p.assigned -= st.end - st.pos
+		}
+		return
+	}
 	if st.end >= 0 && st.pos < st.end {
 		p.assigned -= st.end - st.pos
 		e.orphans = append(e.orphans, Span{st.pos, st.end})
@@ -612,13 +702,24 @@ func (e *engine) endStream(st *est) {
 	}
 }
 
-func (e *engine) onHead(st *est, status int, h http.Header) error {
+// onHead checks a response's status and headers before any of its body is written. reply goes back to the stream
+// (an error cancels it); fatal ends the download: the first response contradicts what was asked or expected.
+func (e *engine) onHead(st *est, status int, h http.Header) (reply, fatal error) {
 	if st.ended {
-		return errCanceled
+		return errCanceled, nil
 	}
-	if st.first {
-		return e.firstHead(st, status, h)
+	if !e.checked {
+		err := e.firstHead(st, status, h)
+		if err != nil && !errors.Is(err, errCanceled) {
+			return err, err
+		}
+		return err, nil
 	}
+	return e.rangeHead(st, status, h), nil
+}
+
+// rangeHead checks a response against the first one.
+func (e *engine) rangeHead(st *est, status int, h http.Header) error {
 	etag, lastMod := h.Get("ETag"), h.Get("Last-Modified")
 	switch status {
 	case http.StatusPartialContent:
@@ -651,25 +752,45 @@ func (e *engine) onHead(st *est, status int, h http.Header) error {
 	return err
 }
 
+// firstHead checks the first response to arrive, the first request's or the known-size start's tail's: it sets the
+// size, validators and whether ranges work, against which every later response is checked (rangeHead). An error
+// other than errCanceled ends the download.
 func (e *engine) firstHead(st *est, status int, h http.Header) error {
 	etag, lastMod := h.Get("ETag"), h.Get("Last-Modified")
 	if ce := h.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
 		// Ranges would count the encoded bytes, and the file would be the encoding, not the object.
 		return fmt.Errorf("the server sent the object with Content-Encoding %.40q although identity was asked for", ce)
 	}
+	if st.tail && status != http.StatusPartialContent {
+		// Sent on the size given beforehand, before any response said whether the server serves ranges: a 200 says
+		// it does not, another status that the size was wrong (416) or the request refused. The primary's
+		// response decides; this one writes nothing.
+		if status == http.StatusOK {
+			e.goSingle("the server does not serve ranges")
+			e.split = -1
+			e.drop(st)
+		} else {
+			e.endStream(st) // its range waits for the first response to say whether it exists
+		}
+		return errCanceled
+	}
 	var err error
+	last := int64(-1)
 	switch status {
 	case http.StatusPartialContent:
 		cr, perr := ParseContentRange(h.Get("Content-Range"))
 		if perr != nil || cr.First != st.start {
 			return fmt.Errorf("bad first response: %v", perr)
 		}
-		e.ranges = true
 		if cr.Complete < 0 {
+			if st.tail {
+				e.endStream(st) // nothing to check the size against: the primary's response decides
+				return errCanceled
+			}
 			e.goSingle("the server does not say the object's size")
-			return nil
 		}
-		e.size = cr.Complete
+		e.ranges = true
+		e.size, last = cr.Complete, cr.Last
 		if e.resume != nil && (etag != e.resume.ETag || lastMod != e.resume.LastModified || e.size != e.resume.Size) {
 			// If-Range should have made this a 200; a server that answers 206 anyway cannot be resumed safely.
 			e.restart(st, "the object changed since the partial download")
@@ -703,21 +824,17 @@ func (e *engine) firstHead(st *est, status int, h http.Header) error {
 	if e.o.Size > 0 && e.size >= 0 && e.size != e.o.Size {
 		return fmt.Errorf("the server says %d bytes, the browser expected %d", e.size, e.o.Size)
 	}
+	if st.tail && last < st.end-1 {
+		return fmt.Errorf("bad first response: %s for %s", h.Get("Content-Range"), RangeHeader(st.start, st.end))
+	}
+	e.checked = true
 	e.etag, e.lastMod = etag, lastMod
 	e.ifRange = validatorOf(etag, lastMod)
 	if e.digest, err = digestOf(h, status == http.StatusOK); err != nil {
 		e.o.Log.Warn("digest header ignored", "err", err)
 	}
-	if e.size >= 0 {
-		st.end = e.size
-		if e.resume != nil && status == http.StatusPartialContent {
-			// Resuming: this stream fills the first gap; the other gaps are work for any path.
-			miss := e.done.Missing(e.size)
-			st.end = miss[0].End
-			e.orphans = append(e.orphans, miss[1:]...)
-		}
-		st.p.assigned += st.end - st.start
-		st.s.SetLimit(st.end - st.start)
+	if !e.tailSent {
+		e.split = -1 // the secondary was not connected in time: it joins as without a known size
 	}
 	if !e.single && e.ifRange == "" {
 		e.goSingle("the server gives no validator (ETag or Last-Modified) to check ranges against")
@@ -725,11 +842,81 @@ func (e *engine) firstHead(st *est, status int, h http.Header) error {
 	if !e.single && len(e.o.Paths) < 2 {
 		e.single = true
 	}
+	if e.single {
+		e.solo()
+	}
+	if first := e.firstStream(); first != nil && e.split < 0 {
+		// No split (any more): the first stream runs to the end, or to the first gap when resuming.
+		end := e.size
+		if e.resume != nil && status == http.StatusPartialContent {
+			// Resuming: this stream fills the first gap; the other gaps are work for any path.
+			miss := e.done.Missing(e.size)
+			end = miss[0].End
+			e.orphans = append(e.orphans, miss[1:]...)
+		}
+		e.setEnd(first, end)
+	}
 	e.dirty = true
 	if e.o.OnStart != nil && e.restarts == 0 {
 		e.o.OnStart(e.size)
 	}
+	if st.ended {
+		return errCanceled // the tail, dropped by solo: the first stream carries its range
+	}
 	return nil
+}
+
+// solo leaves the first stream alone once the first response says the download is single-path: requests sent on
+// a size given beforehand are dropped before they write a byte, and the first stream, which asked for everything
+// from its start, is to deliver to the end (firstHead moves its end).
+func (e *engine) solo() {
+	for _, p := range e.paths {
+		for _, st := range append([]*est{}, p.streams...) {
+			if !st.first {
+				e.drop(st)
+			}
+		}
+	}
+	e.orphans = nil
+	e.split = -1
+}
+
+// firstStream is the download's first stream while it runs.
+func (e *engine) firstStream() *est {
+	for _, p := range e.paths {
+		for _, st := range p.streams {
+			if st.first {
+				return st
+			}
+		}
+	}
+	return nil
+}
+
+// setEnd moves a stream's range end (< 0: to the object's end, size unknown) and its limit with it.
+func (e *engine) setEnd(st *est, end int64) {
+	given := func(end int64) int64 {
+		if end < 0 {
+			return 0
+		}
+		return end - st.start
+	}
+	st.p.assigned += given(end) - given(st.end)
+	st.end = end
+	limit := int64(-1)
+	if end >= 0 {
+		limit = end - st.start
+	}
+	st.s.SetLimit(limit)
+}
+
+// drop ends a stream whose range another stream carries: nothing of it becomes an orphan.
+func (e *engine) drop(st *est) {
+	if st.end > st.pos {
+		st.p.assigned -= st.end - st.pos
+	}
+	st.end = st.pos
+	e.endStream(st)
 }
 
 // goSingle stops splitting: whatever is left goes to one path.
@@ -757,6 +944,7 @@ func (e *engine) restart(cause *est, why string) {
 	}
 	e.stop(cause)
 	e.done, e.orphans, e.size, e.ranges, e.started, e.resume = nil, nil, -1, false, false, nil
+	e.checked, e.split = false, -1
 	e.etag, e.lastMod, e.ifRange, e.digest = "", "", "", nil
 	e.file.Truncate(0)
 	_, sc := PartPaths(e.o.Out)
@@ -778,13 +966,8 @@ func (e *engine) onData(st *est, n int64, at time.Time) error {
 	e.dirty = true
 	if e.single || !e.otherPath(p) {
 		p.c.setCredit(maxCredit) // no work will move: nothing to hold back
-	} else if bw, ok := p.bw.Value(); ok {
-		if rtt := p.c.baseRTT(); rtt > 0 {
-			// Enough credit for the path to run at its rate: three bandwidth-delay products of the path without
-			// its queues (the rate measured under this very credit must not cap itself). Sized from the queued
-			// RTT instead, the credit would fill the queues it measures and grow without end.
-			p.c.setCredit(min(max(int64(3*bw*rtt.Seconds()), minCredit), maxCredit))
-		}
+	} else if c, ok := Credit(&p.bw, p.c.baseRTT()); ok {
+		p.c.setCredit(c)
 	}
 	if !e.single && e.size >= 0 && e.ranges {
 		for _, other := range e.alive() {
@@ -800,8 +983,8 @@ func (e *engine) onData(st *est, n int64, at time.Time) error {
 	return nil
 }
 
-// view is what Algorithm 1 reads of p now.
-func (e *engine) view(p *pathState) PathView {
+// estimate is what the scheduler knows of p's rate and RTT: its own measurements, else the caller's prior.
+func (e *engine) estimate(p *pathState) PathView {
 	v := PathView{Streams: len(p.streams), Cap: -1}
 	prior := e.o.Priors[p.spec.Name]
 	if bw, ok := p.bw.Value(); ok {
@@ -809,11 +992,21 @@ func (e *engine) view(p *pathState) PathView {
 	} else if prior.BPS > 0 && prior.RTT > 0 {
 		v.BW = prior.BPS / 8
 	}
-	if rtt, ok := p.c.rtt(); ok {
-		v.RTT = rtt
-	} else if v.BW > 0 {
+	if p.c != nil {
+		if rtt, ok := p.c.rtt(); ok {
+			v.RTT = rtt
+			return v
+		}
+	}
+	if v.BW > 0 {
 		v.RTT = prior.RTT
 	}
+	return v
+}
+
+// view is what Algorithm 1 reads of p now.
+func (e *engine) view(p *pathState) PathView {
+	v := e.estimate(p)
 	for _, st := range p.streams {
 		if st.end >= 0 {
 			v.Remaining += st.end - st.pos
@@ -866,7 +1059,7 @@ func (e *engine) step(this, other *pathState) {
 	e.o.Log.Debug("range end moved", "t_ms", time.Since(e.t0).Milliseconds(), "from", other.spec.Name, "to", this.spec.Name,
 		"split", split, "end", oldEnd, "this_bw", tv.BW*8, "this_rtt", tv.RTT, "this_left", tv.Remaining,
 		"other_bw", ov.BW*8, "other_left", ov.Remaining)
-	e.open(this, request{start: split, end: oldEnd, ifRange: e.ifRange}, false)
+	e.open(this, request{start: split, end: oldEnd, ifRange: e.ifRange}, roleRange)
 }
 
 // balance gives an idle path work: Algorithm 1 with its empty queue, which also covers the start (§3.3: once the
@@ -898,9 +1091,6 @@ func (e *engine) onEnd(st *est, err error) error {
 	}
 	e.endStream(st)
 	if errors.Is(err, errGoAway) {
-		if st.first {
-			e.started = false
-		}
 		if !p.redial && !p.dead {
 			p.redial = true
 			e.dial(e.ctx, p)

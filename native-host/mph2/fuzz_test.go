@@ -3,6 +3,7 @@ package mph2
 import (
 	"net/http"
 	"testing"
+	"time"
 )
 
 // FuzzContentRange: whatever a server sends, the parser never panics, accepts only consistent ranges, and what it
@@ -71,6 +72,27 @@ func FuzzDigest(f *testing.F) {
 		d, err := digestOf(h, true)
 		if err == nil && d != nil && len(d.want) != newHash(d.alg).Size() {
 			t.Fatalf("%s digest of %d bytes", d.alg, len(d.want))
+		}
+	})
+}
+
+// FuzzStartSplit: whatever the estimates, the known-size start's split lies in the object, leaves the primary at
+// least MinChunk, gives the secondary either nothing or at least MinChunk, and never more than its cap.
+func FuzzStartSplit(f *testing.F) {
+	f.Add(int64(8_000_000), 880_000.0, 1_148_125.0, int64(50_000_000), int64(70_000_000), int64(-1))
+	f.Add(int64(131072), 0.0, 0.0, int64(0), int64(0), int64(0))
+	f.Fuzz(func(t *testing.T, size int64, bwP, bwS float64, rttP, rttS, cap int64) {
+		if size <= 0 || size >= maxObject {
+			return
+		}
+		p := PathView{BW: bwP, RTT: time.Duration(rttP), Cap: -1}
+		s := PathView{BW: bwS, RTT: time.Duration(rttS), Cap: cap}
+		split := StartSplit(size, p, s, MinChunk)
+		if split < min(MinChunk, size) || split > size {
+			t.Fatalf("split %d of %d", split, size)
+		}
+		if share := size - split; share > 0 && (share < MinChunk || (cap >= 0 && share > cap)) {
+			t.Fatalf("secondary share %d of %d (cap %d)", share, size, cap)
 		}
 	})
 }

@@ -94,7 +94,7 @@ func (c *h1conn) get(req request, h handler) (stream, error) {
 		}
 	}
 	r.Header.Set("Accept-Encoding", "identity")
-	r.Header.Set("Range", RangeHeader(req.start, req.end))
+	r.Header.Set("Range", RangeHeader(req.start, req.rangeEnd()))
 	if req.ifRange != "" {
 		r.Header.Set("If-Range", req.ifRange)
 	}

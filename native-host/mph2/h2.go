@@ -25,11 +25,8 @@ const (
 	initialWindow = 65535
 	// connWindow is the connection-level window kept open: large, because each stream is bounded on its own.
 	connWindow = 1 << 30
-	// defaultCredit is a stream's credit before the path's rate and RTT are known; minCredit and maxCredit
-	// bound it afterwards.
+	// defaultCredit is a stream's credit before the path's rate and RTT are known (Credit).
 	defaultCredit = 256 << 10
-	minCredit     = 192 << 10
-	maxCredit     = 16 << 20
 	// refillStep is how far a stream's credit may fall below its target before a WINDOW_UPDATE tops it up: one
 	// DATA frame of the default size, so the server always has nearly the whole target to send.
 	refillStep = 16384
@@ -203,7 +200,7 @@ func (c *h2conn) get(req request, h handler) (stream, error) {
 		}
 	}
 	enc("accept-encoding", "identity") // byte offsets are of the representation as stored
-	enc("range", RangeHeader(req.start, req.end))
+	enc("range", RangeHeader(req.start, req.rangeEnd()))
 	if req.ifRange != "" {
 		enc("if-range", req.ifRange)
 	}
@@ -311,8 +308,9 @@ func (s *h2stream) Cancel() {
 		return
 	}
 	s.ended = true
+	// Bytes the server sends on the stream from now on are counted as waste when they arrive (onData), not here:
+	// credit granted is not yet bytes sent.
 	delete(c.streams, s.id)
-	c.wasted.Add(s.granted - s.flow) // credit granted may still bring bytes nobody reads
 	c.mu.Unlock()
 	err := c.fr.WriteRSTStream(s.id, http2.ErrCodeCancel)
 	if err == nil {

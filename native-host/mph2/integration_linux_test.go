@@ -34,6 +34,7 @@ type helperJob struct {
 	CA      string                  `json:"ca"`
 	Resolve map[string][]netip.Addr `json:"resolve"`
 	HTTP1   bool                    `json:"http1"`
+	Size    int64                   `json:"size,omitempty"`
 }
 
 func TestHelperClient(t *testing.T) {
@@ -51,7 +52,7 @@ func TestHelperClient(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := Fetch(ctx, Options{URL: job.URL, Out: job.Out, Paths: job.Paths, TLS: tlsConf, Resolve: job.Resolve, HTTP1: job.HTTP1})
+	res, err := Fetch(ctx, Options{URL: job.URL, Out: job.Out, Paths: job.Paths, TLS: tlsConf, Resolve: job.Resolve, HTTP1: job.HTTP1, Size: job.Size})
 	out, _ := json.Marshal(struct {
 		Result
 		Err string `json:"err,omitempty"`
@@ -78,7 +79,8 @@ func TestIntegrationTwoLinks(t *testing.T) {
 		name  string
 		http1 bool
 		size  int
-	}{{"h2", false, 6 << 20}, {"http1.1", true, 4 << 20}} {
+		known bool // the size given beforehand: both paths ask at once
+	}{{"h2", false, 6 << 20, false}, {"http1.1", true, 4 << 20, false}, {"h2 known size", false, 6 << 20, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			bed := newTwoLinks(t, "20mbit", "30mbit")
 			body := object(tc.size, 21)
@@ -87,13 +89,17 @@ func TestIntegrationTwoLinks(t *testing.T) {
 			os.Chmod(filepath.Dir(dir), 0o755) // the test's own directory
 			os.Chmod(dir, 0o777)
 			txBefore := [2]int64{bed.txBytes(t, 1), bed.txBytes(t, 2)}
-			res := bed.fetch(t, helperJob{
+			job := helperJob{
 				URL: "https://example.com/f", Out: filepath.Join(dir, "f.bin"), HTTP1: tc.http1,
 				Paths: []Path{
 					{Name: "link1", Interface: "vb1", Addr: netip.MustParseAddr("10.77.1.2")},
 					{Name: "link2", Interface: "vb2", Addr: netip.MustParseAddr("10.77.2.2")},
 				},
-			})
+			}
+			if tc.known {
+				job.Size = int64(tc.size)
+			}
+			res := bed.fetch(t, job)
 			got, err := os.ReadFile(res.File)
 			if err != nil {
 				t.Fatal(err)

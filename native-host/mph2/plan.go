@@ -103,3 +103,20 @@ func finishStep(split int64, this, other PathView, minChunk int64) (int64, bool)
 	}
 	return split, true
 }
+
+// StartSplit is the known-size start (seed 003 §3.6, MP-H2+FS): with the object's size known before any response,
+// the primary path asks for [0, split) and the secondary for [split, size) at once. Eq. 1 shares the object by
+// what is known of the two paths (Split halves it while a rate is unknown). The secondary's share stays within its
+// cap (secondary.Cap ≥ 0, θ2); the primary keeps at least minChunk, since its request is the one that comes first;
+// and a secondary share below minChunk is not worth a request: then split = size and the primary asks for all.
+func StartSplit(size int64, primary, secondary PathView, minChunk int64) int64 {
+	split := Split(size, primary.BW, secondary.BW, primary.RTT, secondary.RTT)
+	if secondary.Cap >= 0 {
+		split = max(split, size-secondary.Cap)
+	}
+	split = max(split, min(minChunk, size))
+	if size-split < minChunk {
+		return size
+	}
+	return split
+}

@@ -97,6 +97,42 @@ func TestStep(t *testing.T) {
 	}
 }
 
+func TestStartSplit(t *testing.T) {
+	unknown := PathView{Cap: -1}
+	wifi := PathView{BW: 7.04 * mbit, RTT: 50 * time.Millisecond, Cap: -1}
+	lte := PathView{BW: 9.185 * mbit, RTT: 70 * time.Millisecond, Cap: -1}
+	for _, c := range []struct {
+		name               string
+		size               int64
+		primary, secondary PathView
+		want               int64
+	}{
+		{"no estimates: halves (§3.3)", 8_000_000, unknown, unknown, 4_000_000},
+		{"one rate unknown: halves", 8_000_001, wifi, unknown, 4_000_000},
+		// Eq. 1 as the scheduler uses it later: the seed's links, as in TestSplit.
+		{"estimates: Eq. 1", 8_000_000, wifi, lte, 3_481_149},
+		{"θ2 keeps the secondary's share within its cap", 8_000_000, wifi, with(lte, func(v *PathView) { v.Cap = 1_000_000 }), 7_000_000},
+		{"a cap above the share changes nothing", 8_000_000, wifi, with(lte, func(v *PathView) { v.Cap = 6_000_000 }), 3_481_149},
+		{"θ2 used up: no second request", 8_000_000, unknown, with(unknown, func(v *PathView) { v.Cap = 0 }), 8_000_000},
+		{"the secondary's share below MinChunk: no second request", MinChunk*2 - 1, unknown, unknown, MinChunk*2 - 1},
+		{"a share of exactly MinChunk is worth a request", MinChunk * 2, unknown, unknown, MinChunk},
+		// A primary that Eq. 1 gives nothing (its RTT alone outlasts the secondary's whole transfer) still asks
+		// first, for MinChunk.
+		{"the primary keeps MinChunk", 1_000_000, with(wifi, func(v *PathView) { v.RTT = 10 * time.Second }), lte, MinChunk},
+		{"a tiny object: all on the primary", 1000, unknown, unknown, 1000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := StartSplit(c.size, c.primary, c.secondary, MinChunk)
+			if d := got - c.want; d < -1 || d > 1 {
+				t.Errorf("StartSplit = %d, want %d", got, c.want)
+			}
+			if got < min(MinChunk, c.size) || got > c.size || (got < c.size && c.size-got < MinChunk) {
+				t.Errorf("split %d of %d leaves a share below MinChunk", got, c.size)
+			}
+		})
+	}
+}
+
 func with(v PathView, f func(*PathView)) PathView {
 	f(&v)
 	return v
@@ -146,5 +182,40 @@ func TestBandwidth(t *testing.T) {
 	}
 	if v, _ := b.Value(); v < 1.98e6 || v > 2.02e6 {
 		t.Errorf("rate %f, want 2e6", v)
+	}
+}
+
+func TestCredit(t *testing.T) {
+	t0 := time.Unix(0, 0)
+	// feed makes an estimate from n reads of 10 kB, gap apart.
+	feed := func(n int, gap time.Duration) *Bandwidth {
+		var b Bandwidth
+		b.Add(1, t0)
+		for i := 1; i <= n; i++ {
+			b.Add(10_000, t0.Add(time.Duration(i)*gap))
+		}
+		return &b
+	}
+	for _, c := range []struct {
+		name    string
+		bw      *Bandwidth
+		baseRTT time.Duration
+		want    int64 // 0: not sized yet
+	}{
+		// 100 kB read within 10 µs (20 GB/s): sized from it, the credit would be the 16 MiB maximum.
+		{"a burst read at once sizes nothing", feed(10, time.Microsecond), 50 * time.Millisecond, 0},
+		{"too few bytes at an honest rate", feed(10, 10*time.Millisecond), 50 * time.Millisecond, 0},
+		{"no RTT yet", feed(30, 10*time.Millisecond), 0, 0},
+		// 1 MB/s, 50 ms: 150 kB, below the minimum.
+		{"slow path: the minimum", feed(30, 10*time.Millisecond), 50 * time.Millisecond, minCredit},
+		{"three bandwidth-delay products", feed(30, 10*time.Millisecond), time.Second, 3_000_000},
+		{"never above the maximum", feed(30, 10*time.Microsecond), time.Second, maxCredit},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := Credit(c.bw, c.baseRTT)
+			if ok != (c.want > 0) || got != c.want {
+				t.Errorf("Credit = %d, %v; want %d", got, ok, c.want)
+			}
+		})
 	}
 }
