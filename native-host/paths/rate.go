@@ -12,13 +12,18 @@ import "time"
 // A busy period survives a pause of up to Stall with no bytes: a cellular link delivers in bursts, and a 3G link
 // under a bulk transfer goes quiet for 100-250 ms at a time (RateStall), so without the tolerance no Span of such
 // a link is ever busy throughout and it is never measured at all. A window counts only when it ends on a sample
-// that carried bytes, so the idle end of a transfer does not dilute it.
+// that carried bytes, so the idle end of a transfer does not dilute it. But a window with a pause in it may be a
+// page's requests and responses, not a saturated link: such a window sets the estimate only while no window
+// without a pause has ever been seen, or when it is faster than the estimate; it never lowers an estimate that a
+// window without a pause made (browsing small pages would otherwise pull a 7 Mbit/s WiFi down to 0.7).
 type Rate struct {
 	Span, Horizon, Stall time.Duration
 	samples              []rateSample // the last Span of samples, oldest first
 	peaks                []ratePeak   // the window rates of the last Horizon
 	busySince            time.Time    // first sample of the current run of busy intervals
 	lastByte             time.Time    // the last sample that carried bytes
+	lastIdle             time.Time    // the end of the last sample interval that carried nothing
+	strictSeen           bool         // a window without a pause has been seen
 	busy                 bool
 	last                 float64 // bits/s; valid when have
 	have                 bool
@@ -30,8 +35,9 @@ type rateSample struct {
 }
 
 type ratePeak struct {
-	t   time.Time
-	bps float64
+	t      time.Time
+	bps    float64
+	strict bool // the window had no pause
 }
 
 // NewRate returns an estimator over windows of span, remembered for horizon, whose busy periods survive pauses
@@ -52,6 +58,7 @@ func (r *Rate) Add(t time.Time, cum uint64) {
 		case cum < prev.cum:
 			r.samples, r.busy = r.samples[:0], false
 		case cum == prev.cum:
+			r.lastIdle = t
 			if t.Sub(r.lastByte) > r.Stall {
 				r.busy = false
 			}
@@ -71,7 +78,9 @@ func (r *Rate) Add(t time.Time, cum uint64) {
 		first := r.samples[0]
 		if !first.t.Before(r.busySince) && t.Sub(first.t) >= r.Span {
 			bps := float64(cum-first.cum) * 8 / t.Sub(first.t).Seconds()
-			r.peaks = append(r.peaks, ratePeak{t, bps})
+			strict := !r.lastIdle.After(first.t)
+			r.strictSeen = r.strictSeen || strict
+			r.peaks = append(r.peaks, ratePeak{t, bps, strict})
 		}
 	}
 	for len(r.peaks) > 0 && t.Sub(r.peaks[0].t) > r.Horizon {
@@ -84,12 +93,21 @@ func (r *Rate) Add(t time.Time, cum uint64) {
 	if cap(r.peaks) > 4*len(r.peaks)+64 {
 		r.peaks = append([]ratePeak(nil), r.peaks...)
 	}
-	if len(r.peaks) > 0 {
-		m := 0.0
-		for _, p := range r.peaks {
-			m = max(m, p.bps)
+	// The strict peaks in the horizon (all of them until a strict one was seen) make the estimate; when none is
+	// left, the last estimate stands; a faster loose peak raises it.
+	m, ok, loose := 0.0, false, 0.0
+	for _, p := range r.peaks {
+		if p.strict || !r.strictSeen {
+			m, ok = max(m, p.bps), true
+		} else {
+			loose = max(loose, p.bps)
 		}
+	}
+	if ok {
 		r.last, r.have = m, true
+	}
+	if r.have && loose > r.last {
+		r.last = loose
 	}
 }
 

@@ -28,6 +28,8 @@ func TestRate(t *testing.T) {
 		// A 3G link under a bulk transfer: 100 ms bursts at 1.5 Mbit/s, 200 ms pauses, 0.5 Mbit/s on average. A 1 s
 		// window ending on a burst holds four or five bursts of the 300 ms cycle: 0.50-0.67 Mbit/s.
 		{"a bursty link is measured through its pauses", repeat(12, seg{100 * time.Millisecond, 1.5e6}, seg{200 * time.Millisecond, 0}), 0.5e6, 0.34},
+		// Browsing small pages after a saturated transfer: bursts with pauses, far below the link's rate.
+		{"a page's bursts do not lower a saturated estimate", append([]seg{{2 * time.Second, 7.04e6}, {time.Second, 0}}, repeat(150, seg{100 * time.Millisecond, 1e6}, seg{200 * time.Millisecond, 0})...), 7.04e6, 0},
 		{"a pause longer than the stall ends the period", []seg{{600 * time.Millisecond, 8e6}, {400 * time.Millisecond, 0}, {600 * time.Millisecond, 8e6}, {time.Second, 0}}, 0, 0},
 	}
 	for _, c := range cases {

@@ -266,7 +266,7 @@ func (s *Sampler) sockets(now time.Time) {
 			v := float64(a.minRTT) / 1000
 			ps.rtt, ps.rttSource, ps.lastPassive = &v, SourcePassive, now
 		}
-		if a.segs > 0 {
+		if a.segs >= MinLossSegs {
 			v := float64(a.retr) / float64(a.segs)
 			ps.loss = &v
 		}
