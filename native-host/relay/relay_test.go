@@ -90,9 +90,9 @@ func selfSigned(t *testing.T) (tls.Certificate, string) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// upstreamDouble is a test double of the proxy's failure modes (the real proxy is Squid, in
-// TestIntegrationRelaySquid): it accepts TLS and then does what `behave` says with each CONNECT.
-func upstreamDouble(t *testing.T, behave func(c net.Conn, req *http.Request)) (string, string) {
+// tlsListener listens on loopback with a self-signed certificate, closed when the test ends; pin is the
+// certificate's pin.
+func tlsListener(t *testing.T) (net.Listener, string) {
 	t.Helper()
 	cert, pin := selfSigned(t)
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
@@ -100,6 +100,14 @@ func upstreamDouble(t *testing.T, behave func(c net.Conn, req *http.Request)) (s
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	return ln, pin
+}
+
+// upstreamDouble is a test double of the proxy's failure modes (the real proxy is Squid, in
+// TestIntegrationRelaySquid): it accepts TLS and then does what `behave` says with each CONNECT.
+func upstreamDouble(t *testing.T, behave func(c net.Conn, req *http.Request)) (string, string) {
+	t.Helper()
+	ln, pin := tlsListener(t)
 	go func() {
 		for {
 			c, err := ln.Accept()

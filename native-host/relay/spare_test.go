@@ -2,7 +2,6 @@ package relay
 
 import (
 	"bufio"
-	"crypto/tls"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -15,12 +14,7 @@ import (
 // closed without one. wait > 0 closes a connection that sends no request within wait, as a proxy's timeout would.
 func numberedDouble(t *testing.T, wait time.Duration) (addr, pin string, accepted *atomic.Int64, connects, unused chan int64) {
 	t.Helper()
-	cert, pin := selfSigned(t)
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
+	ln, pin := tlsListener(t)
 	accepted = new(atomic.Int64)
 	connects, unused = make(chan int64, 16), make(chan int64, 16)
 	go func() {
