@@ -38,24 +38,66 @@ func TestRate(t *testing.T) {
 			now, cum := t0, 0.0
 			r.Add(now, 0)
 			for _, s := range c.segs {
-				// Samples every 50 ms with ±10 ms jitter, as a ticker under load gives.
-				for el, i := time.Duration(0), 0; el < s.dur; i++ {
-					dt := 50*time.Millisecond + time.Duration((i%3)-1)*10*time.Millisecond
-					el += dt
-					now = now.Add(dt)
-					cum += s.bps / 8 * dt.Seconds()
-					r.Add(now, uint64(cum))
-				}
+				now, cum = feed(r, now, cum, s.dur, s.bps, false)
 			}
-			got := r.BPS()
-			switch {
-			case c.want == 0 && got != nil:
-				t.Errorf("got %.0f, want nil", *got)
-			case c.want != 0 && got == nil:
-				t.Errorf("got nil, want %.0f", c.want)
-			case c.want != 0 && math.Abs(*got-c.want)/c.want > max(c.tol, 0.01):
-				t.Errorf("got %.0f, want %.0f", *got, c.want)
+			checkRate(t, r.BPS(), c.want, c.tol)
+		})
+	}
+}
+
+// feed gives r samples every 50 ms with ±10 ms jitter, as a ticker under load gives, for dur at bps (0: idle).
+func feed(r *Rate, now time.Time, cum float64, dur time.Duration, bps float64, shared bool) (time.Time, float64) {
+	for el, i := time.Duration(0), 0; el < dur; i++ {
+		dt := 50*time.Millisecond + time.Duration((i%3)-1)*10*time.Millisecond
+		el += dt
+		now = now.Add(dt)
+		cum += bps / 8 * dt.Seconds()
+		r.AddShared(now, uint64(cum), shared)
+	}
+	return now, cum
+}
+
+func checkRate(t *testing.T, got *float64, want, tol float64) {
+	t.Helper()
+	switch {
+	case want == 0 && got != nil:
+		t.Errorf("got %.0f, want nil", *got)
+	case want != 0 && got == nil:
+		t.Errorf("got nil, want %.0f", want)
+	case want != 0 && math.Abs(*got-want)/want > max(tol, 0.01):
+		t.Errorf("got %.0f, want %.0f", *got, want)
+	}
+}
+
+// TestRateShared: windows in which another path carried data too (a multipath transfer) raise the estimate but
+// never lower one that a window of this path alone made.
+func TestRateShared(t *testing.T) {
+	type seg struct {
+		dur    time.Duration
+		bps    float64
+		shared bool
+	}
+	cases := []struct {
+		name string
+		segs []seg
+		want float64
+	}{
+		// Beside a bursty 3G subflow the WiFi subflow waits on the receive window: busy throughout, at a seventh of
+		// its link, for longer than the horizon.
+		{"a shared window does not lower an estimate", []seg{{2 * time.Second, 7.04e6, false}, {time.Second, 0, false}, {40 * time.Second, 1e6, true}}, 7.04e6},
+		{"the same window alone does", []seg{{2 * time.Second, 7.04e6, false}, {time.Second, 0, false}, {40 * time.Second, 1e6, false}}, 1e6},
+		{"a faster shared window raises it", []seg{{2 * time.Second, 3e6, false}, {time.Second, 0, false}, {2 * time.Second, 6e6, true}}, 6e6},
+		{"a path only ever used beside another is measured", []seg{{3 * time.Second, 2e6, true}}, 2e6},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
+			now, cum := time.Unix(1000, 0), 0.0
+			r.Add(now, 0)
+			for _, s := range c.segs {
+				now, cum = feed(r, now, cum, s.dur, s.bps, s.shared)
 			}
+			checkRate(t, r.BPS(), c.want, 0)
 		})
 	}
 }

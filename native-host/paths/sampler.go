@@ -41,6 +41,9 @@ const (
 	// gaps between delivery opportunities are 225 ms or less; in its AT&T and T-Mobile LTE traces 12-19 ms, so
 	// LTE links are measured as before.
 	RateStall = 250 * time.Millisecond
+	// SharedBytes: a path carried data in a sample interval when it moved at least this many bytes either way, two
+	// full-size segments; ACKs and keepalives alone stay under it.
+	SharedBytes = 3000
 )
 
 // MinLossSegs is the fewest segments a loss ratio is taken from. The model caps a prior rate by the loss (Mathis

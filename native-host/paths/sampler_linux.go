@@ -45,10 +45,11 @@ type pathState struct {
 	lastRateProbe time.Time
 	probeBPS      *float64
 	probeBound    bool
-	// seen is when the path was discovered; rxBytes and active the last received-bytes count and when it moved.
-	seen    time.Time
-	rxBytes uint64
-	active  time.Time
+	// seen is when the path was discovered; rxBytes and active the last received-bytes count and when it moved;
+	// txBytes the last sent-bytes count.
+	seen             time.Time
+	rxBytes, txBytes uint64
+	active           time.Time
 }
 
 type rateResult struct {
@@ -203,13 +204,25 @@ func (s *Sampler) counters(now time.Time) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Which paths carried data this interval: a path's windows while another one did are shared (Rate).
+	carried := map[string]bool{}
+	for _, st := range stats {
+		if ps := s.paths[st.Name]; ps != nil {
+			carried[st.Name] = st.BytesRecv >= ps.rxBytes+SharedBytes || st.BytesSent >= ps.txBytes+SharedBytes
+		}
+	}
 	for _, st := range stats {
 		ps := s.paths[st.Name]
 		if ps == nil {
 			continue
 		}
-		ps.down.Add(now, st.BytesRecv)
-		ps.up.Add(now, st.BytesSent)
+		shared := false
+		for name, c := range carried {
+			shared = shared || (c && name != st.Name)
+		}
+		ps.down.AddShared(now, st.BytesRecv, shared)
+		ps.up.AddShared(now, st.BytesSent, shared)
+		ps.txBytes = st.BytesSent
 		if st.BytesRecv != ps.rxBytes {
 			ps.rxBytes, ps.active = st.BytesRecv, now
 		}
