@@ -445,3 +445,33 @@ func TestWarmPrior(t *testing.T) {
 		t.Errorf("without warm loads the typical size is %g, want the landing pages' median %g", typ, p.Sizes.PriorP50)
 	}
 }
+
+// A saving smaller than the model's own error is not bought with a cellular join; a clear one still is.
+func TestSavingWithinError(t *testing.T) {
+	noGate := params(t)
+	noGate.Learning.TrialError = 0
+	// The held-out EVDO link as the host measured it, and a 3.5 MB gallery seen once.
+	evdo := func(in *Input) { in.Primary, in.Secondary, in.RRC = mk("wifi", 50, 5.79), mk("cellular", 167, 0.89), g3Idle }
+	for _, tc := range []struct {
+		name   string
+		in     func(in *Input)
+		params *Params
+		wantMP bool
+	}{
+		{"beside 3G a 0.26 s saving of 5 s is within the error", evdo, nil, false},
+		{"without the error it was taken", evdo, noGate, true},
+		{"the seeds' WiFi and LTE save a clear second", func(in *Input) {}, nil, true},
+		{"a 2 Mbit/s WiFi beside a fast LTE saves seconds", func(in *Input) {
+			in.Primary, in.Secondary = mk("wifi", 40, 2), mk("cellular", 60, 20)
+		}, nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Origin: "https://a.test", Protocol: H2, RRC: lteIdle, Size: seen(3_513_500, 1), Params: tc.params}
+			in.Primary, in.Secondary = wifi(), lte()
+			tc.in(&in)
+			if out := eval(t, in); passes(out, 3_513_500) != tc.wantMP {
+				t.Errorf("multipath %v, want %v: %s", passes(out, 3_513_500), tc.wantMP, out.Reason)
+			}
+		})
+	}
+}
