@@ -278,8 +278,12 @@ func (m *Meter) loadEstimates(ctx context.Context) {
 		var p model.Path
 		if json.Unmarshal(e.Estimate, &p) == nil {
 			k[e.Name] = keptPath{at: e.Time, path: p}
-			if p.DownBps != nil && m.sampler != nil {
-				m.sampler.Known(e.Name, e.Time) // no rate probe while a kept rate is young
+			if m.sampler != nil {
+				if p.DownBps != nil {
+					m.sampler.Known(e.Name, e.Time) // no rate probe while a kept rate is young
+				}
+				// The live estimators start from it: this host's own windows move it as paths.Rate.Seed says.
+				m.sampler.Seed(e.Name, paths.Seed{DownBPS: p.DownBps, UpBPS: p.UpBps, RTTMS: p.RTTMS, At: e.Time})
 			}
 		}
 	}

@@ -125,6 +125,16 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 	}
 }
 
+// Seed starts the estimator from an estimate made elsewhere (an earlier host's, kept in the store), as if a window
+// without a pause had made it: windows with a pause or shared with another path may raise it but not lower it,
+// a window of this path alone may. A host that lives for one multipath load sees only shared windows, and would
+// otherwise keep their rate for the next host.
+func (r *Rate) Seed(bps float64) {
+	if bps > 0 && !r.have {
+		r.last, r.have, r.strictSeen = bps, true, true
+	}
+}
+
 // BPS is the estimate in bits per second, or nil before the first busy Span.
 func (r *Rate) BPS() *float64 {
 	if !r.have {

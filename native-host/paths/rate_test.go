@@ -89,6 +89,16 @@ func TestRateShared(t *testing.T) {
 		{"a faster shared window raises it", []seg{{2 * time.Second, 3e6, false}, {time.Second, 0, false}, {2 * time.Second, 6e6, true}}, 6e6},
 		{"a path only ever used beside another is measured", []seg{{3 * time.Second, 2e6, true}}, 2e6},
 	}
+	// An estimate an earlier host kept (Seed) counts as one from a window of this path alone.
+	seeded := []struct {
+		name string
+		segs []seg
+		want float64
+	}{
+		{"a seed stands through shared windows", []seg{{40 * time.Second, 1e6, true}}, 7.04e6},
+		{"a faster shared window raises a seed", []seg{{2 * time.Second, 9e6, true}}, 9e6},
+		{"a window of the path alone replaces a seed", []seg{{40 * time.Second, 1e6, false}}, 1e6},
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
@@ -98,6 +108,43 @@ func TestRateShared(t *testing.T) {
 				now, cum = feed(r, now, cum, s.dur, s.bps, s.shared)
 			}
 			checkRate(t, r.BPS(), c.want, 0)
+		})
+	}
+	for _, c := range seeded {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
+			r.Seed(7.04e6)
+			now, cum := time.Unix(1000, 0), 0.0
+			r.Add(now, 0)
+			for _, s := range c.segs {
+				now, cum = feed(r, now, cum, s.dur, s.bps, s.shared)
+			}
+			checkRate(t, r.BPS(), c.want, 0)
+		})
+	}
+}
+
+func TestWindowedMin(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	floor := 70.0
+	cases := []struct {
+		name  string
+		floor *float64
+		v     float64
+		after time.Duration
+		want  float64
+	}{
+		{"the first sample sets it", nil, 80, 0, 80},
+		{"a lower sample replaces it", &floor, 60, time.Second, 60},
+		{"a sample from a full queue does not raise it", &floor, 872, 10 * time.Second, 70},
+		{"after the hold a higher sample does", &floor, 120, RTTHold, 120},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, _ := windowedMin(c.floor, t0, c.v, t0.Add(c.after))
+			if *got != c.want {
+				t.Errorf("got %g, want %g", *got, c.want)
+			}
 		})
 	}
 }

@@ -41,6 +41,11 @@ const (
 	// gaps between delivery opportunities are 225 ms or less; in its AT&T and T-Mobile LTE traces 12-19 ms, so
 	// LTE links are measured as before.
 	RateStall = 250 * time.Millisecond
+	// RTTHold: a passive RTT sample above the path's lowest replaces it only once that is this old. A subflow that
+	// joins a cellular link during an outage, or lives in its full queue, reports a minimum RTT of seconds (872 ms
+	// on the AT&T trace link, whose idle RTT is 70 ms), and the model then sees a far worse link than the next page
+	// will get. A minute spans a page load and its neighbours; a real change of network outlasts it.
+	RTTHold = time.Minute
 	// SharedBytes: a path carried data in a sample interval when it moved at least this many bytes either way, two
 	// full-size segments; ACKs and keepalives alone stay under it.
 	SharedBytes = 3000
@@ -71,6 +76,21 @@ func rttProbeDue(cellular, radioIdle bool, now, lastPassive, lastProbe time.Time
 		every = CellProbeEvery
 	}
 	return now.Sub(lastPassive) >= ProbeAfter && now.Sub(lastProbe) >= every
+}
+
+// Seed is what an earlier host kept of a path: nil fields are unknown.
+type Seed struct {
+	DownBPS, UpBPS, RTTMS *float64
+	At                    time.Time
+}
+
+// windowedMin is the passive RTT's floor after sample v at now: a sample at or below the floor replaces it, one
+// above only once the floor is RTTHold old.
+func windowedMin(floor *float64, at time.Time, v float64, now time.Time) (*float64, time.Time) {
+	if floor == nil || v <= *floor || now.Sub(at) >= RTTHold {
+		return &v, now
+	}
+	return floor, at
 }
 
 // Snapshot is what the sampler knows now.

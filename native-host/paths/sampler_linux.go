@@ -29,6 +29,7 @@ type Sampler struct {
 	cellIf string
 	ticks  uint64
 	known  map[string]time.Time // rates known from elsewhere (kept by an earlier host), by interface
+	seeds  map[string]Seed      // estimates an earlier host kept, for paths not yet discovered
 }
 
 type pathState struct {
@@ -50,6 +51,9 @@ type pathState struct {
 	seen             time.Time
 	rxBytes, txBytes uint64
 	active           time.Time
+	// rttFloor is the passive RTT's windowed minimum, measured at rttFloorAt.
+	rttFloor   *float64
+	rttFloorAt time.Time
 }
 
 type rateResult struct {
@@ -172,6 +176,9 @@ func (s *Sampler) discover(now time.Time) error {
 		ps := s.paths[ifc.Name]
 		if ps == nil {
 			ps = &pathState{down: NewRate(RateSpan, RateHorizon, RateStall), up: NewRate(RateSpan, RateHorizon, RateStall), seen: now}
+			if sd, ok := s.seeds[ifc.Name]; ok {
+				ps.seed(sd, now)
+			}
 			s.paths[ifc.Name] = ps
 		}
 		ps.iface, ps.addrs = ifc, addrs[ifc.Name]
@@ -277,7 +284,9 @@ func (s *Sampler) sockets(now time.Time) {
 	for ps, a := range per {
 		if a.minRTT > 0 {
 			v := float64(a.minRTT) / 1000
-			ps.rtt, ps.rttSource, ps.lastPassive = &v, SourcePassive, now
+			ps.rttFloor, ps.rttFloorAt = windowedMin(ps.rttFloor, ps.rttFloorAt, v, now)
+			f := *ps.rttFloor
+			ps.rtt, ps.rttSource, ps.lastPassive = &f, SourcePassive, now
 		}
 		if a.segs >= MinLossSegs {
 			v := float64(a.retr) / float64(a.segs)
@@ -388,6 +397,37 @@ func (s *Sampler) rateDone(r rateResult) {
 	if ps.rtt == nil && r.r.RTT > 0 {
 		rtt := float64(r.r.RTT.Microseconds()) / 1000
 		ps.rtt, ps.rttSource = &rtt, SourceProbe
+	}
+}
+
+// Seed starts the named path's estimators from what an earlier host kept (Rate.Seed; the RTT as the floor of
+// its windowed minimum, from sd.At), when the path is discovered. Call it before Run.
+func (s *Sampler) Seed(name string, sd Seed) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.seeds == nil {
+		s.seeds = map[string]Seed{}
+	}
+	s.seeds[name] = sd
+	if ps := s.paths[name]; ps != nil {
+		ps.seed(sd, sd.At)
+	}
+}
+
+func (ps *pathState) seed(sd Seed, now time.Time) {
+	if sd.DownBPS != nil {
+		ps.down.Seed(*sd.DownBPS)
+	}
+	if sd.UpBPS != nil {
+		ps.up.Seed(*sd.UpBPS)
+	}
+	if sd.RTTMS != nil && *sd.RTTMS > 0 && ps.rttFloor == nil {
+		v := *sd.RTTMS
+		at := sd.At
+		if at.IsZero() || at.After(now) {
+			at = now
+		}
+		ps.rttFloor, ps.rttFloorAt = &v, at
 	}
 }
 

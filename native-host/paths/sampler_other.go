@@ -25,5 +25,8 @@ func (*Sampler) Run(context.Context) error {
 // Snapshot is empty.
 func (*Sampler) Snapshot() Snapshot { return Snapshot{Paths: []Path{}} }
 
+// Seed does nothing here.
+func (*Sampler) Seed(string, Seed) {}
+
 // Known does nothing here.
 func (*Sampler) Known(string, time.Time) {}
