@@ -404,7 +404,7 @@ export interface ProxyStatus {
   since_ms: number;
   software: string | null;
   relay: { host: string; port: number; user: string; password: string } | null;
-  stats: { tunnels_open: number; tunnels: number; failures: number };
+  stats: { tunnels_open: number; tunnels: number; failures: number; tunnels_direct: number };
   usage: ProxyUsage[];
   /** Hosts whose latest decision is multipath. */
   routes: string[];
@@ -500,6 +500,7 @@ export function parseProxyStatus(body: unknown): ProxyStatus {
       tunnels_open: count(stats.tunnels_open, 'proxy.stats.tunnels_open'),
       tunnels: count(stats.tunnels, 'proxy.stats.tunnels'),
       failures: count(stats.failures, 'proxy.stats.failures'),
+      tunnels_direct: stats.tunnels_direct === undefined ? 0 : count(stats.tunnels_direct, 'proxy.stats.tunnels_direct'),
     },
     usage: ((b.usage ?? []) as unknown[]).slice(0, 100).map((x, i) => {
       const u = object(x, `proxy.usage[${i}]`);

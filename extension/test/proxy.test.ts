@@ -14,7 +14,7 @@ function status(over: Partial<ProxyStatus> = {}): ProxyStatus {
     since_ms: 0,
     software: null,
     relay: { host: '127.0.0.1', port: 40000, user: 'mpsurf', password: 'secret' },
-    stats: { tunnels_open: 0, tunnels: 0, failures: 0 },
+    stats: { tunnels_open: 0, tunnels: 0, failures: 0, tunnels_direct: 0 },
     usage: [],
     routes: [],
     direct: [],

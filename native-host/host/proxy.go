@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -85,10 +86,13 @@ type proxyHub struct {
 	unreachable []string
 	cellular    func(netip.Addr) bool
 	pushes      chan any
+	hosts       map[string][]netip.Addr // EnvHosts, for the sites the relay dials directly
+	sitePort    string                  // the sites' port: 443, the only one the relay tunnels to
 }
 
 func newProxyHub(s *Server) *proxyHub {
-	h := &proxyHub{s: s, file: ProxyConfigPath(), routes: map[string]hubRoute{}, pushes: make(chan any, 4)}
+	h := &proxyHub{s: s, file: ProxyConfigPath(), routes: map[string]hubRoute{}, pushes: make(chan any, 4), sitePort: "443"}
+	h.hosts, _ = ParseHosts(os.Getenv(EnvHosts)) // its errors are the actuator client's to log
 	if up, err := ReadProxyConfig(h.file); err == nil {
 		h.start(up)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -155,11 +159,12 @@ func (h *proxyHub) start(up relay.Upstream) {
 		old.Close()
 	}
 	r, err := relay.Start(relay.Config{
-		Upstream: up,
-		Policy:   h.policy,
-		Conn:     h.conn,
-		Cellular: h.isCellular,
-		OnState:  func(relay.State) { h.push() },
+		Upstream:   up,
+		Policy:     h.policy,
+		Conn:       h.conn,
+		Cellular:   h.isCellular,
+		DialDirect: h.dialDirect,
+		OnState:    func(relay.State) { h.push() },
 		// A site the proxy cannot reach goes DIRECT from the next request on (the extension's PAC reads direct).
 		Unreachable: func(host string, status int) {
 			h.s.log.Info("site unreachable through the proxy; DIRECT from now on", "host", host, "status", status)
@@ -224,6 +229,29 @@ func (h *proxyHub) policy(host string) (relay.Policy, bool) {
 		return relay.Policy{}, false
 	}
 	return relayPolicy(d), true
+}
+
+// dialDirect dials host:443 over plain TCP, by the system's routes, when the host's own decision says multipath
+// would not pay there (hubRoute.direct): the relay then runs the tunnel straight to the site (relay.Config).
+func (h *proxyHub) dialDirect(ctx context.Context, host string) (net.Conn, bool, error) {
+	h.mu.Lock()
+	r, ok := h.routes[host]
+	h.mu.Unlock()
+	if !ok || !r.direct {
+		return nil, false, nil
+	}
+	addrs := h.hosts[host]
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	}
+	target := net.JoinHostPort(host, h.sitePort)
+	if len(addrs) > 0 {
+		target = net.JoinHostPort(addrs[0].String(), h.sitePort)
+	}
+	var d net.Dialer
+	d.SetMultipathTCP(false) // single path by decision: a plain TCP connection, as the browser's DIRECT would be
+	c, err := d.DialContext(ctx, "tcp", target)
+	return c, true, err
 }
 
 // known is the host's own entry: the decision of its origin or of a page it served, this session or from the log.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/netip"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
@@ -200,5 +203,52 @@ func TestRelayTunnelOrigin(t *testing.T) {
 		if n, err := protocol.NormalizeOrigin(o); err != nil || n != o {
 			t.Errorf("%s: normalised %q, %v", o, n, err)
 		}
+	}
+}
+
+// The relay dials a site itself only for a host whose decision says multipath would not pay there, at the address
+// EnvHosts gives it.
+func TestRelayDialDirect(t *testing.T) {
+	site, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { site.Close() })
+	go func() {
+		for {
+			c, err := site.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	g := &decide.Given{Paths: seedLinks(), Proto: "h2"}
+	s := givenServer(t, g)
+	g.Sizes = store.History{Origin: []int64{20_000, 21_000}}
+	decideFor(t, s, "https://small.example")
+	g.Sizes = store.History{Origin: []int64{3_900_000, 4_000_000}}
+	decideFor(t, s, "https://large.example")
+	_, port, _ := net.SplitHostPort(site.Addr().String())
+	s.proxy.sitePort = port
+	for _, tc := range []struct {
+		host   string
+		wantOK bool
+	}{{"small.example", true}, {"large.example", false}, {"never.example", false}} {
+		t.Run(tc.host, func(t *testing.T) {
+			s.proxy.hosts = map[string][]netip.Addr{tc.host: {netip.MustParseAddr("127.0.0.1")}}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			c, ok, err := s.proxy.dialDirect(ctx, tc.host)
+			if ok != tc.wantOK {
+				t.Fatalf("direct %v, want %v", ok, tc.wantOK)
+			}
+			if ok && err != nil {
+				t.Fatalf("dial to the address EnvHosts gives: %v", err)
+			}
+			if c != nil {
+				c.Close()
+			}
+		})
 	}
 }

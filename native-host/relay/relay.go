@@ -80,7 +80,13 @@ type Config struct {
 	// the host DIRECT from then on: the browser shows the relay's 502 for this one request, since a reset would
 	// make Chromium set the relay aside for every site for minutes.
 	Unreachable func(host string, status int)
-	Budget      time.Duration // DefaultBudget when 0
+	// DialDirect, when set, is asked first for every tunnel: for a host whose decision says multipath would not
+	// pay there it dials the site itself (ok true) and the tunnel goes straight to it, not through the proxy,
+	// whose hop would only add its delay to a single-path connection. The extension's PAC sends such hosts
+	// DIRECT too, but a page's first requests often leave before the PAC has the decision. ok false, or a dial
+	// that failed: through the proxy.
+	DialDirect func(ctx context.Context, host string) (c net.Conn, ok bool, err error)
+	Budget     time.Duration // DefaultBudget when 0
 	// SpareIdle is how long a spare connection to the proxy (TLS done, for the next tunnel) is kept unused:
 	// DefaultSpareIdle when 0, no spare at all when negative.
 	SpareIdle time.Duration
@@ -107,9 +113,10 @@ type Relay struct {
 	up   string // the Proxy-Authorization value the relay sends upstream
 	host string // the proxy's host, for TLS ServerName
 
-	open   atomic.Int64
-	total  atomic.Int64
-	failed atomic.Int64
+	open    atomic.Int64
+	total   atomic.Int64
+	failed  atomic.Int64
+	direct1 atomic.Int64 // tunnels that went straight to the site
 
 	mu      sync.Mutex
 	st      State
@@ -235,11 +242,12 @@ type Stats struct {
 	Open   int64 `json:"tunnels_open"`
 	Total  int64 `json:"tunnels"`
 	Failed int64 `json:"failures"`
+	Direct int64 `json:"tunnels_direct"` // of Total, those that went straight to the site (Config.DialDirect)
 }
 
 // Stats returns the counters.
 func (r *Relay) Stats() Stats {
-	return Stats{Open: r.open.Load(), Total: r.total.Load(), Failed: r.failed.Load()}
+	return Stats{Open: r.open.Load(), Total: r.total.Load(), Failed: r.failed.Load(), Direct: r.direct1.Load()}
 }
 
 // Usage returns the per-origin counters, most cellular bytes first, at most n.
@@ -412,6 +420,9 @@ func (r *Relay) handle(c net.Conn) {
 		return
 	}
 	r.total.Add(1)
+	if r.direct(c, br, host) {
+		return
+	}
 	if down, why := r.recentlyDown(); down {
 		r.failed.Add(1)
 		r.cfg.Log.Debug("tunnel refused: proxy down", "host", host, "why", why)
@@ -445,21 +456,58 @@ func (r *Relay) handle(c net.Conn) {
 	}
 	r.setState("up", "the proxy answers", "")
 	r.refill() // the next tunnel, likely within seconds, skips the handshakes
+	if !r.handOver(c, br, up) {
+		return
+	}
+	r.tunnel(c, up, raw, host)
+}
+
+// direct runs the tunnel straight to the site when Config.DialDirect takes the host, and says whether it did.
+func (r *Relay) direct(c net.Conn, br *bufio.Reader, host string) bool {
+	if r.cfg.DialDirect == nil {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.Budget)
+	site, ok, err := r.cfg.DialDirect(ctx, host)
+	cancel()
+	if !ok {
+		return false
+	}
+	if err != nil {
+		r.cfg.Log.Debug("direct dial failed; through the proxy", "host", host, "err", err)
+		return false
+	}
+	raw, _ := site.(*net.TCPConn)
+	if raw == nil {
+		site.Close()
+		return false
+	}
+	r.direct1.Add(1)
+	if !r.handOver(c, br, site) {
+		return true
+	}
+	r.tunnel(c, site, raw, host)
+	return true
+}
+
+// handOver passes what the browser sent after its CONNECT head to up and answers the CONNECT; false (both
+// connections closed) when either side is gone.
+func (r *Relay) handOver(c net.Conn, br *bufio.Reader, up net.Conn) bool {
 	if buffered := br.Buffered(); buffered > 0 {
 		// Bytes the browser sent after its CONNECT head belong to the tunnel.
 		pending, _ := br.Peek(buffered)
 		if _, err := up.Write(pending); err != nil {
 			up.Close()
 			reset(c)
-			return
+			return false
 		}
 	}
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		up.Close()
 		c.Close()
-		return
+		return false
 	}
-	r.tunnel(c, up, raw, host)
+	return true
 }
 
 // Target checks a CONNECT authority and returns its host: only port 443 (the proxy allows no other), a DNS name

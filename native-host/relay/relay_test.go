@@ -341,3 +341,77 @@ func TestRelayDoesNotWaitForTheDecision(t *testing.T) {
 		t.Fatal("the helper never got the tunnel's decision")
 	}
 }
+
+// A host whose decision says multipath would not pay goes straight to the site; a host without such a decision,
+// or whose direct dial fails, goes through the proxy.
+func TestRelayDialsSingleHostsDirect(t *testing.T) {
+	site, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { site.Close() })
+	go func() {
+		for {
+			c, err := site.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.WriteString(c, "site"); c.Close() }()
+		}
+	}()
+	addr, pin := upstreamDouble(t, func(c net.Conn, req *http.Request) {
+		io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\nproxy")
+	})
+	for _, tc := range []struct {
+		name       string
+		ok         bool
+		dialErr    bool
+		want       string
+		wantDirect int64
+	}{
+		{"decided single path: the site itself", true, false, "site", 1},
+		{"no such decision: the proxy", false, false, "proxy", 0},
+		{"the direct dial fails: the proxy", true, true, "proxy", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Start(Config{
+				Upstream: Upstream{Addr: addr, User: "u", Password: "p", Pin: pin},
+				DialDirect: func(ctx context.Context, host string) (net.Conn, bool, error) {
+					if !tc.ok {
+						return nil, false, nil
+					}
+					if tc.dialErr || host != "site.example" {
+						return nil, true, errors.New("unreachable")
+					}
+					var d net.Dialer
+					c, err := d.DialContext(ctx, "tcp", site.Addr().String())
+					return c, true, err
+				},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { r.Close() })
+			c, err := net.Dial("tcp", r.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			u, p := r.Credentials()
+			io.WriteString(c, "CONNECT site.example:443 HTTP/1.1\r\nHost: site.example:443\r\nProxy-Authorization: "+basic(u, p)+"\r\n\r\n")
+			c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			br := bufio.NewReader(c)
+			resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+			if err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("CONNECT: %v %v", resp, err)
+			}
+			body, _ := io.ReadAll(br)
+			if string(body) != tc.want {
+				t.Errorf("tunnel carried %q, want %q", body, tc.want)
+			}
+			if got := r.Stats().Direct; got != tc.wantDirect {
+				t.Errorf("direct tunnels %d, want %d", got, tc.wantDirect)
+			}
+		})
+	}
+}
