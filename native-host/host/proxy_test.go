@@ -49,16 +49,23 @@ func decideFor(t *testing.T, s *Server, origin string) {
 	}
 }
 
-// Every host the PAC sends gets a policy: its decision's, else one decided at run time for a connection of unknown
-// size (θ1 above the small pages the user loads, so a small transfer stays on WiFi); the status lists the hosts the PAC should keep DIRECT.
-func TestRelayPolicies(t *testing.T) {
+// smallAndLarge is a host that decided for small.example (20 kB pages: single path, DIRECT) and large.example
+// (4 MB pages: multipath) on the seeds' links.
+func smallAndLarge(t *testing.T) (*decide.Given, *Server) {
+	t.Helper()
 	g := &decide.Given{Paths: seedLinks(), Proto: "h2"}
 	s := givenServer(t, g)
-
 	g.Sizes = store.History{Origin: []int64{20_000, 21_000}}
 	decideFor(t, s, "https://small.example")
 	g.Sizes = store.History{Origin: []int64{3_900_000, 4_000_000}}
 	decideFor(t, s, "https://large.example")
+	return g, s
+}
+
+// Every host the PAC sends gets a policy: its decision's, else one decided at run time for a connection of unknown
+// size (θ1 above the small pages the user loads, so a small transfer stays on WiFi); the status lists the hosts the PAC should keep DIRECT.
+func TestRelayPolicies(t *testing.T) {
+	g, s := smallAndLarge(t)
 	g.Sizes = store.History{Others: []int64{50_300, 20_300, 100_300, 3_900_000}}
 
 	st := s.proxy.status()
@@ -223,12 +230,7 @@ func TestRelayDialDirect(t *testing.T) {
 			c.Close()
 		}
 	}()
-	g := &decide.Given{Paths: seedLinks(), Proto: "h2"}
-	s := givenServer(t, g)
-	g.Sizes = store.History{Origin: []int64{20_000, 21_000}}
-	decideFor(t, s, "https://small.example")
-	g.Sizes = store.History{Origin: []int64{3_900_000, 4_000_000}}
-	decideFor(t, s, "https://large.example")
+	_, s := smallAndLarge(t)
 	_, port, _ := net.SplitHostPort(site.Addr().String())
 	s.proxy.sitePort = port
 	for _, tc := range []struct {
