@@ -58,8 +58,9 @@ func spanFor(rtt time.Duration, r float64, first, total int64) time.Duration {
 	return time.Duration(slowStartSpan(rtt.Seconds(), r, first, total) * 1e9)
 }
 
-// A real TLS server on loopback: the probe reads its first 64 KiB by range, checks the pinned key, and (loopback
-// being faster than a 64 KiB transfer can tell) reports only a lower bound.
+// A real TLS server on loopback: the probe reads its first 64 KiB by range and checks the pinned key. Loopback is
+// faster than a 64 KiB transfer can tell, so the result is usually only a lower bound; on a busy machine the
+// transfer's scheduling delays can make it a measurement instead, still far above any real link's 10 Mbit/s.
 func TestProbeRateAgainstAServer(t *testing.T) {
 	body := make([]byte, 1<<20)
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +75,7 @@ func TestProbeRateAgainstAServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Bytes != RateProbeBytes || r.RTT <= 0 || !r.Bound || r.BPS <= 0 {
+	if r.Bytes != RateProbeBytes || r.RTT <= 0 || r.BPS < 10e6 {
 		t.Errorf("%+v", r)
 	}
 	if _, err := ProbeRate(ctx, lo, srv.URL+"/1m.bin", []string{"bm90IHRoZSBwaW4="}, 5*time.Second); err == nil {
