@@ -144,6 +144,7 @@ type evaluation struct {
 	process  float64 // the browser's processing time of this page, s
 	rSP, rMP float64 // learned corrections: single-path page-load times stay as predicted (1), multipath ones by rMP
 	prior    bool
+	hol      float64 // share of the secondary's bytes that shorten the transfer, by its technology
 	radio    radioState
 	wifiW    float64
 }
@@ -189,6 +190,10 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 		*notes = append(*notes, "RRC state unknown, assumed idle")
 	}
 	e.radio = rs
+	e.hol = p.Multipath.HOLDiscount
+	if tech == radio.ThreeG {
+		e.hol = p.Multipath.HOLDiscount3G
+	}
 	tailExt := rs.tailExtensionJ()
 	if wm, ok := p.Radios[radio.WiFi]; ok && (in.Primary == nil || in.Primary.Kind != "ethernet") {
 		e.wifiW = activeW(wm, 0)
@@ -455,7 +460,7 @@ func (e *evaluation) mpCurve(sc *scen, theta float64) (plf, float64) {
 	tReq := math.Max(sc.tEst, sc.primSP.inv(theta*e.conns)) + e.p.Multipath.ReactMS/1000
 	t0 := tReq + sc.tJoin
 	sec := shifted(&sc.secBase, t0+sc.secUseful)
-	return sum(&sc.primSP, &sec, e.p.Multipath.HOLDiscount), t0
+	return sum(&sc.primSP, &sec, e.hol), t0
 }
 
 // eval is the utility of size s under scenario sc with the multipath curve mp (secondary data from t0); tSP is

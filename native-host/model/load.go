@@ -134,6 +134,7 @@ func Parse(name string, data []byte) (File, error) {
 	t.EstablishedRTTs = r.num("transport.established_rtts", 0, 10, false, true)
 	t.MaxSlowStartRs = int(r.num("transport.max_slow_start_rounds", 1, 60, true, true))
 	p.Multipath.HOLDiscount = r.num("multipath.hol_discount", 0, 1, false, true)
+	p.Multipath.HOLDiscount3G = r.num("multipath.hol_discount_3g", 0, 1, false, true)
 	p.Multipath.ReactMS = r.num("multipath.react_ms", 0, 10000, false, true)
 
 	p.Modes = make(map[string]Weights, len(modeNames))

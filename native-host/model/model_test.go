@@ -448,17 +448,23 @@ func TestWarmPrior(t *testing.T) {
 
 // A saving smaller than the model's own error is not bought with a cellular join; a clear one still is.
 func TestSavingWithinError(t *testing.T) {
+	// The 3G link's numbers with LTE's head-of-line share, so that only the error rule is at stake.
+	gate := params(t)
+	gate.Multipath.HOLDiscount3G = gate.Multipath.HOLDiscount
 	noGate := params(t)
+	noGate.Multipath.HOLDiscount3G = noGate.Multipath.HOLDiscount
 	noGate.Learning.TrialError = 0
 	// The held-out EVDO link as the host measured it, and a 3.5 MB gallery seen once.
-	evdo := func(in *Input) { in.Primary, in.Secondary, in.RRC = mk("wifi", 50, 5.79), mk("cellular", 167, 0.89), g3Idle }
+	evdo := func(in *Input) {
+		in.Primary, in.Secondary, in.RRC = mk("wifi", 50, 5.79), mk("cellular", 167, 0.89), g3Idle
+	}
 	for _, tc := range []struct {
 		name   string
 		in     func(in *Input)
 		params *Params
 		wantMP bool
 	}{
-		{"beside 3G a 0.26 s saving of 5 s is within the error", evdo, nil, false},
+		{"beside 3G a 0.26 s saving of 5 s is within the error", evdo, gate, false},
 		{"without the error it was taken", evdo, noGate, true},
 		{"the seeds' WiFi and LTE save a clear second", func(in *Input) {}, nil, true},
 		{"a 2 Mbit/s WiFi beside a fast LTE saves seconds", func(in *Input) {
@@ -471,6 +477,31 @@ func TestSavingWithinError(t *testing.T) {
 			tc.in(&in)
 			if out := eval(t, in); passes(out, 3_513_500) != tc.wantMP {
 				t.Errorf("multipath %v, want %v: %s", passes(out, 3_513_500), tc.wantMP, out.Reason)
+			}
+		})
+	}
+}
+
+// Beside 3G no share of the secondary's bytes shortens a load (seed 001 §3.2 Fig. 3; the testbed's 3g profile): the
+// model weighs multipath there by its costs alone, on measured links and on priors; LTE with the same numbers pays.
+func TestThreeGSubflowDoesNotShorten(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		sec    *Path
+		rrc    *RRC
+		size   Size
+		wantMP bool
+	}{
+		{"3G measured, a 5 MB page", mk("cellular", 160, 2), g3Idle, seen(5_000_000, 1), false},
+		{"3G from priors, a page never seen", nil, g3Idle, Size{}, false},
+		{"3G's radio already on, a 5 MB page", mk("cellular", 160, 2), g3DCH, seen(5_000_000, 1), false},
+		{"LTE with the same numbers", mk("cellular", 160, 2), lteIdle, seen(5_000_000, 1), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Origin: "https://a.test", Protocol: H2, Primary: mk("wifi", 50, 2), Secondary: tc.sec, RRC: tc.rrc, Size: tc.size}
+			out := eval(t, in)
+			if got := out.Theta1 != nil && (*out.Theta1 == 0 || passes(out, 5_000_000)); got != tc.wantMP {
+				t.Errorf("multipath %v, want %v: %s", got, tc.wantMP, out.Reason)
 			}
 		})
 	}

@@ -46,8 +46,9 @@ type Transport struct {
 
 // MultipathParams are MPTCP's scheduler terms and the helper's reaction.
 type MultipathParams struct {
-	HOLDiscount float64 // share of the secondary subflow's bytes that count towards completion
-	ReactMS     float64 // from the event (ESTABLISHED, θ1 bytes received) to the helper's SUBFLOW_CREATE
+	HOLDiscount   float64 // share of the secondary subflow's bytes that count towards completion
+	HOLDiscount3G float64 // the same for a 3G secondary
+	ReactMS       float64 // from the event (ESTABLISHED, θ1 bytes received) to the helper's SUBFLOW_CREATE
 }
 
 // Weights value time, lateness, energy and cellular data against each other, in seconds-equivalent.
