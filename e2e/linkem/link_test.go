@@ -90,7 +90,10 @@ func linkTimingAttempt(t *testing.T) (misses []string) {
 		}
 	}
 	if _, err := readTimeout(router, buf, 100*time.Millisecond); err == nil {
-		t.Fatalf("more than 20 packets passed a 30,000-byte queue")
+		// Also a timing miss: writes the scheduler spreads over more than a millisecond let the emulator drain
+		// packets meanwhile, so more fit. Three attempts in a row cannot all be that.
+		miss("more than 20 packets passed a 30,000-byte queue")
+		return misses
 	}
 	// Packet i should arrive at t0 + (i+1) ms + 20 ms plus a constant
 	// processing offset (the test's writes and reads, the emulator's
