@@ -214,8 +214,8 @@ func (s *Sampler) counters(now time.Time) error {
 	// Which paths carried data this interval: a path's windows while another one did are shared (Rate).
 	carried := map[string]bool{}
 	for _, st := range stats {
-		if ps := s.paths[st.Name]; ps != nil {
-			carried[st.Name] = st.BytesRecv >= ps.rxBytes+SharedBytes || st.BytesSent >= ps.txBytes+SharedBytes
+		if ps := s.paths[st.Name]; ps != nil && (st.BytesRecv >= ps.rxBytes+SharedBytes || st.BytesSent >= ps.txBytes+SharedBytes) {
+			carried[st.Name] = true
 		}
 	}
 	for _, st := range stats {
@@ -223,10 +223,7 @@ func (s *Sampler) counters(now time.Time) error {
 		if ps == nil {
 			continue
 		}
-		shared := false
-		for name, c := range carried {
-			shared = shared || (c && name != st.Name)
-		}
+		shared := len(carried) > 1 || (len(carried) == 1 && !carried[st.Name])
 		ps.down.AddShared(now, st.BytesRecv, shared)
 		ps.up.AddShared(now, st.BytesSent, shared)
 		ps.txBytes = st.BytesSent

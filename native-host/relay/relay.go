@@ -113,10 +113,10 @@ type Relay struct {
 	up   string // the Proxy-Authorization value the relay sends upstream
 	host string // the proxy's host, for TLS ServerName
 
-	open    atomic.Int64
-	total   atomic.Int64
-	failed  atomic.Int64
-	direct1 atomic.Int64 // tunnels that went straight to the site
+	open     atomic.Int64
+	total    atomic.Int64
+	failed   atomic.Int64
+	straight atomic.Int64 // tunnels that went straight to the site
 
 	mu      sync.Mutex
 	st      State
@@ -247,7 +247,7 @@ type Stats struct {
 
 // Stats returns the counters.
 func (r *Relay) Stats() Stats {
-	return Stats{Open: r.open.Load(), Total: r.total.Load(), Failed: r.failed.Load(), Direct: r.direct1.Load()}
+	return Stats{Open: r.open.Load(), Total: r.total.Load(), Failed: r.failed.Load(), Direct: r.straight.Load()}
 }
 
 // Usage returns the per-origin counters, most cellular bytes first, at most n.
@@ -482,7 +482,7 @@ func (r *Relay) direct(c net.Conn, br *bufio.Reader, host string) bool {
 		site.Close()
 		return false
 	}
-	r.direct1.Add(1)
+	r.straight.Add(1)
 	if !r.handOver(c, br, site) {
 		return true
 	}
