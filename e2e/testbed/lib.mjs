@@ -8,6 +8,7 @@ import readline from 'node:readline';
 import { launch, makeProfile, untilStatus, untilRules, hostPids } from '../lib/browser.mjs';
 import { dist, root, hostBinary, actuatorBinary } from '../lib/paths.mjs';
 import { SquidProxy } from './proxy.mjs';
+import { asRemote } from '../lib/priority.mjs';
 
 export const testbedBin = path.join(dist, 'testbed');
 export const originBin = path.join(dist, 'origin');
@@ -219,7 +220,8 @@ export class Session {
       s.pages = corpusManifest(corpus);
       log(`testbed up: profile ${s.profile}`);
       // --exit-with-parent: a grid stopped hard (SIGKILL, a crash) still takes its namespaces down with it.
-      s.testbed = spawn(testbedBin, ['up', '--profile', s.profileArg, '--timeline', s.timelineDir, '--exit-with-parent', ...(proxy ? ['--proxy'] : [])], {
+      const [upBin, ...upArgs] = asRemote([testbedBin, 'up', '--profile', s.profileArg, '--timeline', s.timelineDir, '--exit-with-parent', ...(proxy ? ['--proxy'] : [])]);
+      s.testbed = spawn(upBin, upArgs, {
         detached: true,
         stdio: ['ignore', 'pipe', 'inherit'],
       });
@@ -233,13 +235,13 @@ export class Session {
         if (addr === s.serverAddr) continue;
         execFileSync('ip', ['-n', SERVER_NS, 'addr', 'add', `${addr}/24`, 'dev', s.info.server.if], { stdio: 'pipe' });
       }
-      s.origin = spawn(
-        'ip',
-        // CUBIC, decoupled per subflow: Linux's default when the seeds measured (seed 000 §4.1.4); this machine's
-        // namespaces would otherwise inherit the host's BBR. The certificate covers every site's name by itself.
-        ['netns', 'exec', SERVER_NS, originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443', '--log', s.originLog, '--cc', 'cubic',
-          '--name', Object.keys({ 'origin.test': 1, ...names }).filter((n) => n !== 'third.origin.test').join(','),
-          ...corpus.flatMap((f) => ['--corpus', f]), ...(originMptcp ? [] : ['--mptcp=false']), ...originArgs],
+      // CUBIC, decoupled per subflow: Linux's default when the seeds measured (seed 000 §4.1.4); this machine's
+      // namespaces would otherwise inherit the host's BBR. The certificate covers every site's name by itself.
+      const [originCmd, ...originArgv] = asRemote(['ip', 'netns', 'exec', SERVER_NS, originBin, 'serve', '--listen', ':443', '--listen-h1', ':8443',
+        '--log', s.originLog, '--cc', 'cubic',
+        '--name', Object.keys({ 'origin.test': 1, ...names }).filter((n) => n !== 'third.origin.test').join(','),
+        ...corpus.flatMap((f) => ['--corpus', f]), ...(originMptcp ? [] : ['--mptcp=false']), ...originArgs]);
+      s.origin = spawn(originCmd, originArgv,
         // Its error log (mostly browsers dropping speculative connections mid-handshake) goes to a file.
         { detached: true, stdio: ['ignore', 'pipe', fs.openSync(path.join(outDir, `origin-${s.profile}.stderr`), 'w')] },
       );

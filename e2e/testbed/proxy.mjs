@@ -5,6 +5,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { root } from '../lib/paths.mjs';
+import { asRemote } from '../lib/priority.mjs';
 
 export const PROXY_ADDR = '10.200.4.2'; // e2e/topo/names.go ProxyAddr
 export const PROXY_PORT = 8443;
@@ -74,7 +75,9 @@ export class SquidProxy {
     // Testbed-only additions: the names above, no DNS server to wait for, a quick stop between grids.
     fs.appendFileSync(conf, `hosts_file ${hosts}\ndns_nameservers 127.0.0.1\nshutdown_lifetime 1 seconds\nvisible_hostname mpsurf-testbed-proxy\n`);
     p.env = dropInEnv(path.join(dir, 'etc', 'systemd', 'system', 'squid.service.d', 'mpsurf-mptcp.conf'));
-    p.child = spawn('ip', ['netns', 'exec', ns, 'env', ...Object.entries(p.env).map(([k, v]) => `${k}=${v}`), 'squid', '-N', '-f', conf], {
+    // At the priority of the testbed's other remote machines (lib.mjs asRemote).
+    const [cmd, ...argv] = asRemote(['ip', 'netns', 'exec', ns, 'env', ...Object.entries(p.env).map(([k, v]) => `${k}=${v}`), 'squid', '-N', '-f', conf]);
+    p.child = spawn(cmd, argv, {
       detached: true,
       stdio: ['ignore', 'ignore', fs.openSync(path.join(dir, 'squid.stderr'), 'w')],
     });
