@@ -145,4 +145,13 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   const users = fs.readFileSync(path.join(dir, 'etc', 'squid', 'mpsurf', 'passwd'), 'utf8');
   assert.match(users, /^alice:/m);
   assert.match(users, /^bob:/m);
+
+  // Again without a password: alice's stays, and the summary says so rather than "the one you gave".
+  const rerun = execFileSync(script, ['--root', dir, '--no-install', '--name', '127.0.0.1', '--port', String(PORT), '--user', 'alice'], { encoding: 'utf8' });
+  assert.match(field('password', rerun) ?? '', /^\(unchanged/);
+  assert.equal(fs.readFileSync(path.join(dir, 'etc', 'squid', 'mpsurf', 'passwd'), 'utf8'), users);
+  // A user's name is compared exactly: "a.ice" is a new user beside "alice", with a password of its own.
+  const dotted = execFileSync(script, ['--root', dir, '--no-install', '--name', '127.0.0.1', '--port', String(PORT), '--user', 'a.ice'], { encoding: 'utf8' });
+  assert.match(field('password', dotted) ?? '', /^[A-Za-z0-9_-]{24}$/);
+  assert.match(fs.readFileSync(path.join(dir, 'etc', 'squid', 'mpsurf', 'passwd'), 'utf8'), /^a\.ice:/m);
 });
