@@ -42,7 +42,7 @@ type Memory interface {
 	Protocol(ctx context.Context, origin string) (string, error)
 	Prefs(ctx context.Context) (*protocol.Prefs, error)
 	Usage(ctx context.Context, from time.Time) (rx, tx int64, err error)
-	Measurements(ctx context.Context, origin string, n int) ([]store.Measured, error)
+	Measurements(ctx context.Context, origin, class string, n int) ([]store.Measured, error)
 }
 
 // Input assembles the model's input for origin's page of path class (store.PathClass; "" unknown), now, from
@@ -63,7 +63,7 @@ func (d *Decider) Input(ctx context.Context, origin, class string) model.Input {
 	if h, err := m.History(ctx, origin, class); err == nil {
 		in.Size, in.Conns = sizeOf(h, class), h.Conns
 	}
-	if ms, err := m.Measurements(ctx, origin, store.PredictWindow); err == nil && len(ms) > 0 {
+	if ms, err := m.Measurements(ctx, origin, class, store.PredictWindow); err == nil && len(ms) > 0 {
 		in.Learned = learned(ms, d.cfg.Params.Learning.HalfLifeLoads)
 	}
 	if proto, err := m.Protocol(ctx, origin); err == nil && proto != "" {
@@ -123,10 +123,12 @@ func (g *Given) CellRx() (int64, bool) { return 0, false }
 func (g *Given) History(context.Context, string, string) (store.History, error) {
 	return g.Sizes, nil
 }
-func (g *Given) Measurements(context.Context, string, int) ([]store.Measured, error) { return nil, nil }
-func (g *Given) Protocol(context.Context, string) (string, error)                    { return g.Proto, nil }
-func (g *Given) Prefs(context.Context) (*protocol.Prefs, error)                      { return g.Settings, nil }
-func (g *Given) Usage(context.Context, time.Time) (int64, int64, error)              { return 0, 0, nil }
+func (g *Given) Measurements(context.Context, string, string, int) ([]store.Measured, error) {
+	return nil, nil
+}
+func (g *Given) Protocol(context.Context, string) (string, error)       { return g.Proto, nil }
+func (g *Given) Prefs(context.Context) (*protocol.Prefs, error)         { return g.Settings, nil }
+func (g *Given) Usage(context.Context, time.Time) (int64, int64, error) { return 0, 0, nil }
 
 // sizeOf is the model's view of a page's size history, summarised (median, p10, p90 by nearest rank) from the
 // nearest level that has loads.
@@ -153,9 +155,9 @@ func sizeOf(h store.History, class string) model.Size {
 	return sz
 }
 
-// learned is the correction the origin's measured loads teach, by kind (single path, multipath): the geometric
-// mean of measured over predicted page-load time, each load weighing half as much as the one after it
-// halfLife loads later (newest first in ms).
+// learned is the correction the measured loads of the origin's path class teach, by kind (single path,
+// multipath): the geometric mean of measured over predicted page-load time, each load weighing half as much as
+// the one after it halfLife loads later (newest first in ms).
 func learned(ms []store.Measured, halfLife float64) *model.Correction {
 	var c model.Correction
 	var sum, wsum [2]float64

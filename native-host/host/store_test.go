@@ -212,7 +212,7 @@ func TestDecideReportLearn(t *testing.T) {
 			t.Errorf("export lacks %s:\n%s", want, ex.Data)
 		}
 	}
-	ms, err := db.Measurements(context.Background(), "https://a.example", 20)
+	ms, err := db.Measurements(context.Background(), "https://a.example", "/gallery/:id", 20)
 	if err != nil || len(ms) != 2 || !ms[0].MPUsed || ms[0].PredictedMS <= 0 {
 		t.Fatalf("measurements %+v %v", ms, err)
 	}

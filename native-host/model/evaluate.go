@@ -550,10 +550,10 @@ func (e *evaluation) choose() (*float64, float64) {
 // trial says whether multipath is worth trying though the weighing came out against it, and its utility: on
 // measured links, for an observed page whose multipath from the first byte is predicted to save more time than
 // the model's measured error on the page's load time (a saving the model can see), yet to lose, once its energy
-// and cellular bytes are paid, less than that error (a loss it cannot), while the origin has fewer than MinLoads
-// multipath loads to learn from. A wrong "no" is otherwise never corrected: single-path loads alone
+// and cellular bytes are paid, less than that error (a loss it cannot), while the origin's path class has fewer
+// than MinLoads multipath loads to learn from. A wrong "no" is otherwise never corrected: single-path loads alone
 // teach the model nothing about multipath (Learned needs both kinds). The cost is bounded: at most MinLoads loads
-// per origin, each within the error margin.
+// per origin and class, each within the error margin.
 func (e *evaluation) trial(c *Correction) (float64, bool) {
 	te := e.p.Learning.TrialError
 	if te <= 0 || e.prior || !e.observed || (c != nil && float64(c.MPLoad) >= e.p.Learning.MinLoads) {

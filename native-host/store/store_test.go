@@ -201,9 +201,13 @@ func TestReportAndHistory(t *testing.T) {
 	if err := s.SetOutcome(ctx, "https://a.example", 7, "7-1", Outcome{PredictedSPMS: 1000, PredictedMPMS: 800, MPUsed: true, CellBytes: i64p(5000)}); err != nil {
 		t.Fatal(err)
 	}
-	ms, err := s.Measurements(ctx, "https://a.example", 20)
+	ms, err := s.Measurements(ctx, "https://a.example", "/article/:id", 20)
 	if err != nil || len(ms) != 1 || ms[0].PLTms != 1234.5 || ms[0].PredictedMS != 800 || !ms[0].MPUsed {
 		t.Errorf("measurements %+v %v", ms, err)
+	}
+	// Another class of the same origin learns nothing from it: the error differs by page size, not by multipath.
+	if ms, err := s.Measurements(ctx, "https://a.example", "/gallery/:id", 20); err != nil || len(ms) != 0 {
+		t.Errorf("another class's measurements %+v %v", ms, err)
 	}
 	var buf bytes.Buffer
 	if _, err := s.Export(ctx, &buf, FormatJSONL, 0); err != nil {
