@@ -761,6 +761,7 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	vethPair(t, cli, srv, 1)
 	vethPair(t, cli, srv, 2)
 	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.3/24", "dev", "vb1")
+	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.4/24", "dev", "vb1")
 	// Source routing as on a phone: what leaves from the cellular address goes out the cellular link.
 	run(t, "ip", "-n", cli.Name, "rule", "add", "from", "10.77.2.1", "table", "102")
 	run(t, "ip", "-n", cli.Name, "route", "add", "10.77.1.0/24", "via", "10.77.2.2", "dev", "va2", "table", "102")
@@ -781,6 +782,7 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	for _, r := range []map[string]any{
 		{"addrs": []string{"10.77.1.2"}, "multipath": true, "theta1": theta1},
 		{"addrs": []string{"10.77.1.3"}, "multipath": true, "theta2": theta2},
+		{"addrs": []string{"10.77.1.4"}, "multipath": true, "theta1": theta1},
 	} {
 		r["verb"], r["session"], r["lease_ms"] = VerbOrigin, hello.Session, 10000
 		if resp := c.do(r); !resp.OK {
@@ -832,6 +834,23 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	}
 	if r := record(a); r.RxAtRequest < theta1 {
 		t.Fatalf("subflow asked for after %d bytes, theta1 %d", r.RxAtRequest, theta1)
+	}
+
+	// θ1 counts the connections to one address together, as an HTTP/1.1 page spreads over several: 200 + 50 KB
+	// stay under it, 100 KB more on the second connection cross it, and both get their subflow.
+	g1, g2 := dial("10.77.1.4"), dial("10.77.1.4")
+	get(g1, 200_000)
+	get(g2, 50_000)
+	time.Sleep(300 * time.Millisecond)
+	if r1, r2 := record(g1), record(g2); r1.Subflow || r2.Subflow {
+		t.Fatalf("a subflow below theta1 summed over the address's connections: %+v %+v", r1, r2)
+	}
+	get(g2, 100_000)
+	if !waitUntil(2*time.Second, func() bool { return record(g1).Subflow && record(g2).Subflow }) {
+		t.Fatalf("no cellular subflows once the address's connections received theta1: %+v %+v", record(g1), record(g2))
+	}
+	if r := record(g2); r.RxAtRequest >= theta1 || r.GroupRxAtRequest < theta1 {
+		t.Fatalf("second connection's subflow asked for at %d own / %d summed bytes, theta1 %d", r.RxAtRequest, r.GroupRxAtRequest, theta1)
 	}
 
 	// θ2: a 20 MB download over both veths (3.2 s at 2 × 50 Mbit/s); the cellular subflow must stop near 2 MB.

@@ -115,9 +115,12 @@ type ConnRecord struct {
 	Theta1      int64  `json:"theta1,omitempty"`
 	Theta2      *int64 `json:"theta2,omitempty"`
 	RxAtRequest uint64 `json:"rx_at_request,omitempty"`
-	CellBytes   uint64 `json:"cell_bytes,omitempty"`
-	Capped      bool   `json:"capped,omitempty"`
-	CappedNS    int64  `json:"capped_ns,omitempty"`
+	// GroupRxAtRequest: what all the owner's connections to the destination address had received then (θ1
+	// counts a page's bytes from the address, not one connection's; see groupRx).
+	GroupRxAtRequest uint64 `json:"group_rx_at_request,omitempty"`
+	CellBytes        uint64 `json:"cell_bytes,omitempty"`
+	Capped           bool   `json:"capped,omitempty"`
+	CappedNS         int64  `json:"capped_ns,omitempty"`
 	// WindowAtCap is what could still be in flight on the subflow when it was closed: the client's
 	// congestion window (upload) plus the receive window it advertised (download), in bytes.
 	WindowAtCap uint64 `json:"window_at_cap,omitempty"`
@@ -270,7 +273,7 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 		if s, ok, err := u.lookup.Find(c.initial, c.dst); err == nil && ok {
 			c.uid, c.uidKnown = s.UID, true
 		}
-		u.maybeCreate(ev.Token, c)
+		u.maybeCreate(ev.Token, c, nil)
 	case mptcp.EventSubEstablished:
 		if c := u.conns[ev.Token]; c != nil && c.cellSrc.IsValid() && ev.Saddr == c.cellSrc {
 			c.subflow = ev.Src()
@@ -306,9 +309,34 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 	}
 }
 
+// group is the connections one θ1 counts together: one owner's to one destination address.
+type group struct {
+	addr netip.Addr
+	uid  uint32
+}
+
+// groupRx sums, by group, what the connections under an address's decision (not their own) have received when
+// last read. θ1 is the smallest transfer worth multipath (seed 001 §4.2), a page's bytes from the origin: an
+// HTTP/1.1 page spreads them over up to six connections, so a per-connection θ1 let a 2 MB page reach θ1 on
+// none of them, or late (testbed decisions grid: forum-album-1 at θ1 = 256 kB put 120 kB of 2 MB on cellular,
+// as slow as single path). HTTP/2 puts a page on one connection, where the sum is that connection's. Caller
+// holds u.mu.
+func (u *userspaceBackend) groupRx() map[group]uint64 {
+	sums := make(map[group]uint64)
+	for _, c := range u.conns {
+		if c.uidKnown && c.established {
+			if _, own := u.connPol[flow{c.initial, c.dst}]; !own {
+				sums[group{c.dst.Addr(), c.uid}] += c.rx
+			}
+		}
+	}
+	return sums
+}
+
 // maybeCreate opens the cellular subflow if the connection's destination belongs to a multipath origin and
-// the connection has received θ1 bytes; until then it leaves the connection to the poll loop. Caller holds u.mu.
-func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
+// the connection, or with the rest of its group (groupRx, nil: summed here), has received θ1 bytes; until then it
+// leaves the connection to the poll loop. Caller holds u.mu.
+func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uint64) {
 	p, own := u.connPol[flow{c.initial, c.dst}]
 	if !own {
 		if e := u.policy[c.dst.Addr()]; e != nil && c.uidKnown && e.Value.(*addrEntry).p.uid == c.uid {
@@ -331,7 +359,14 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
 		c.capped, c.rec.Capped, c.waiting = true, true, false
 		return
 	}
-	if p.theta1 > 0 && c.rx < uint64(p.theta1) {
+	got := c.rx
+	if !own && p.theta1 > 0 && got < uint64(p.theta1) {
+		if sums == nil {
+			sums = u.groupRx()
+		}
+		got = max(got, sums[group{c.dst.Addr(), c.uid}])
+	}
+	if p.theta1 > 0 && got < uint64(p.theta1) {
 		if !c.waiting {
 			c.waiting = true
 			u.stats.Theta1Waits++
@@ -341,7 +376,7 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn) {
 	}
 	c.waiting = false
 	c.requested = true
-	c.rec.RxAtRequest = c.rx
+	c.rec.RxAtRequest, c.rec.GroupRxAtRequest = c.rx, got
 	// A subflow joins with an address of the connection's own family.
 	src, err := u.cell.lookup(c.dst.Addr().Is4())
 	if err != nil {
@@ -435,20 +470,33 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 		socks[flow{buf[i].Local, buf[i].Remote}] = &buf[i]
 	}
 	now := time.Now()
+	// Every waiting connection's count first, then the decisions: θ1 counts a group's connections together.
+	type read struct {
+		first bool
+		rate  float64
+	}
+	reads := make(map[uint32]read)
+	for tok, c := range u.conns {
+		if !c.waiting {
+			continue
+		}
+		if s := socks[flow{c.initial, c.dst}]; s != nil {
+			r := read{first: c.readAt.IsZero()}
+			if !r.first && s.BytesReceived > c.rx {
+				r.rate = float64(s.BytesReceived-c.rx) / now.Sub(c.readAt).Seconds()
+			}
+			c.rx, c.readAt = s.BytesReceived, now
+			reads[tok] = r
+		}
+	}
+	sums := u.groupRx()
 	var next time.Duration
 	for tok, c := range u.conns {
 		wait := pollEvery
-		if c.waiting {
-			if s := socks[flow{c.initial, c.dst}]; s != nil {
-				first, rate := c.readAt.IsZero(), 0.0
-				if !first && s.BytesReceived > c.rx {
-					rate = float64(s.BytesReceived-c.rx) / now.Sub(c.readAt).Seconds()
-				}
-				c.rx, c.readAt = s.BytesReceived, now
-				u.maybeCreate(tok, c)
-				if c.waiting && !first { // the first read has no rate yet: the next comes soon
-					wait = nextPoll(c.rx, uint64(c.rec.Theta1), rate)
-				}
+		if r, ok := reads[tok]; ok {
+			u.maybeCreate(tok, c, sums)
+			if c.waiting && !r.first { // the first read has no rate yet: the next comes soon
+				wait = nextPoll(max(c.rx, sums[group{c.dst.Addr(), c.uid}]), uint64(c.rec.Theta1), r.rate)
 			}
 		}
 		if c.subflow.IsValid() && c.theta2 != noCap && !c.capped {
@@ -532,6 +580,7 @@ func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
 	// closes the cellular subflows its owner's open connections to it have (say, opened under another page's
 	// decision that reported the address first): the later, own decision holds.
 	var errs []error
+	sums := u.groupRx()
 	for tok, c := range u.conns {
 		if !ap.multipath && c.subflow.IsValid() && c.uidKnown && c.uid == ap.uid && slices.Contains(p.Addrs, c.dst.Addr()) {
 			u.pm.SetDeadline(time.Now().Add(2 * time.Second))
@@ -540,7 +589,7 @@ func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
 			}
 			c.rec.Multipath = false
 		}
-		u.maybeCreate(tok, c)
+		u.maybeCreate(tok, c, sums)
 	}
 	return errors.Join(errs...)
 }
@@ -573,7 +622,7 @@ func (u *userspaceBackend) SetConn(p ConnPolicy) error {
 	u.connPol[key] = ap
 	for tok, c := range u.conns {
 		if c.initial == p.Local && c.dst == p.Remote {
-			u.maybeCreate(tok, c)
+			u.maybeCreate(tok, c, nil)
 		}
 	}
 	return nil
