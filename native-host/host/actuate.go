@@ -426,9 +426,9 @@ func (c *actuatorClient) Carry(ctx context.Context, d *decide.Decision) {
 		strs[i] = a.String()
 	}
 	d.ActuationAddrs = clip(strings.Join(strs, ","))
-	// The helper's policy: a cellular subflow once a connection has received θ1 bytes, whatever this page is
-	// expected to be (single-path decisions carry θ1 too, so a page that turns out large still gets it); never when
-	// θ1 is never.
+	// The helper's policy: cellular subflows once the origin's connections have received θ1 bytes together,
+	// whatever this page is expected to be (single-path decisions carry θ1 too, so a page that turns out large
+	// still gets it); never when θ1 is never.
 	mp := d.Theta1 != nil
 	req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: strs, Multipath: &mp}
 	if mp {

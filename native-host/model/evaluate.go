@@ -140,7 +140,7 @@ type evaluation struct {
 	sizes    dist
 	typical  float64 // the page's typical size: the observed median, or the prior's
 	observed bool    // typical is an observation of this page or origin
-	conns    float64 // parallel connections the page's bytes spread over, each enforcing θ1
+	conns    float64 // parallel connections the page's bytes spread over, each with its own θ2 cap (θ1 counts them together)
 	process  float64 // the browser's processing time of this page, s
 	rSP, rMP float64 // learned corrections: single-path page-load times stay as predicted (1), multipath ones by rMP
 	prior    bool
@@ -423,13 +423,14 @@ func medianOf(v []int64) float64 {
 	return (float64(s[n/2-1]) + float64(s[n/2])) / 2
 }
 
-// candidates are the θ1 worth trying: 0, just above each likely size (per connection), and a grid between.
+// candidates are the θ1 worth trying: 0, just above each likely size, and a grid between. θ1 counts the page's
+// connections to the origin together (the helper sums them), so it is a page size, whatever the protocol.
 func (e *evaluation) candidates() []float64 {
 	th := &e.p.Theta
 	set := map[float64]bool{0: true}
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range e.sizes.s {
-		c := math.Ceil(s/e.conns*(1+th.SizeMargin) + th.OverheadBytes)
+		c := math.Ceil(s*(1+th.SizeMargin) + th.OverheadBytes)
 		if c >= th.MinBytes && c <= th.MaxBytes {
 			set[c] = true
 		}
@@ -457,7 +458,7 @@ type at struct {
 // mpCurve is the page's bytes over MPTCP when the secondary subflows are asked for once each connection has
 // received theta bytes; also the time of their first useful byte.
 func (e *evaluation) mpCurve(sc *scen, theta float64) (plf, float64) {
-	tReq := math.Max(sc.tEst, sc.primSP.inv(theta*e.conns)) + e.p.Multipath.ReactMS/1000
+	tReq := math.Max(sc.tEst, sc.primSP.inv(theta)) + e.p.Multipath.ReactMS/1000
 	t0 := tReq + sc.tJoin
 	sec := shifted(&sc.secBase, t0+sc.secUseful)
 	return sum(&sc.primSP, &sec, e.hol), t0
@@ -500,7 +501,7 @@ func (e *evaluation) expected(theta float64) float64 {
 // link the model predicted a 3.5 MB page 0.26 s faster of 5.2 s, and multipath made it twice as slow.
 func (e *evaluation) expectedSaving(theta float64) (float64, bool) {
 	// Sizes ascend: the first one past θ1 starts the sum.
-	first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta*e.conns, math.Inf(1)))
+	first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta, math.Inf(1)))
 	if first == len(e.sizes.s) {
 		return 0, false
 	}
@@ -586,7 +587,7 @@ func (e *evaluation) predict(theta *float64, s float64) (spMS, mpMS float64, use
 	sc := e.central()
 	tSP := sc.primSP.inv(s)
 	spMS = (tSP + e.process) * 1000
-	if theta == nil || s <= *theta*e.conns {
+	if theta == nil || s <= *theta {
 		return spMS, spMS, false
 	}
 	mp, t0 := e.mpCurve(sc, *theta)

@@ -18,11 +18,11 @@ func (e *evaluation) explain(out *Output, theta *float64, eu float64) {
 		out.Expected = e.expected(0)
 	} else {
 		for i, s := range e.sizes.s {
-			if s > *theta*e.conns {
+			if s > *theta {
 				pOver += e.sizes.w[i]
 			}
 		}
-		if st > *theta*e.conns {
+		if st > *theta {
 			mp, t0 := e.mpCurve(sc, *theta)
 			a = e.eval(sc, &mp, t0, st, sc.primSP.inv(st))
 		} else {
@@ -49,16 +49,16 @@ func (e *evaluation) explain(out *Output, theta *float64, eu float64) {
 			out.Reason = "size unknown (never seen): multipath from the first byte, as pages never seen are mostly large; " +
 				gain + " at the prior's median " + humanBytes(st)
 		}
-	case e.observed && st > *theta*e.conns:
+	case e.observed && st > *theta:
 		out.Multipath = true
-		out.Reason = "multipath once a connection passes θ1 = " + humanBytes(*theta) + ": " + page + " " + gain
+		out.Reason = "multipath once the site has sent θ1 = " + humanBytes(*theta) + ": " + page + " " + gain
 	case e.observed:
 		out.Multipath = false
 		out.Reason = "single path: " + page + " stays under θ1 = " + humanBytes(*theta) +
-			"; a connection that passes it gets cellular"
+			"; past it, cellular joins"
 	default:
 		out.Multipath = false
-		out.Reason = "size unknown: single path until a connection has received θ1 = " + humanBytes(*theta) +
+		out.Reason = "size unknown: single path until the site has sent θ1 = " + humanBytes(*theta) +
 			", then multipath (" + strconv.FormatFloat(100*pOver, 'f', 0, 64) + " % likely)"
 	}
 	if e.prior {

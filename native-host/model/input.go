@@ -125,7 +125,7 @@ type Term struct {
 // Output is the model's decision for the origin, now.
 type Output struct {
 	// Multipath says whether this page is expected to go multipath: θ1 is 0, or the page's observed size lies
-	// above θ1. A page of unknown size starts single path and goes multipath only if a connection passes θ1.
+	// above θ1. A page of unknown size starts single path and goes multipath only if the site's connections pass θ1 together.
 	Multipath bool
 	// Theta1 is the bytes a connection must have received before its cellular subflow opens; nil: never.
 	Theta1     *int64

@@ -506,3 +506,36 @@ func TestThreeGSubflowDoesNotShorten(t *testing.T) {
 		})
 	}
 }
+
+// θ1 is a page size whatever the protocol: the helper counts an origin's connections together, so an HTTP/1.1
+// page spread over six connections passes θ1 when its bytes do, not when each connection's do.
+func TestTheta1CountsThePage(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		proto    string
+		conns    int64
+		theta1   int64
+		size     int64
+		wantUsed bool
+	}{
+		{"h2, page above θ1", H2, 0, 500_000, 2_000_000, true},
+		{"HTTP/1.1 over six connections, page above θ1", HTTP1, 6, 500_000, 2_000_000, true},
+		{"HTTP/1.1, page under θ1", HTTP1, 6, 500_000, 400_000, false},
+		{"h2, page under θ1", H2, 0, 500_000, 400_000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Origin: "https://a.test", Protocol: tc.proto, Conns: tc.conns, Primary: wifi(), Secondary: lte(), RRC: lteIdle,
+				Size: seen(tc.size, 3), Params: params(t)}
+			sp, mp, used, err := PredictLoad(in, i64(tc.theta1), tc.size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if used != tc.wantUsed {
+				t.Errorf("cellular used %v, want %v (sp %.0f ms, mp %.0f ms)", used, tc.wantUsed, sp, mp)
+			}
+			if used && mp >= sp {
+				t.Errorf("multipath past θ1 predicted no faster: sp %.0f ms, mp %.0f ms", sp, mp)
+			}
+		})
+	}
+}
