@@ -88,7 +88,8 @@ type direction struct {
 	dstFd     int
 	shaper    *Shaper
 	pending   atomic.Pointer[Params]
-	queue     chan *packet // FIFO in delivery order
+	rewind    atomic.Pointer[int64] // a trace offset (ns) to rewind to at the next packet
+	queue     chan *packet          // FIFO in delivery order
 	free      chan *packet
 	scratch   []byte
 	timerFd   int
@@ -207,6 +208,9 @@ func (d *direction) read(stop <-chan struct{}) {
 			// Validated by SetParams, so this cannot fail.
 			_ = d.shaper.SetParams(*np)
 		}
+		if off := d.rewind.Swap(nil); off != nil {
+			d.shaper.Rewind(now, *off)
+		}
 		if p == nil {
 			d.poolDrops.Add(1)
 			continue
@@ -312,6 +316,15 @@ func (l *Link) SetParams(down, up Params) error {
 	l.dirs[0].pending.Store(&down)
 	l.dirs[1].pending.Store(&up)
 	return nil
+}
+
+// Rewind puts each direction's trace at offset when its next packet arrives (Shaper.Rewind): a page load that
+// starts after the call meets the trace from offset on, however long the browser took to start.
+func (l *Link) Rewind(offset time.Duration) {
+	o := int64(offset)
+	for _, d := range l.dirs {
+		d.rewind.Store(&o)
+	}
 }
 
 // Close stops the goroutines, drops packets still in flight and closes the

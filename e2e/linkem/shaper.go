@@ -98,6 +98,16 @@ func (s *Shaper) set(p Params) {
 	s.q.Limit = p.QueueBytes
 }
 
+// Rewind puts a trace-driven link at offset (ns) into its trace as of time now, so that loads started after a
+// rewind to the same offset meet the same link, as each run of Mahimahi's mm-link starts its trace anew. A
+// fixed-rate link has nothing to rewind. Packets already admitted keep their delivery times.
+func (s *Shaper) Rewind(now, offset int64) {
+	if s.p.Trace == nil {
+		return
+	}
+	s.start, s.oppSet = now-max(offset, 0), false
+}
+
 // Params returns the current parameters.
 func (s *Shaper) Params() Params { return s.p }
 

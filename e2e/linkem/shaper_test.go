@@ -272,3 +272,44 @@ func TestParamsValidate(t *testing.T) {
 }
 
 func nan() float64 { z := 0.0; return z / z }
+
+// A rewound trace meets the next packet where a fresh one would at the same offset: the loads of different modes
+// see the same stretch of the trace. A fixed-rate link is unchanged.
+func TestShaperRewind(t *testing.T) {
+	// Opportunities at 1, 1, 4 ms (period 4 ms), a trace that is far from uniform within its period.
+	tr, err := ParseTrace(strings.NewReader("1\n1\n4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Params{Trace: tr, Delay: 2 * time.Millisecond, QueueBytes: 100_000}
+	for _, tc := range []struct {
+		name   string
+		now    int64 // when the rewound packet arrives
+		offset int64
+		want   int64 // its delivery, ms after now
+	}{
+		{"to the start, mid-period", 102*ms + ms/2, 0, 3},
+		{"to the start, past the period's opportunities", 101*ms + ms/2, 0, 3},
+		{"into the trace's gap", 251 * ms, 2 * ms, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := mustShaper(t, p, 1)
+			run(s, []arrival{{0, 1500}, {50 * ms, 1500}})
+			unrewound := *s
+			s.Rewind(tc.now, tc.offset)
+			got, v := s.Admit(tc.now, 1500)
+			if was, _ := unrewound.Admit(tc.now, 1500); was == got {
+				t.Fatalf("the case cannot tell a rewind from none: both deliver at +%d ns", was-tc.now)
+			}
+			if v != Deliver || got-tc.now != tc.want*ms {
+				t.Errorf("delivered %v at +%.3f ms, want +%d ms", v, float64(got-tc.now)/float64(ms), tc.want)
+			}
+		})
+	}
+	fixed := mustShaper(t, Params{RateBps: 12e6, QueueBytes: 100_000}, 1)
+	before := *fixed
+	fixed.Rewind(5*ms, 0)
+	if fixed.start != before.start {
+		t.Errorf("a fixed-rate link was rewound: start %d, was %d", fixed.start, before.start)
+	}
+}

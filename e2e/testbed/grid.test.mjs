@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GRIDS, UsageError, parseGridArgs, expandPages, planLoads, shuffle, estimateSeconds, buildPlan } from './grid.mjs';
-import { readProfile, siteAddresses } from './lib.mjs';
+import { readProfile, siteAddresses, traceOffsetMs } from './lib.mjs';
 import { dist, root } from '../lib/paths.mjs';
 
 const gridScript = path.join(root, 'e2e', 'testbed', 'grid.mjs');
@@ -165,4 +165,13 @@ test('the command with a profile file by absolute path plans loads and names out
   const names = JSON.parse(execFileSync(path.join(dist, 'origin'), ['corpus', '--list', '--json'], { encoding: 'utf8' })).pages.map((p) => p.name);
   for (const p of GRIDS['decisions-quick'].pages) assert.ok(names.includes(p), p);
   for (const p of GRIDS.decisions.pages) assert.ok(names.includes(p), p);
+});
+
+test('trace offsets: one per page and repetition, the same in every mode, spread over the first 5 minutes', () => {
+  assert.equal(traceOffsetMs('gov', 0), traceOffsetMs('gov', 0));
+  const offsets = [];
+  for (const page of ['gov', 'wiki', 'news-list', 'forum-album-1']) for (const rep of [0, 1, 2]) offsets.push(traceOffsetMs(page, rep));
+  for (const o of offsets) assert.ok(Number.isInteger(o) && o >= 0 && o < 300000, `offset ${o}`);
+  assert.ok(new Set(offsets).size >= 11, `12 loads share offsets: ${offsets}`);
+  assert.ok(Math.max(...offsets) - Math.min(...offsets) > 60000, `offsets bunched: ${offsets}`);
 });

@@ -402,6 +402,11 @@ export class Session {
     try {
       if (route && !this.proxy) throw new Error(`mode ${mode} needs the proxy host (Session.open({ proxy: true }))`);
       tb('mode', kernelMode);
+      // A trace-driven link starts this load at the page's and repetition's own point of its trace, the same in
+      // every mode (traceOffsetMs): otherwise each load met whatever stretch the trace had reached, and on the AT&T
+      // trace one mode's load of a page fell into an outage that the other modes' loads missed.
+      rec.trace_offset_ms = traceOffsetMs(page, rep);
+      tb('rewind', String(rec.trace_offset_ms));
       if (ADAPTIVE.has(mode)) actuator = await Actuator.start();
       profile = makeProfile({ prefix: 'mpsurf-tb-' });
       browser = await launch(profile.dir, {
@@ -565,6 +570,14 @@ export function siteAddresses(manifest, serverAddr) {
   const base = serverAddr.split('.').slice(0, 3).join('.');
   if (SITE_ADDR_FIRST + hosts.length > 255) throw new Error(`${hosts.length} sites: more than the server's /24 holds`);
   return Object.fromEntries(hosts.map((h, i) => [h, `${base}.${SITE_ADDR_FIRST + i}`]));
+}
+
+// traceOffsetMs is where a load of page, repetition rep, starts in a trace-driven link's trace: FNV-1a of the pair,
+// within the first 5 minutes (the Mahimahi traces used here run 8-18 minutes; a trace loops past its end).
+export function traceOffsetMs(page, rep) {
+  let h = 0x811c9dc5;
+  for (const c of Buffer.from(`${page}#${rep}`)) h = Math.imul(h ^ c, 0x01000193) >>> 0;
+  return h % 300000;
 }
 
 function pickDecision(d) {

@@ -320,6 +320,20 @@ func (tb *Testbed) SetProfile(p *profiles.Profile) error {
 	return nil
 }
 
+// Rewind puts every trace-driven link at offset into its trace from its next packet on (linkem.Link.Rewind);
+// fixed-rate links are unchanged.
+func (tb *Testbed) Rewind(offset time.Duration) error {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	if tb.closed {
+		return errors.New("topo: testbed closed")
+	}
+	for _, l := range tb.links {
+		l.Rewind(offset)
+	}
+	return nil
+}
+
 // Stats returns each link's emulator counters, by client interface.
 func (tb *Testbed) Stats() map[string]linkem.Stats {
 	out := map[string]linkem.Stats{}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +22,10 @@ import (
 
 // The control socket lets other commands reach the process that runs the
 // emulators: one request line ("status", "stats", "flush",
-// "set-profile NAME|ABSPATH"), one JSON reply line.
+// "set-profile NAME|ABSPATH", "rewind MS"), one JSON reply line.
+
+// maxRewindMS bounds a trace offset: a day, far beyond any trace here.
+const maxRewindMS = 24 * 3600 * 1000
 
 func socketPath(prefix string) string { return filepath.Join(topo.RunDir, prefix+".sock") }
 
@@ -94,6 +98,12 @@ func (s *controlServer) do(req string) (any, error) {
 		return s.tb.Stats(), nil
 	case "flush":
 		return nil, s.tb.Flush()
+	case "rewind":
+		ms, err := strconv.ParseInt(arg, 10, 64)
+		if err != nil || ms < 0 || ms > maxRewindMS {
+			return nil, fmt.Errorf("rewind wants a trace offset in ms, 0 to %d: %q", maxRewindMS, arg)
+		}
+		return nil, s.tb.Rewind(time.Duration(ms) * time.Millisecond)
 	case "set-profile":
 		p, err := profiles.Load(arg)
 		if err != nil {
@@ -159,6 +169,14 @@ func cmdControl(cmd string, args []string, w io.Writer) error {
 		req += " " + arg
 	case cmd == "set-profile":
 		return cli.Usagef("set-profile takes one profile")
+	case cmd == "rewind":
+		if len(pos) != 1 {
+			return cli.Usagef("rewind takes one offset in ms")
+		}
+		if ms, err := strconv.ParseInt(pos[0], 10, 64); err != nil || ms < 0 || ms > maxRewindMS {
+			return cli.Usagef("rewind: %q is not an offset in ms from 0 to %d", pos[0], maxRewindMS)
+		}
+		req += " " + pos[0]
 	case len(pos) != 0:
 		return cli.Usagef("%s takes no arguments", cmd)
 	}
@@ -171,3 +189,5 @@ func cmdControl(cmd string, args []string, w io.Writer) error {
 	}
 	return nil
 }
+
+func cmdRewind(args []string, w io.Writer) error { return cmdControl("rewind", args, w) }

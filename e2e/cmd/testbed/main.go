@@ -60,6 +60,10 @@ func commands() []command {
 		{"flush", `flush
         write buffered timeline lines now
 `, noStatus(func(a []string, w io.Writer) error { return cmdControl("flush", a, w) })},
+		{"rewind", `rewind MS
+        put the trace-driven links MS milliseconds into their traces from their next packet on, so that
+        loads of different modes meet the same stretch of the trace (Mahimahi starts its trace anew per run)
+`, noStatus(cmdRewind)},
 		{"set-profile", `set-profile P
         change link conditions of the running testbed
 `, noStatus(func(a []string, w io.Writer) error { return cmdControl("set-profile", a, w) })},
