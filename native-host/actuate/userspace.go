@@ -315,6 +315,9 @@ type group struct {
 	uid  uint32
 }
 
+// group is the connection's θ1 group; its uid counts only when uidKnown (groupRx, maybeCreate check that).
+func (c *conn) group() group { return group{c.dst.Addr(), c.uid} }
+
 // groupRx sums, by group, what the connections under an address's decision (not their own) have received when
 // last read. θ1 is the smallest transfer worth multipath (seed 001 §4.2), a page's bytes from the origin: an
 // HTTP/1.1 page spreads them over up to six connections, so a per-connection θ1 let a 2 MB page reach θ1 on
@@ -326,7 +329,7 @@ func (u *userspaceBackend) groupRx() map[group]uint64 {
 	for _, c := range u.conns {
 		if c.uidKnown && c.established {
 			if _, own := u.connPol[flow{c.initial, c.dst}]; !own {
-				sums[group{c.dst.Addr(), c.uid}] += c.rx
+				sums[c.group()] += c.rx
 			}
 		}
 	}
@@ -364,7 +367,7 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uin
 		if sums == nil {
 			sums = u.groupRx()
 		}
-		got = max(got, sums[group{c.dst.Addr(), c.uid}])
+		got = max(got, sums[c.group()])
 	}
 	if p.theta1 > 0 && got < uint64(p.theta1) {
 		if !c.waiting {
@@ -496,7 +499,7 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 		if r, ok := reads[tok]; ok {
 			u.maybeCreate(tok, c, sums)
 			if c.waiting && !r.first { // the first read has no rate yet: the next comes soon
-				wait = nextPoll(max(c.rx, sums[group{c.dst.Addr(), c.uid}]), uint64(c.rec.Theta1), r.rate)
+				wait = nextPoll(max(c.rx, sums[c.group()]), uint64(c.rec.Theta1), r.rate)
 			}
 		}
 		if c.subflow.IsValid() && c.theta2 != noCap && !c.capped {
