@@ -31,6 +31,7 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 		// lasts and by the model after it, and the host does not stay DIRECT once multipath is back.
 		s.proxy.forget(d.Origin)
 	}
+	s.restorePeers(d.Origin, dec)
 	body := dec.Body()
 	s.decisions.Add(1)
 	meta := store.DecisionMeta{PathClass: dec.PathClass, Basis: string(dec.Basis), CellRxStart: dec.CellRxStart}

@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/diag"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
 // TypePeers reports the hosts and addresses a tab's page actually talked to (PROTOCOL.md §4 Peers), so that
@@ -90,6 +92,9 @@ func (s *Server) peers(req protocol.Request) protocol.Reply {
 		ctx, cancel := context.WithTimeout(context.Background(), actuateBudget)
 		defer cancel()
 		res = c.setPeers(ctx, origin, accepted)
+		if res == "ok" {
+			s.keepPeers(origin, ok)
+		}
 	} else {
 		// Nothing is actuated; the count says how many distinct addresses a helper would have been given. The proxy
 		// leg still must not move a host the user has a rule of its own for.
@@ -108,6 +113,77 @@ func (s *Server) peers(req protocol.Request) protocol.Reply {
 	s.proxy.follow(origin, hosts) // proxy.go: the page's third parties take its decision on the proxy leg too
 	s.log.Info("peers", "origin", origin, "addrs", accepted, "refused", len(refused), "result", res)
 	return protocol.OK(req, PeersReply{Addrs: len(accepted), Refused: refused, Actuation: clip(res)})
+}
+
+// peersKeptFor is how long a remembered peer is put under its origin's decision before the page reports it again
+// (restorePeers). An address that has since moved to another site costs nothing that site would notice: the
+// helper applies a policy to this user's connections only, and a site's own decision takes its addresses back
+// (takeBackLocked).
+const peersKeptFor = 7 * 24 * time.Hour
+
+// keepPeers remembers the peers that passed screenPeers and were put under origin's decision, for restorePeers.
+// Best effort: without a store the page's next visit reports them again, as before.
+func (s *Server) keepPeers(origin string, ok []Peer) {
+	db, perr := s.storeDB()
+	if perr != nil || len(ok) == 0 {
+		return
+	}
+	kept := make([]store.Peer, len(ok))
+	for i, p := range ok {
+		kept[i] = store.Peer{Host: p.Host, Addr: p.Addr}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := db.SavePeers(ctx, time.Now(), origin, kept); err != nil {
+		s.log.Warn("peers not remembered", "origin", origin, "err", err)
+	}
+}
+
+// restorePeers puts the peers origin's pages reported in earlier sessions (keepPeers) under its decision as soon
+// as it is carried out, before the page connects to them: a host started with a new browser session otherwise
+// gave a third party the decision only once the page's first response from it had arrived. In the decisions grid
+// at a28fc0b (e2e/results/decisions/runs-a28fc0b.jsonl.gz, baseline, news-gallery-2, actuator_conns) the third
+// party's connection asked for its cellular subflow 174 ms after it was established, the page's own at once, and
+// its loads decided multipath from the first byte took 1.05x mp-always's time (median over 24 large pages). They
+// were screened when reported (a connection of this user's reached them then), so only the other checks run again.
+func (s *Server) restorePeers(origin string, dec decide.Decision) {
+	c := s.act
+	if c == nil || dec.Actuation != "ok" || c.hasPeers(origin) {
+		return
+	}
+	db, perr := s.storeDB()
+	if perr != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	kept, err := db.Peers(ctx, origin, time.Now().Add(-peersKeptFor))
+	if err != nil || len(kept) == 0 {
+		return
+	}
+	peers := make([]Peer, len(kept))
+	for i, p := range kept {
+		peers[i] = Peer{Host: p.Host, Addr: p.Addr}
+	}
+	ok, refused := c.screenPeers(origin, peers, s.sitePrefs(), reachedBefore)
+	accepted, hosts := make([]string, len(ok)), make([]string, len(ok))
+	for i, p := range ok {
+		accepted[i], hosts[i] = p.Addr.String(), p.Host
+	}
+	actx, acancel := context.WithTimeout(context.Background(), actuateBudget)
+	defer acancel()
+	res := c.setPeers(actx, origin, accepted)
+	s.proxy.follow(origin, hosts)
+	s.log.Info("peers restored", "origin", origin, "addrs", accepted, "refused", len(refused), "result", res)
+}
+
+// reachedBefore is screenPeers' reach check for remembered peers: each was reached when it was reported.
+func reachedBefore(addrs []netip.Addr) (map[netip.Addr]bool, error) {
+	out := make(map[netip.Addr]bool, len(addrs))
+	for _, a := range addrs {
+		out[a] = true
+	}
+	return out, nil
 }
 
 // sitePrefs are the user's preferences (site rules), nil when the host has none stored.
@@ -320,6 +396,13 @@ func parsePeers(body json.RawMessage) (string, []Peer, *protocol.Error) {
 		return "", nil, protocol.Errorf(protocol.CodeBadOrigin, "origin: %v", err)
 	}
 	return norm, out, nil
+}
+
+// hasPeers says whether origin's pages reported peers in this session.
+func (c *actuatorClient) hasPeers(origin string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.replay[peersKey(origin)].Addrs) > 0
 }
 
 // peersKey is the replay key of an origin's peer addresses, beside the origin's own (its origin string).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
@@ -247,6 +248,59 @@ func TestPeersCannotOverride(t *testing.T) {
 	}
 	if strings.Contains(string(b), "198.51.100.50] to multipath=true theta1=8192") || strings.Count(string(b), "198.51.100.20") != 1 {
 		t.Errorf("a site's own address was moved by a page: %s", b)
+	}
+}
+
+// A host started with a new browser session puts the peers the origin's pages reported before under its decision
+// as soon as it is carried out (restorePeers), screened again except for the reach check; a site the user has set
+// to "never" since, and an address another site's own decision holds, stay out.
+func TestPeersRemembered(t *testing.T) {
+	s, db := storeServer(t)
+	s.act = dryRunHelper(t, 0, 0)
+	s.reached = func(addrs []netip.Addr) (map[netip.Addr]bool, error) { return reachedBefore(addrs) }
+	ctx, stop := context.WithTimeout(context.Background(), 3*time.Second)
+	defer stop()
+	mp, sp := true, false
+	decideOn := func(c *actuatorClient, origin string, multipath *bool, addrs ...string) {
+		t.Helper()
+		req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: addrs, Multipath: multipath}
+		if got := c.setOrigin(ctx, req, origin); got != "ok" {
+			t.Fatalf("decide %s: %q", origin, got)
+		}
+		c.mu.Lock()
+		c.takeBackLocked(origin, req)
+		c.mu.Unlock()
+	}
+	decideOn(s.act, "https://news.test", &mp, "203.0.113.1")
+	r := call(t, s, "peers", `{"origin":"https://news.test","tab":1,"peers":[{"host":"cdn.test","ip":"198.51.100.1"},{"host":"img.test","ip":"198.51.100.2"},{"host":"bank.test","ip":"198.51.100.3"}]}`)
+	if !r.OK {
+		t.Fatalf("peers: %+v", r)
+	}
+	kept, err := db.Peers(context.Background(), "https://news.test", time.Now().Add(-time.Minute))
+	if err != nil || len(kept) != 3 {
+		t.Fatalf("remembered %v (%v), want the three peers taken", kept, err)
+	}
+
+	// The next session: a new helper connection, nothing replayed yet. Since then the user set bank.test to
+	// "never", and img.test's address became shop.test's, decided single path.
+	s.act = dryRunHelper(t, 0, 0)
+	if r := call(t, s, "prefs", fmt.Sprintf(goodPrefs, `[{"host":"bank.test","rule":"never"}]`)); !r.OK {
+		t.Fatalf("prefs: %+v", r)
+	}
+	decideOn(s.act, "https://shop.test", &sp, "198.51.100.2")
+	s.restorePeers("https://news.test", decide.Decision{Actuation: "advisory only"})
+	if s.act.hasPeers("https://news.test") {
+		t.Fatal("peers restored for a decision the helper did not carry out")
+	}
+	decideOn(s.act, "https://news.test", &mp, "203.0.113.1")
+	s.restorePeers("https://news.test", decide.Decision{Actuation: "ok"})
+	if got := s.act.replay[peersKey("https://news.test")].Addrs; strings.Join(got, ",") != "198.51.100.1" {
+		t.Errorf("restored peers %v, want only cdn.test's 198.51.100.1", got)
+	}
+	// An origin never seen has nothing to restore; one whose pages reported peers in this session keeps those.
+	s.restorePeers("https://new.test", decide.Decision{Actuation: "ok"})
+	if s.act.hasPeers("https://new.test") {
+		t.Error("peers restored for an origin that never reported any")
 	}
 }
 

@@ -110,6 +110,16 @@ var migrations = []string{
 	ALTER TABLE observations ADD COLUMN path_class TEXT;
 	ALTER TABLE observations ADD COLUMN objects INTEGER;
 	ALTER TABLE observations ADD COLUMN conns INTEGER;`,
+	// 4: the third-party addresses each origin's pages reached (PROTOCOL.md §4 Peers), so that a host started by a
+	// new browser session puts them under the origin's decision before the page connects to them again.
+	`CREATE TABLE peers (
+		origin   TEXT    NOT NULL,
+		addr     TEXT    NOT NULL,
+		host     TEXT    NOT NULL,
+		time_ms  INTEGER NOT NULL,
+		PRIMARY KEY (origin, addr)
+	) WITHOUT ROWID;
+	CREATE INDEX peers_time ON peers(time_ms);`,
 }
 
 // SchemaVersion is the version Open brings every database to.

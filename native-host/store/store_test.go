@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -667,5 +668,69 @@ func TestPathWithURICharacters(t *testing.T) {
 				t.Fatalf("after delete all and a reopen: %d decisions, %d observations, %v", d, o, err)
 			}
 		})
+	}
+}
+
+func TestPeers(t *testing.T) {
+	now := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	s := open(t, Options{MaxAge: 24 * time.Hour, Now: func() time.Time { return now }})
+	a := func(s string) netip.Addr { return netip.MustParseAddr(s) }
+	if err := s.SavePeers(ctx, now, "https://news.example", []Peer{{Host: "cdn.example", Addr: a("192.0.2.7")}, {Host: "img.example", Addr: a("::ffff:192.0.2.8")}}); err != nil {
+		t.Fatal(err)
+	}
+	// A newer report of an address replaces the older one (its host too).
+	if err := s.SavePeers(ctx, now.Add(time.Minute), "https://news.example", []Peer{{Host: "cdn2.example", Addr: a("192.0.2.7")}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Peers(ctx, "https://news.example", now.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Peer{{"cdn2.example", a("192.0.2.7"), now.Add(time.Minute)}, {"img.example", a("192.0.2.8"), now}}
+	if len(got) != len(want) {
+		t.Fatalf("peers %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i].Host != want[i].Host || got[i].Addr != want[i].Addr || !got[i].Time.Equal(want[i].Time) {
+			t.Errorf("peer %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	if other, _ := s.Peers(ctx, "https://other.example", time.Time{}); len(other) != 0 {
+		t.Errorf("another origin's peers: %v", other)
+	}
+	if recent, _ := s.Peers(ctx, "https://news.example", now.Add(30*time.Second)); len(recent) != 1 {
+		t.Errorf("since: %v, want the one newer report", recent)
+	}
+	// At most MaxPeersPerOrigin per origin, the newest kept.
+	var many []Peer
+	for i := range MaxPeersPerOrigin + 5 {
+		many = append(many, Peer{Host: "x.example", Addr: netip.AddrFrom4([4]byte{198, 51, 100, byte(i)})})
+	}
+	if err := s.SavePeers(ctx, now.Add(2*time.Minute), "https://news.example", many); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Peers(ctx, "https://news.example", time.Time{}); len(got) != MaxPeersPerOrigin {
+		t.Errorf("%d peers kept, want %d", len(got), MaxPeersPerOrigin)
+	}
+	// Older than the retention age: gone at the next save.
+	now = now.Add(48 * time.Hour)
+	if err := s.SavePeers(ctx, now, "https://b.example", []Peer{{Host: "c.example", Addr: a("192.0.2.9")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Peers(ctx, "https://news.example", time.Time{}); len(got) != 0 {
+		t.Errorf("peers past the retention age: %v", got)
+	}
+	for _, bad := range []struct {
+		origin string
+		p      Peer
+	}{
+		{"https://a.example/path", Peer{Host: "c.example", Addr: a("192.0.2.1")}},
+		{"https://a.example", Peer{Host: "", Addr: a("192.0.2.1")}},
+		{"https://a.example", Peer{Host: "c.example"}},
+		{"https://a.example", Peer{Host: strings.Repeat("a", 254), Addr: a("192.0.2.1")}},
+	} {
+		if err := s.SavePeers(ctx, now, bad.origin, []Peer{bad.p}); err == nil {
+			t.Errorf("SavePeers(%q, %v) took it", bad.origin, bad.p)
+		}
 	}
 }
