@@ -139,6 +139,18 @@ func TestActuatorPeers(t *testing.T) {
 	}
 }
 
+// carry gives origin's addresses a decision in the helper as Carry does: set, then taken back from other pages.
+func carry(t *testing.T, ctx context.Context, c *actuatorClient, origin string, multipath *bool, addrs ...string) {
+	t.Helper()
+	req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: addrs, Multipath: multipath}
+	if got := c.setOrigin(ctx, req, origin); got != "ok" {
+		t.Fatalf("decide %s: %q", origin, got)
+	}
+	c.mu.Lock()
+	c.takeBackLocked(origin, req)
+	c.mu.Unlock()
+}
+
 // Point 3 of issue 12: a web page chooses what it loads, so the addresses its requests reach must not move
 // another site's connections. Before, every reported address took the page's decision: a site the user set to
 // "never", another site's own decision, a CDN address two sites share, an address no connection reached, a
@@ -161,13 +173,7 @@ func TestPeersCannotOverride(t *testing.T) {
 	mp, sp := true, false
 	decide := func(origin string, multipath *bool, addrs ...string) {
 		t.Helper()
-		req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: addrs, Multipath: multipath}
-		if got := c.setOrigin(call1, req, origin); got != "ok" {
-			t.Fatalf("decide %s: %q", origin, got)
-		}
-		c.mu.Lock()
-		c.takeBackLocked(origin, req)
-		c.mu.Unlock()
+		carry(t, call1, c, origin, multipath, addrs...)
 	}
 	decide("https://evil.test", &mp, "203.0.113.1")
 	decide("https://shop.test", &sp, "198.51.100.20") // its own decision: single path
@@ -263,13 +269,7 @@ func TestPeersRemembered(t *testing.T) {
 	mp, sp := true, false
 	decideOn := func(c *actuatorClient, origin string, multipath *bool, addrs ...string) {
 		t.Helper()
-		req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: addrs, Multipath: multipath}
-		if got := c.setOrigin(ctx, req, origin); got != "ok" {
-			t.Fatalf("decide %s: %q", origin, got)
-		}
-		c.mu.Lock()
-		c.takeBackLocked(origin, req)
-		c.mu.Unlock()
+		carry(t, ctx, c, origin, multipath, addrs...)
 	}
 	decideOn(s.act, "https://news.test", &mp, "203.0.113.1")
 	r := call(t, s, "peers", `{"origin":"https://news.test","tab":1,"peers":[{"host":"cdn.test","ip":"198.51.100.1"},{"host":"img.test","ip":"198.51.100.2"},{"host":"bank.test","ip":"198.51.100.3"}]}`)
