@@ -269,7 +269,8 @@ func linkPoints(p *Path, pr LinkPrior, tr *Transport) ([]weighted, bool) {
 		if p.Loss != nil {
 			loss = *p.Loss
 		}
-		if p.DownBps != nil {
+		// A lower bound below the prior's rate says no more than the prior does.
+		if p.DownBps != nil && (!p.downBound() || *p.DownBps/8 > rate) {
 			rate, spread, prior, loss = *p.DownBps/8, p.Spread, false, 0
 		}
 	}

@@ -539,3 +539,41 @@ func TestTheta1CountsThePage(t *testing.T) {
 		})
 	}
 }
+
+// A cellular rate that is only a lower bound (passive_bound: measured beside WiFi, or in windows with pauses) is
+// taken where it says more than the prior, and left for the prior where it says less.
+func TestLowerBoundRate(t *testing.T) {
+	bound, measured := "passive_bound", "passive"
+	for _, tc := range []struct {
+		name   string
+		mbit   float64
+		source *string
+		want   float64 // the central scenario's cellular rate, Mbit/s
+	}{
+		{"a slow measured link", 0.51, &measured, 0.51},
+		{"a slow bound: the prior", 0.51, &bound, 9.185},
+		{"a fast bound: the bound", 30, &bound, 30},
+		{"no source given: measured", 0.51, nil, 0.51},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cell := mk("cellular", 70, tc.mbit)
+			cell.DownSource = tc.source
+			out, err := Evaluate(Input{Origin: "https://a.test", Protocol: H2, Primary: wifi(), Secondary: cell, RRC: lteIdle,
+				Size: seen(3_000_000, 3), Params: params(t)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := math.NaN()
+			for _, term := range out.Terms {
+				if term.Name == "secondary_rate" {
+					if term.Value != nil {
+						got = *term.Value / 1e6
+					}
+				}
+			}
+			if math.Abs(got-tc.want) > 0.01*tc.want {
+				t.Errorf("secondary rate %.3f Mbit/s, want %.3f", got, tc.want)
+			}
+		})
+	}
+}
