@@ -71,49 +71,42 @@ func checkRate(t *testing.T, got *float64, want, tol float64) {
 
 // TestRateShared: windows in which another path carried data too (a multipath transfer) raise the estimate but
 // never lower one that a window of this path alone made.
-// rateSeg is a stretch of traffic fed to a Rate: its length, rate and whether another path carried data too.
-type rateSeg struct {
-	dur    time.Duration
-	bps    float64
-	shared bool
-}
-
-// feedAll feeds segs to r from a zero counter.
-func feedAll(r *Rate, segs []rateSeg) {
-	now, cum := time.Unix(1000, 0), 0.0
-	r.Add(now, 0)
-	for _, s := range segs {
-		now, cum = feed(r, now, cum, s.dur, s.bps, s.shared)
-	}
-}
-
 func TestRateShared(t *testing.T) {
+	type seg struct {
+		dur    time.Duration
+		bps    float64
+		shared bool
+	}
 	cases := []struct {
 		name string
-		segs []rateSeg
+		segs []seg
 		want float64
 	}{
 		// Beside a bursty 3G subflow the WiFi subflow waits on the receive window: busy throughout, at a seventh of
 		// its link, for longer than the horizon.
-		{"a shared window does not lower an estimate", []rateSeg{{2 * time.Second, 7.04e6, false}, {time.Second, 0, false}, {40 * time.Second, 1e6, true}}, 7.04e6},
-		{"the same window alone does", []rateSeg{{2 * time.Second, 7.04e6, false}, {time.Second, 0, false}, {40 * time.Second, 1e6, false}}, 1e6},
-		{"a faster shared window raises it", []rateSeg{{2 * time.Second, 3e6, false}, {time.Second, 0, false}, {2 * time.Second, 6e6, true}}, 6e6},
-		{"a path only ever used beside another is measured", []rateSeg{{3 * time.Second, 2e6, true}}, 2e6},
+		{"a shared window does not lower an estimate", []seg{{2 * time.Second, 7.04e6, false}, {time.Second, 0, false}, {40 * time.Second, 1e6, true}}, 7.04e6},
+		{"the same window alone does", []seg{{2 * time.Second, 7.04e6, false}, {time.Second, 0, false}, {40 * time.Second, 1e6, false}}, 1e6},
+		{"a faster shared window raises it", []seg{{2 * time.Second, 3e6, false}, {time.Second, 0, false}, {2 * time.Second, 6e6, true}}, 6e6},
+		{"a path only ever used beside another is measured", []seg{{3 * time.Second, 2e6, true}}, 2e6},
 	}
 	// An estimate an earlier host kept (Seed) counts as one from a window of this path alone.
 	seeded := []struct {
 		name string
-		segs []rateSeg
+		segs []seg
 		want float64
 	}{
-		{"a seed stands through shared windows", []rateSeg{{40 * time.Second, 1e6, true}}, 7.04e6},
-		{"a faster shared window raises a seed", []rateSeg{{2 * time.Second, 9e6, true}}, 9e6},
-		{"a window of the path alone replaces a seed", []rateSeg{{40 * time.Second, 1e6, false}}, 1e6},
+		{"a seed stands through shared windows", []seg{{40 * time.Second, 1e6, true}}, 7.04e6},
+		{"a faster shared window raises a seed", []seg{{2 * time.Second, 9e6, true}}, 9e6},
+		{"a window of the path alone replaces a seed", []seg{{40 * time.Second, 1e6, false}}, 1e6},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
-			feedAll(r, c.segs)
+			now, cum := time.Unix(1000, 0), 0.0
+			r.Add(now, 0)
+			for _, s := range c.segs {
+				now, cum = feed(r, now, cum, s.dur, s.bps, s.shared)
+			}
 			checkRate(t, r.BPS(), c.want, 0)
 		})
 	}
@@ -121,7 +114,11 @@ func TestRateShared(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
 			r.Seed(7.04e6)
-			feedAll(r, c.segs)
+			now, cum := time.Unix(1000, 0), 0.0
+			r.Add(now, 0)
+			for _, s := range c.segs {
+				now, cum = feed(r, now, cum, s.dur, s.bps, s.shared)
+			}
 			checkRate(t, r.BPS(), c.want, 0)
 		})
 	}
@@ -130,18 +127,23 @@ func TestRateShared(t *testing.T) {
 // An estimate made only of shared or paused windows is a lower bound (Bound), and a kept one (SeedBound) stays a
 // bound that such windows raise and never lower, until a window of the path alone measures the link.
 func TestRateBound(t *testing.T) {
+	type seg struct {
+		dur    time.Duration
+		bps    float64
+		shared bool
+	}
 	cases := []struct {
 		name      string
 		seed      float64 // SeedBound first; 0: none
-		segs      []rateSeg
+		segs      []seg
 		want      float64
 		wantBound bool
 	}{
-		{"only shared windows: a bound", 0, []rateSeg{{3 * time.Second, 0.5e6, true}}, 0.5e6, true},
-		{"a window of the path alone: a measurement", 0, []rateSeg{{3 * time.Second, 0.5e6, true}, {time.Second, 0, false}, {3 * time.Second, 8e6, false}}, 8e6, false},
-		{"a kept bound stands through slower shared windows", 2e6, []rateSeg{{3 * time.Second, 0.5e6, true}}, 2e6, true},
-		{"a faster shared window raises a kept bound", 2e6, []rateSeg{{3 * time.Second, 5e6, true}}, 5e6, true},
-		{"a window of the path alone replaces a kept bound", 2e6, []rateSeg{{40 * time.Second, 1e6, false}}, 1e6, false},
+		{"only shared windows: a bound", 0, []seg{{3 * time.Second, 0.5e6, true}}, 0.5e6, true},
+		{"a window of the path alone: a measurement", 0, []seg{{3 * time.Second, 0.5e6, true}, {time.Second, 0, false}, {3 * time.Second, 8e6, false}}, 8e6, false},
+		{"a kept bound stands through slower shared windows", 2e6, []seg{{3 * time.Second, 0.5e6, true}}, 2e6, true},
+		{"a faster shared window raises a kept bound", 2e6, []seg{{3 * time.Second, 5e6, true}}, 5e6, true},
+		{"a window of the path alone replaces a kept bound", 2e6, []seg{{40 * time.Second, 1e6, false}}, 1e6, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -149,7 +151,11 @@ func TestRateBound(t *testing.T) {
 			if c.seed > 0 {
 				r.SeedBound(c.seed)
 			}
-			feedAll(r, c.segs)
+			now, cum := time.Unix(1000, 0), 0.0
+			r.Add(now, 0)
+			for _, s := range c.segs {
+				now, cum = feed(r, now, cum, s.dur, s.bps, s.shared)
+			}
 			checkRate(t, r.BPS(), c.want, 0)
 			if r.Bound() != c.wantBound {
 				t.Errorf("Bound() = %v, want %v", r.Bound(), c.wantBound)
