@@ -259,7 +259,7 @@ func PickPaths(ps []paths.Path) (primary, secondary *model.Path) {
 // the model then takes the prior's for the path's kind.
 func toModel(p paths.Path) *model.Path {
 	m := &model.Path{Name: p.Name, Kind: p.Kind, Up: p.Up, Addrs: p.Addrs, RTTMS: p.RTTMS, DownBps: p.DownBPS,
-		UpBps: p.UpBPS, Loss: p.Loss, RTTSource: p.RTTSource, DownSource: p.DownSource}
+		UpBps: p.UpBPS, Loss: p.Loss, RTTSource: p.RTTSource}
 	if p.DownSource != nil && *p.DownSource == paths.SourceProbeBound {
 		m.DownBps = nil
 	}
@@ -283,8 +283,7 @@ func (m *Meter) loadEstimates(ctx context.Context) {
 					m.sampler.Known(e.Name, e.Time) // no rate probe while a kept rate is young
 				}
 				// The live estimators start from it: this host's own windows move it as paths.Rate.Seed says.
-				m.sampler.Seed(e.Name, paths.Seed{DownBPS: p.DownBps, UpBPS: p.UpBps, RTTMS: p.RTTMS, At: e.Time,
-					DownBound: p.DownSource != nil && *p.DownSource == paths.SourcePassiveBound})
+				m.sampler.Seed(e.Name, paths.Seed{DownBPS: p.DownBps, UpBPS: p.UpBps, RTTMS: p.RTTMS, At: e.Time})
 			}
 		}
 	}
@@ -311,7 +310,7 @@ func (m *Meter) fillFromKept(p *model.Path) {
 		p.RTTSource = &src
 	}
 	if p.DownBps == nil {
-		p.DownBps, p.DownSource = k.path.DownBps, k.path.DownSource
+		p.DownBps = k.path.DownBps
 	}
 	if p.UpBps == nil {
 		p.UpBps = k.path.UpBps

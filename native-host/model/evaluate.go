@@ -269,8 +269,7 @@ func linkPoints(p *Path, pr LinkPrior, tr *Transport) ([]weighted, bool) {
 		if p.Loss != nil {
 			loss = *p.Loss
 		}
-		// A lower bound below the prior's rate says no more than the prior does.
-		if p.DownBps != nil && (!p.downBound() || *p.DownBps/8 > rate) {
+		if p.DownBps != nil {
 			rate, spread, prior, loss = *p.DownBps/8, p.Spread, false, 0
 		}
 	}

@@ -14,16 +14,10 @@ type Path struct {
 	UpBps     *float64 `json:"up_bps"`
 	Loss      *float64 `json:"loss"`
 	RTTSource *string  `json:"rtt_source,omitempty"`
-	// DownSource is where DownBps came from (PROTOCOL.md Path); "passive_bound" makes it a lower bound, which the
-	// model takes only where it is above the prior's rate for the path's kind.
-	DownSource *string `json:"down_source,omitempty"`
 	// Spread is the uncertainty of DownBps, the standard deviation of its logarithm (0: taken as exact). A probe
 	// that could only bound the rate, or a rate that moved between measurements, has one.
 	Spread float64 `json:"spread,omitempty"`
 }
-
-// downBound says whether DownBps is only a lower bound on the link (paths.SourcePassiveBound).
-func (p *Path) downBound() bool { return p.DownSource != nil && *p.DownSource == "passive_bound" }
 
 // measured says whether the path has what the model needs without priors: an RTT and a downlink rate.
 func (p *Path) measured() bool {

@@ -20,9 +20,6 @@ const (
 	SourceProbe   = "probe"
 	// SourceProbeBound: the rate probe could only bound the rate from below (a fast link, a short transfer).
 	SourceProbeBound = "probe_bound"
-	// SourcePassiveBound: busy traffic measured the rate, but only in windows with a pause or beside another path's
-	// traffic (paths.Rate), so it is a lower bound on the link, not its capacity.
-	SourcePassiveBound = "passive_bound"
 )
 
 // Path is the PROTOCOL.md Path object. Pointers are null when unknown.
@@ -36,8 +33,7 @@ type Path struct {
 	UpBPS     *float64 `json:"up_bps"`
 	Loss      *float64 `json:"loss"`
 	RTTSource *string  `json:"rtt_source"`
-	// DownSource says where DownBPS came from: passive (busy traffic), passive_bound (busy traffic that only bounds
-	// it from below), probe, or probe_bound (a lower bound).
+	// DownSource says where DownBPS came from: passive (busy traffic), probe, or probe_bound (a lower bound).
 	DownSource *string `json:"down_source,omitempty"`
 }
 

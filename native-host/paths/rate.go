@@ -31,7 +31,6 @@ type Rate struct {
 	lastIdle             time.Time    // the end of the last sample interval that carried nothing
 	lastShared           time.Time    // the end of the last sample interval in which another path carried data
 	strictSeen           bool         // a window without a pause has been seen
-	floor                float64      // a kept lower bound (SeedBound) that loose windows do not lower
 	busy                 bool
 	last                 float64 // bits/s; valid when have
 	have                 bool
@@ -118,9 +117,6 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 			loose = max(loose, p.bps)
 		}
 	}
-	if !r.strictSeen {
-		m = max(m, r.floor)
-	}
 	if ok {
 		r.last, r.have = m, true
 	}
@@ -138,20 +134,6 @@ func (r *Rate) Seed(bps float64) {
 		r.last, r.have, r.strictSeen = bps, true, true
 	}
 }
-
-// SeedBound starts the estimator from a lower bound made elsewhere (Bound): windows with a pause or shared with
-// another path raise it and never lower it, a window of this path alone replaces it.
-func (r *Rate) SeedBound(bps float64) {
-	if bps > 0 && !r.have {
-		r.last, r.have, r.floor = bps, true, bps
-	}
-}
-
-// Bound says whether the estimate is only a lower bound on the link: no window of this path alone, busy
-// throughout, has made it. Beside WiFi a cellular subflow's windows are all shared, and a short one (a page's
-// subflow, joined after θ1) runs far below its link: on the held-out T-Mobile trace one such window set the LTE
-// estimate to 0.51 Mbit/s, the model then kept every page single path, and no later load measured the link again.
-func (r *Rate) Bound() bool { return r.have && !r.strictSeen }
 
 // BPS is the estimate in bits per second, or nil before the first busy Span.
 func (r *Rate) BPS() *float64 {

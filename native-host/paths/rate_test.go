@@ -124,49 +124,6 @@ func TestRateShared(t *testing.T) {
 	}
 }
 
-// An estimate made only of shared or paused windows is a lower bound (Bound), and a kept one (SeedBound) stays a
-// bound that such windows raise and never lower, until a window of the path alone measures the link.
-func TestRateBound(t *testing.T) {
-	type seg struct {
-		dur    time.Duration
-		bps    float64
-		shared bool
-	}
-	cases := []struct {
-		name      string
-		seed      float64 // SeedBound first; 0: none
-		segs      []seg
-		want      float64
-		wantBound bool
-	}{
-		{"only shared windows: a bound", 0, []seg{{3 * time.Second, 0.5e6, true}}, 0.5e6, true},
-		{"a window of the path alone: a measurement", 0, []seg{{3 * time.Second, 0.5e6, true}, {time.Second, 0, false}, {3 * time.Second, 8e6, false}}, 8e6, false},
-		{"a kept bound stands through slower shared windows", 2e6, []seg{{3 * time.Second, 0.5e6, true}}, 2e6, true},
-		{"a faster shared window raises a kept bound", 2e6, []seg{{3 * time.Second, 5e6, true}}, 5e6, true},
-		{"a window of the path alone replaces a kept bound", 2e6, []seg{{40 * time.Second, 1e6, false}}, 1e6, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
-			if c.seed > 0 {
-				r.SeedBound(c.seed)
-			}
-			now, cum := time.Unix(1000, 0), 0.0
-			r.Add(now, 0)
-			for _, s := range c.segs {
-				now, cum = feed(r, now, cum, s.dur, s.bps, s.shared)
-			}
-			checkRate(t, r.BPS(), c.want, 0)
-			if r.Bound() != c.wantBound {
-				t.Errorf("Bound() = %v, want %v", r.Bound(), c.wantBound)
-			}
-		})
-	}
-	if r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond); r.Bound() {
-		t.Error("an estimator with no estimate reports a bound")
-	}
-}
-
 func TestWindowedMin(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	floor := 70.0

@@ -81,9 +81,7 @@ func rttProbeDue(cellular, radioIdle bool, now, lastPassive, lastProbe time.Time
 // Seed is what an earlier host kept of a path: nil fields are unknown.
 type Seed struct {
 	DownBPS, UpBPS, RTTMS *float64
-	// DownBound: DownBPS is only a lower bound (SourcePassiveBound).
-	DownBound bool
-	At        time.Time
+	At                    time.Time
 }
 
 // windowedMin is the passive RTT's floor after sample v at now: a sample at or below the floor replaces it, one

@@ -412,9 +412,7 @@ func (s *Sampler) Seed(name string, sd Seed) {
 }
 
 func (ps *pathState) seed(sd Seed, now time.Time) {
-	if sd.DownBPS != nil && sd.DownBound {
-		ps.down.SeedBound(*sd.DownBPS)
-	} else if sd.DownBPS != nil {
+	if sd.DownBPS != nil {
 		ps.down.Seed(*sd.DownBPS)
 	}
 	if sd.UpBPS != nil {
@@ -471,9 +469,6 @@ func (s *Sampler) Snapshot() Snapshot {
 			DownBPS: ps.down.BPS(), UpBPS: ps.up.BPS(), Loss: ps.loss}
 		if p.DownBPS != nil {
 			src := SourcePassive
-			if ps.down.Bound() {
-				src = SourcePassiveBound
-			}
 			p.DownSource = &src
 		} else if ps.probeBPS != nil {
 			v, src := *ps.probeBPS, SourceProbe
