@@ -31,7 +31,9 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 		// lasts and by the model after it, and the host does not stay DIRECT once multipath is back.
 		s.proxy.forget(d.Origin)
 	}
-	s.restorePeers(d.Origin, dec)
+	// Off the reply's path: the decide reply gates the page's header, and a third party connects only once the
+	// page has loaded enough to name it, hundreds of milliseconds later.
+	go s.restorePeers(d.Origin, dec)
 	body := dec.Body()
 	s.decisions.Add(1)
 	meta := store.DecisionMeta{PathClass: dec.PathClass, Basis: string(dec.Basis), CellRxStart: dec.CellRxStart}
