@@ -263,6 +263,10 @@ func toModel(p paths.Path) *model.Path {
 	if p.DownSource != nil && *p.DownSource == paths.SourceProbeBound {
 		m.DownBps = nil
 	}
+	if m.DownBps != nil && p.DownAgeMS != nil {
+		age := float64(*p.DownAgeMS) / 1000
+		m.DownAgeS = &age
+	}
 	return m
 }
 
@@ -282,8 +286,13 @@ func (m *Meter) loadEstimates(ctx context.Context) {
 				if p.DownBps != nil {
 					m.sampler.Known(e.Name, e.Time) // no rate probe while a kept rate is young
 				}
-				// The live estimators start from it: this host's own windows move it as paths.Rate.Seed says.
-				m.sampler.Seed(e.Name, paths.Seed{DownBPS: p.DownBps, UpBPS: p.UpBps, RTTMS: p.RTTMS, At: e.Time})
+				// The live estimators start from it: this host's own windows move it as paths.Rate.Seed says. The
+				// rate is as old as its measurement, not as the host that kept it last.
+				sd := paths.Seed{DownBPS: p.DownBps, UpBPS: p.UpBps, RTTMS: p.RTTMS, At: e.Time}
+				if p.DownAgeS != nil {
+					sd.DownAt = e.Time.Add(-time.Duration(*p.DownAgeS * float64(time.Second)))
+				}
+				m.sampler.Seed(e.Name, sd)
 			}
 		}
 	}
@@ -309,8 +318,14 @@ func (m *Meter) fillFromKept(p *model.Path) {
 		src := "kept"
 		p.RTTSource = &src
 	}
-	if p.DownBps == nil {
+	if p.DownBps == nil && k.path.DownBps != nil {
 		p.DownBps = k.path.DownBps
+		// Its age: what it had when kept, and the time since.
+		age := time.Since(k.at).Seconds()
+		if k.path.DownAgeS != nil {
+			age += *k.path.DownAgeS
+		}
+		p.DownAgeS = &age
 	}
 	if p.UpBps == nil {
 		p.UpBps = k.path.UpBps

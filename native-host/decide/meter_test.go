@@ -67,7 +67,7 @@ func TestKeptEstimatesFillWhatIsNotMeasuredYet(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	old := json.RawMessage(`{"name":"wwan0","kind":"cellular","up":true,"rtt_ms":70,"down_bps":9185000,"up_bps":2286000,"loss":0}`)
+	old := json.RawMessage(`{"name":"wwan0","kind":"cellular","up":true,"rtt_ms":70,"down_bps":9185000,"up_bps":2286000,"loss":0,"down_age_s":40}`)
 	stale := json.RawMessage(`{"name":"wlan0","kind":"wifi","up":true,"rtt_ms":50,"down_bps":7040000}`)
 	if err := db.SavePaths(ctx, time.Now().Add(-time.Minute), map[string]json.RawMessage{"wwan0": old}); err != nil {
 		t.Fatal(err)
@@ -86,6 +86,10 @@ func TestKeptEstimatesFillWhatIsNotMeasuredYet(t *testing.T) {
 	}
 	if cell.DownBps == nil || *cell.DownBps != 9185000 || cell.UpBps == nil || cell.Loss == nil {
 		t.Errorf("kept rate not used: %+v", cell)
+	}
+	// Its age is the measurement's: 40 s when it was kept a minute ago, not the minute alone.
+	if a := cell.DownAgeS; a == nil || *a < 99 || *a > 110 {
+		t.Errorf("kept rate's age %v, want about 100 s", a)
 	}
 	wifi := &model.Path{Name: "wlan0", Kind: "wifi", Up: true}
 	f.fillFromKept(wifi)

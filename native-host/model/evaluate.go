@@ -202,9 +202,13 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 	if in.Primary != nil && in.Primary.Kind == "ethernet" {
 		primKind = "ethernet"
 	}
-	prims, pp := linkPoints(in.Primary, p.Priors[primKind], tr)
-	secs, sp := linkPoints(in.Secondary, p.Priors[tech], tr)
+	prims, pp := linkPoints(in.Primary, p.Priors[primKind], tr, nil)
+	secs, sp := linkPoints(in.Secondary, p.Priors[tech], tr, &p.RateMemory)
 	e.prior = pp || sp
+	if s := in.Secondary; s != nil && s.DownBps != nil && s.DownAgeS != nil && p.RateMemory.Rho(*s.DownAgeS) < 0.95 {
+		*notes = append(*notes, "cellular rate measured "+strconv.FormatFloat(*s.DownAgeS, 'f', 0, 64)+" s ago, "+
+			strconv.FormatFloat(100*p.RateMemory.Rho(*s.DownAgeS), 'f', 0, 64)+" % of it kept against the prior")
+	}
 	cap := math.Inf(1)
 	if theta2 != nil {
 		cap = float64(*theta2) * e.conns
@@ -256,10 +260,11 @@ type weighted struct {
 var ghNodes = []struct{ z, w float64 }{{-math.Sqrt(3), 1.0 / 6}, {0, 2.0 / 3}, {math.Sqrt(3), 1.0 / 6}}
 
 // linkPoints is a path as the scenarios see it: its measured numbers (one point, or three when its rate has a
-// spread), or the prior's where a number is missing. prior says whether the prior supplied the rate. A measured
-// loss caps only a prior rate (the Mathis et al. bound): a measured rate already is what the loss left, and the
-// losses a flow causes itself in a drop-tail queue would make the bound a gross underestimate of the link.
-func linkPoints(p *Path, pr LinkPrior, tr *Transport) ([]weighted, bool) {
+// spread), or the prior's where a number is missing. prior says whether the prior supplied the rate: so it does
+// when the measurement is so old (mem) that less than half of it is kept. A measured loss caps only a prior rate
+// (the Mathis et al. bound): a measured rate already is what the loss left, and the losses a flow causes itself
+// in a drop-tail queue would make the bound a gross underestimate of the link.
+func linkPoints(p *Path, pr LinkPrior, tr *Transport, mem *RateMemory) ([]weighted, bool) {
 	rtt, rate, loss, spread := pr.RTTMS/1000, pr.DownMbit*1e6/8, pr.Loss, pr.Spread
 	prior := true
 	if p != nil {
@@ -271,6 +276,14 @@ func linkPoints(p *Path, pr LinkPrior, tr *Transport) ([]weighted, bool) {
 		}
 		if p.DownBps != nil {
 			rate, spread, prior, loss = *p.DownBps/8, p.Spread, false, 0
+			if mem != nil && p.DownAgeS != nil {
+				// A cellular rate measured a while ago: the log-normal's conditional given that measurement.
+				rho := mem.Rho(*p.DownAgeS)
+				mu := math.Log(pr.DownMbit * 1e6 / 8)
+				rate = math.Exp(mu + rho*(math.Log(rate)-mu))
+				spread = math.Sqrt(rho*rho*spread*spread + (1-rho*rho)*pr.Spread*pr.Spread)
+				prior = rho < 0.5
+			}
 		}
 	}
 	mk := func(r float64) link {

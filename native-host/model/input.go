@@ -17,6 +17,9 @@ type Path struct {
 	// Spread is the uncertainty of DownBps, the standard deviation of its logarithm (0: taken as exact). A probe
 	// that could only bound the rate, or a rate that moved between measurements, has one.
 	Spread float64 `json:"spread,omitempty"`
+	// DownAgeS is how many seconds before the decision DownBps was measured (nil: just now, or unknown). On a
+	// cellular path the model moves an old rate towards the prior (Params.RateMemory).
+	DownAgeS *float64 `json:"down_age_s,omitempty"`
 }
 
 // measured says whether the path has what the model needs without priors: an RTT and a downlink rate.

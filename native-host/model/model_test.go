@@ -163,6 +163,8 @@ func TestValidateRefuses(t *testing.T) {
 		{"battery.percent", Input{Battery: &Battery{Present: true, Percent: 250}}},
 		{"usage", Input{Usage: &Usage{UsedBytes: -1}}},
 		{"learned.mp", Input{Learned: &Correction{SP: 1, MP: math.NaN()}}},
+		{"secondary.down_age_s", Input{Secondary: &Path{RTTMS: f(70), DownBps: f(9e6), DownAgeS: f(-1)}}},
+		{"secondary.down_age_s", Input{Secondary: &Path{RTTMS: f(70), DownBps: f(9e6), DownAgeS: f(math.Inf(1))}}},
 	} {
 		tc.in.Params = p
 		_, err := Evaluate(tc.in)
@@ -537,5 +539,48 @@ func TestTheta1CountsThePage(t *testing.T) {
 				t.Errorf("multipath past θ1 predicted no faster: sp %.0f ms, mp %.0f ms", sp, mp)
 			}
 		})
+	}
+}
+
+// A cellular rate measured long ago is the prior again (rate_memory): one slow sample must not keep large pages
+// single path for good, and a fresh one still decides.
+func TestRateAges(t *testing.T) {
+	p := params(t)
+	slow := func(age *float64) *Path {
+		c := mk("cellular", 70, 0.51)
+		c.DownAgeS = age
+		return c
+	}
+	for _, tc := range []struct {
+		name      string
+		age       *float64
+		multipath bool
+		prior     bool
+	}{
+		{"measured now", nil, false, false},
+		{"measured 1 s ago", f(1), false, false},
+		{"measured 5 min ago", f(300), true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := eval(t, Input{Params: p, Protocol: H2, Size: seen(2.6e6, 3), Primary: wifi(), Secondary: slow(tc.age), RRC: lteIdle})
+			if out.Multipath != tc.multipath || out.Prior != tc.prior {
+				t.Errorf("multipath %v prior %v, want %v %v: %s", out.Multipath, out.Prior, tc.multipath, tc.prior, out.Reason)
+			}
+			if tc.age != nil && *tc.age > 0 && !strings.Contains(out.Reason, "cellular rate measured") {
+				t.Errorf("reason does not say the rate is old: %s", out.Reason)
+			}
+		})
+	}
+	// The correlation falls from 1 to 0 and never rises.
+	prev := 2.0
+	for _, age := range []float64{0, 0.5, 1, 2, 5, 10, 30, 60, 600} {
+		r := p.RateMemory.Rho(age)
+		if r > prev || r < 0 || r > 1 {
+			t.Errorf("rho(%g) = %g after %g", age, r, prev)
+		}
+		prev = r
+	}
+	if p.RateMemory.Rho(0) != 1 || p.RateMemory.Rho(600) > 0.01 {
+		t.Errorf("rho(0) %g, rho(600) %g", p.RateMemory.Rho(0), p.RateMemory.Rho(600))
 	}
 }

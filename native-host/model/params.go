@@ -1,5 +1,7 @@
 package model
 
+import "math"
+
 import (
 	"github.com/mpsurf/mpsurf/native-host/radio"
 )
@@ -19,8 +21,10 @@ type Params struct {
 	Theta     ThetaParams
 	Sizes     SizeParams
 	// Priors maps a technology ("wifi", "ethernet", "lte", "3g") to what a link of it is like before it is measured.
-	Priors   map[string]LinkPrior
-	Learning LearningParams
+	Priors map[string]LinkPrior
+	// RateMemory is how fast a measured cellular rate stops saying what the link does now.
+	RateMemory RateMemory
+	Learning   LearningParams
 
 	// Radios maps a technology ("lte", "3g", "wifi") to its power model.
 	Radios map[string]*radio.Model
@@ -114,6 +118,25 @@ type LinkPrior struct {
 	Spread   float64
 	RTTMS    float64
 	Loss     float64
+}
+
+// RateMemory is the correlation of a cellular link's ln(rate) with itself age seconds later, as two exponentials:
+// rho(age) = SlowShare e^(-age/SlowS) + (1 - SlowShare) e^(-age/FastS). The model reads a measured rate of that
+// age as the conditional of a log-normal around the prior: median prior^(1-rho) x measured^rho, spread
+// sqrt(rho^2 spread_measured^2 + (1 - rho^2) spread_prior^2). A fresh measurement stands; an old one is the prior.
+type RateMemory struct {
+	FastS, SlowS, SlowShare float64
+}
+
+// Rho is the correlation at age seconds: 1 now, 0 long after.
+func (m RateMemory) Rho(age float64) float64 {
+	if age <= 0 {
+		return 1
+	}
+	if m.FastS <= 0 || m.SlowS <= 0 {
+		return 1 // no memory given: a measurement keeps
+	}
+	return m.SlowShare*math.Exp(-age/m.SlowS) + (1-m.SlowShare)*math.Exp(-age/m.FastS)
 }
 
 // LearningParams bound the corrections learned from measured page loads.

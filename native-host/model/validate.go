@@ -12,7 +12,8 @@ const (
 	MinRateBps  = 1e3   // 1 kbit/s: below it a link carries nothing a page could use
 	MaxRTTMS    = 60000 // a minute
 	MaxSizeByte = 1 << 40
-	MaxSpread   = 5 // e^5 ≈ 150x either way
+	MaxSpread   = 5               // e^5 ≈ 150x either way
+	MaxAgeS     = 365 * 24 * 3600 // a measurement's age: a year is absurd already
 )
 
 // InputError is an input the model refuses to evaluate, naming the field.
@@ -109,6 +110,7 @@ func (p *Path) validate(name string) error {
 		finite("up_bps", p.UpBps, 0, MaxRateBps),
 		finite("loss", p.Loss, 0, 1),
 		finite("spread", &p.Spread, 0, MaxSpread),
+		finite("down_age_s", p.DownAgeS, 0, MaxAgeS),
 	} {
 		if err != nil {
 			return err

@@ -35,6 +35,9 @@ type Path struct {
 	RTTSource *string  `json:"rtt_source"`
 	// DownSource says where DownBPS came from: passive (busy traffic), probe, or probe_bound (a lower bound).
 	DownSource *string `json:"down_source,omitempty"`
+	// DownAgeMS is how long ago DownBPS was measured (the newest busy window that set or confirmed it, the
+	// probe, or the kept measurement it was seeded from). A cellular rate soon says little of the link's rate now.
+	DownAgeMS *int64 `json:"down_age_ms,omitempty"`
 }
 
 // ParseNames reads a name override such as "wlan0=wifi,wwan0=cellular".

@@ -34,6 +34,7 @@ type Rate struct {
 	busy                 bool
 	last                 float64 // bits/s; valid when have
 	have                 bool
+	at                   time.Time // when the window that made last ended (a seed's own time)
 }
 
 type rateSample struct {
@@ -123,17 +124,33 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 	if r.have && loose > r.last {
 		r.last = loose
 	}
+	// The estimate's time is the newest window that counts towards it, or a loose one about as fast (a link
+	// still carrying traffic at its estimate is measured now, even when the horizon's peak is older).
+	for _, p := range r.peaks {
+		if (p.strict || !r.strictSeen || p.bps >= confirmShare*r.last) && p.t.After(r.at) {
+			r.at = p.t
+		}
+	}
 }
+
+// confirmShare: a window shared with another path confirms the estimate (renews its time) when it ran at least
+// this share of it; one slower says nothing of the link, only of the connection's own pace.
+const confirmShare = 0.9
 
 // Seed starts the estimator from an estimate made elsewhere (an earlier host's, kept in the store), as if a window
 // without a pause had made it: windows with a pause or shared with another path may raise it but not lower it,
 // a window of this path alone may. A host that lives for one multipath load sees only shared windows, and would
 // otherwise keep their rate for the next host.
-func (r *Rate) Seed(bps float64) {
+// at is when that estimate was measured: a seed is as old as the measurement it came from.
+func (r *Rate) Seed(bps float64, at time.Time) {
 	if bps > 0 && !r.have {
-		r.last, r.have, r.strictSeen = bps, true, true
+		r.last, r.have, r.strictSeen, r.at = bps, true, true, at
 	}
 }
+
+// At is when the estimate was last measured (zero before the first): the end of the newest window that set or
+// confirmed it, or the seed's time.
+func (r *Rate) At() time.Time { return r.at }
 
 // BPS is the estimate in bits per second, or nil before the first busy Span.
 func (r *Rate) BPS() *float64 {

@@ -113,7 +113,7 @@ func TestRateShared(t *testing.T) {
 	for _, c := range seeded {
 		t.Run(c.name, func(t *testing.T) {
 			r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
-			r.Seed(7.04e6)
+			r.Seed(7.04e6, time.Unix(990, 0))
 			now, cum := time.Unix(1000, 0), 0.0
 			r.Add(now, 0)
 			for _, s := range c.segs {
@@ -193,5 +193,40 @@ func TestRTTProbeDue(t *testing.T) {
 		if got := rttProbeDue(c.cellular, c.idle, now, c.lastPassive, c.lastProbe); got != c.want {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// At is when the estimate was last measured: a busy window sets it, idle time and slower shared windows do not,
+// and a seed brings its own measurement's time.
+func TestRateAt(t *testing.T) {
+	r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
+	if !r.At().IsZero() {
+		t.Fatalf("At before any window: %v", r.At())
+	}
+	now, cum := time.Unix(1000, 0), 0.0
+	r.Add(now, 0)
+	now, cum = feed(r, now, cum, 3*time.Second, 8e6, false)
+	if !r.At().Equal(now) {
+		t.Errorf("after a busy stretch At = %v, want its end %v", r.At(), now)
+	}
+	busyEnd := now
+	now, cum = feed(r, now, cum, 5*time.Second, 0, false)
+	now, _ = feed(r, now, cum, 3*time.Second, 2e6, true)
+	checkRate(t, r.BPS(), 8e6, 0.05)
+	if !r.At().Equal(busyEnd) {
+		t.Errorf("idle and a slower shared stretch moved At to %v, want %v", r.At(), busyEnd)
+	}
+
+	seeded := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
+	seeded.Seed(0.51e6, time.Unix(900, 0))
+	if !seeded.At().Equal(time.Unix(900, 0)) {
+		t.Errorf("seeded At = %v", seeded.At())
+	}
+	now, cum = time.Unix(1000, 0), 0
+	seeded.Add(now, 0)
+	now, _ = feed(seeded, now, cum, 3*time.Second, 9e6, true)
+	checkRate(t, seeded.BPS(), 9e6, 0.05)
+	if !seeded.At().Equal(now) {
+		t.Errorf("a faster shared window raised the seed but At = %v, want %v", seeded.At(), now)
 	}
 }

@@ -82,6 +82,18 @@ func rttProbeDue(cellular, radioIdle bool, now, lastPassive, lastProbe time.Time
 type Seed struct {
 	DownBPS, UpBPS, RTTMS *float64
 	At                    time.Time
+	// DownAt is when the rates were measured, when that is known and earlier than At (an estimate kept again
+	// by a host that did not measure it anew); zero: At.
+	DownAt time.Time
+}
+
+// ageMS is how long before now a number was measured, nil when it has no time; never negative.
+func ageMS(now, at time.Time) *int64 {
+	if at.IsZero() {
+		return nil
+	}
+	v := max(now.Sub(at).Milliseconds(), 0)
+	return &v
 }
 
 // windowedMin is the passive RTT's floor after sample v at now: a sample at or below the floor replaces it, one

@@ -46,6 +46,7 @@ type pathState struct {
 	lastRateProbe time.Time
 	probeBPS      *float64
 	probeBound    bool
+	probeAt       time.Time
 	// seen is when the path was discovered; rxBytes and active the last received-bytes count and when it moved;
 	// txBytes the last sent-bytes count.
 	seen             time.Time
@@ -390,7 +391,7 @@ func (s *Sampler) rateDone(r rateResult) {
 		return
 	}
 	v := r.r.BPS
-	ps.probeBPS, ps.probeBound = &v, r.r.Bound
+	ps.probeBPS, ps.probeBound, ps.probeAt = &v, r.r.Bound, time.Now()
 	if ps.rtt == nil && r.r.RTT > 0 {
 		rtt := float64(r.r.RTT.Microseconds()) / 1000
 		ps.rtt, ps.rttSource = &rtt, SourceProbe
@@ -412,11 +413,15 @@ func (s *Sampler) Seed(name string, sd Seed) {
 }
 
 func (ps *pathState) seed(sd Seed, now time.Time) {
+	measured := sd.DownAt
+	if measured.IsZero() || measured.After(now) {
+		measured = sd.At
+	}
 	if sd.DownBPS != nil {
-		ps.down.Seed(*sd.DownBPS)
+		ps.down.Seed(*sd.DownBPS, measured)
 	}
 	if sd.UpBPS != nil {
-		ps.up.Seed(*sd.UpBPS)
+		ps.up.Seed(*sd.UpBPS, measured)
 	}
 	if sd.RTTMS != nil && *sd.RTTMS > 0 && ps.rttFloor == nil {
 		v := *sd.RTTMS
@@ -462,6 +467,7 @@ func Probe(ctx context.Context, src netip.Addr, target string, timeout time.Dura
 func (s *Sampler) Snapshot() Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	now := time.Now()
 	out := Snapshot{Paths: []Path{}}
 	for _, name := range s.order {
 		ps := s.paths[name]
@@ -469,13 +475,13 @@ func (s *Sampler) Snapshot() Snapshot {
 			DownBPS: ps.down.BPS(), UpBPS: ps.up.BPS(), Loss: ps.loss}
 		if p.DownBPS != nil {
 			src := SourcePassive
-			p.DownSource = &src
+			p.DownSource, p.DownAgeMS = &src, ageMS(now, ps.down.At())
 		} else if ps.probeBPS != nil {
 			v, src := *ps.probeBPS, SourceProbe
 			if ps.probeBound {
 				src = SourceProbeBound
 			}
-			p.DownBPS, p.DownSource = &v, &src
+			p.DownBPS, p.DownSource, p.DownAgeMS = &v, &src, ageMS(now, ps.probeAt)
 		}
 		for _, a := range ps.addrs {
 			p.Addrs = append(p.Addrs, a.String())
