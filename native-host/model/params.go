@@ -1,8 +1,8 @@
 package model
 
-import "math"
-
 import (
+	"math"
+
 	"github.com/mpsurf/mpsurf/native-host/radio"
 )
 
