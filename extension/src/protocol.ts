@@ -190,6 +190,8 @@ export interface PathInfo {
   up_bps: number | null;
   loss: number | null;
   rtt_source: 'passive' | 'probe' | null;
+  /** How long ago down_bps was measured (absent: the host did not say); an old cellular rate counts less. */
+  down_age_ms?: number;
 }
 
 export interface RrcInfo {
@@ -689,6 +691,8 @@ function parseBrowserMptcp(v: unknown): BrowserMptcpInfo {
 }
 
 const PATH_KINDS = ['wifi', 'cellular', 'ethernet', 'other'] as const;
+/** A measurement's age beyond a year is absurd (the host's model refuses the same). */
+const MAX_AGE_MS = 365 * 24 * 3600 * 1000;
 
 function parsePaths(v: unknown): PathInfo[] {
   if (!Array.isArray(v)) throw new ProtocolError(`status.paths: expected an array, got ${show(v)}`);
@@ -709,6 +713,7 @@ function parsePaths(v: unknown): PathInfo[] {
       up_bps: num(p.up_bps, `${at}.up_bps`),
       loss: num(p.loss, `${at}.loss`),
       rtt_source: rttSource,
+      ...(p.down_age_ms === undefined || p.down_age_ms === null ? {} : { down_age_ms: int(p.down_age_ms, `${at}.down_age_ms`, 0, MAX_AGE_MS) }),
     };
   });
 }

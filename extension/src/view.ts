@@ -168,6 +168,14 @@ export interface PathView {
 
 export const NOT_MEASURED = 'not measured yet';
 
+/** How old a rate is, when the host said: the model moves an old cellular rate back towards its prior. */
+function measuredAgo(bps: number | null, ageMS: number | undefined): string {
+  if (bps === null || ageMS === undefined) return '';
+  const s = Math.round(ageMS / 1000);
+  if (s < 1) return ', measured now';
+  return s < 120 ? `, measured ${s} s ago` : `, measured ${Math.round(s / 60)} min ago`;
+}
+
 function rate(bps: number | null): string {
   if (bps === null) return NOT_MEASURED;
   if (bps >= 1e9) return `${num(bps / 1e9)} Gbit/s`;
@@ -190,7 +198,7 @@ export function pathViews(host: StatusReply | null): PathView[] | null {
     up: p.up,
     gauges: [
       { label: 'RTT', value: p.rtt_ms === null ? NOT_MEASURED : `${num(p.rtt_ms)} ms${p.rtt_source ? ` (${p.rtt_source})` : ''}`, fill: logFill(p.rtt_ms, 1, 1000) },
-      { label: 'Down', value: rate(p.down_bps), fill: logFill(p.down_bps, 1e5, 1e9) },
+      { label: 'Down', value: rate(p.down_bps) + measuredAgo(p.down_bps, p.down_age_ms), fill: logFill(p.down_bps, 1e5, 1e9) },
       { label: 'Up', value: rate(p.up_bps), fill: logFill(p.up_bps, 1e5, 1e9) },
       { label: 'Loss', value: p.loss === null ? NOT_MEASURED : `${num(p.loss * 100, 2)} %`, fill: p.loss === null ? null : Math.min(1, p.loss * 10) },
     ],

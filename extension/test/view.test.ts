@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { HostStatus } from '../src/host';
 import type { TabRecord } from '../src/pages';
 import type { StatusReply } from '../src/protocol';
-import { HELPER_COMMAND, MPTCPIZE_COMMAND, bytes, healthItems, hostRows, pageRows, usageText } from '../src/view';
+import { HELPER_COMMAND, MPTCPIZE_COMMAND, NOT_MEASURED, bytes, healthItems, hostRows, pageRows, pathViews, usageText } from '../src/view';
+import { ProtocolError, parseStatusReply } from '../src/protocol';
 
 const status: HostStatus = {
   host: 'connected',
@@ -127,5 +128,22 @@ describe('cellular usage line', () => {
   it('says why when nothing is measured', () => {
     expect(usageText(null, 'missing')).toMatch(/not measured yet.*missing/);
     expect(usageText(reply(), '')).toMatch(/does not report/);
+  });
+});
+
+describe('path gauges', () => {
+  const reply = (paths: unknown[]) =>
+    parseStatusReply({ host: 'mpsurf-host', version: '0.1.0', protocol: 1, pid: 1, uptime_ms: 1, decisions: 0, policy: status.policy!, paths });
+  const path = { name: 'wwan0', kind: 'cellular', up: true, addrs: [], rtt_ms: 70, down_bps: 9.2e6, up_bps: null, loss: null, rtt_source: 'passive' };
+  it('says how old a rate is when the host says so, and nothing when it does not', () => {
+    const down = (p: object) => pathViews(reply([p]))?.[0]?.gauges.find((g) => g.label === 'Down')?.value;
+    expect(down({ ...path, down_age_ms: 12_400 })).toBe('9.2 Mbit/s, measured 12 s ago');
+    expect(down({ ...path, down_age_ms: 300_000 })).toBe('9.2 Mbit/s, measured 5 min ago');
+    expect(down({ ...path, down_age_ms: 200 })).toBe('9.2 Mbit/s, measured now');
+    expect(down(path)).toBe('9.2 Mbit/s');
+    expect(down({ ...path, down_bps: null, down_age_ms: 5000 })).toBe(NOT_MEASURED);
+  });
+  it('refuses an age that is not a sane integer', () => {
+    for (const bad of [-1, 1.5, 'soon', 1e15]) expect(() => reply([{ ...path, down_age_ms: bad }])).toThrow(ProtocolError);
   });
 });
