@@ -205,9 +205,11 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 	prims, pp := linkPoints(in.Primary, p.Priors[primKind], tr, nil)
 	secs, sp := linkPoints(in.Secondary, p.Priors[tech], tr, &p.RateMemory)
 	e.prior = pp || sp
-	if s := in.Secondary; s != nil && s.DownBps != nil && s.DownAgeS != nil && p.RateMemory.Rho(*s.DownAgeS) < 0.95 {
-		*notes = append(*notes, "cellular rate measured "+strconv.FormatFloat(*s.DownAgeS, 'f', 0, 64)+" s ago, "+
-			strconv.FormatFloat(100*p.RateMemory.Rho(*s.DownAgeS), 'f', 0, 64)+" % of it kept against the prior")
+	if s := in.Secondary; s != nil && s.DownBps != nil && s.DownAgeS != nil {
+		if rho := p.RateMemory.Rho(*s.DownAgeS); rho < 0.95 {
+			*notes = append(*notes, "cellular rate measured "+strconv.FormatFloat(*s.DownAgeS, 'f', 0, 64)+" s ago, "+
+				strconv.FormatFloat(100*rho, 'f', 0, 64)+" % of it kept against the prior")
+		}
 	}
 	cap := math.Inf(1)
 	if theta2 != nil {
