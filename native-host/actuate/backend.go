@@ -155,7 +155,11 @@ func (d *dryRun) SetOrigin(p OriginPolicy) error {
 	if p.Theta2 != nil {
 		theta2 = fmt.Sprint(*p.Theta2)
 	}
-	return d.note(fmt.Sprintf("map %v to multipath=%v theta1=%d theta2=%s", p.Addrs, p.Multipath, p.Theta1, theta2))
+	group := ""
+	if p.Group != 0 {
+		group = fmt.Sprintf(" group=%d", p.Group)
+	}
+	return d.note(fmt.Sprintf("map %v to multipath=%v theta1=%d theta2=%s%s", p.Addrs, p.Multipath, p.Theta1, theta2, group))
 }
 func (d *dryRun) SetConn(p ConnPolicy) error {
 	return d.note(fmt.Sprintf("give connection %s -> %s multipath=%v theta1=%d", p.Local, p.Remote, p.Multipath, p.Theta1))

@@ -762,6 +762,8 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	vethPair(t, cli, srv, 2)
 	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.3/24", "dev", "vb1")
 	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.4/24", "dev", "vb1")
+	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.5/24", "dev", "vb1")
+	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.6/24", "dev", "vb1")
 	// Source routing as on a phone: what leaves from the cellular address goes out the cellular link.
 	run(t, "ip", "-n", cli.Name, "rule", "add", "from", "10.77.2.1", "table", "102")
 	run(t, "ip", "-n", cli.Name, "route", "add", "10.77.1.0/24", "via", "10.77.2.2", "dev", "va2", "table", "102")
@@ -783,6 +785,9 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 		{"addrs": []string{"10.77.1.2"}, "multipath": true, "theta1": theta1},
 		{"addrs": []string{"10.77.1.3"}, "multipath": true, "theta2": theta2},
 		{"addrs": []string{"10.77.1.4"}, "multipath": true, "theta1": theta1},
+		// A page's origin (.5) and, set apart as the peers report comes, its third party (.6), in one group.
+		{"addrs": []string{"10.77.1.5"}, "multipath": true, "theta1": theta1, "group": 7},
+		{"addrs": []string{"10.77.1.6"}, "multipath": true, "theta1": theta1, "group": 7},
 	} {
 		r["verb"], r["session"], r["lease_ms"] = VerbOrigin, hello.Session, 10000
 		if resp := c.do(r); !resp.OK {
@@ -851,6 +856,23 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	}
 	if r := record(g2); r.RxAtRequest >= theta1 || r.GroupRxAtRequest < theta1 {
 		t.Fatalf("second connection's subflow asked for at %d own / %d summed bytes, theta1 %d", r.RxAtRequest, r.GroupRxAtRequest, theta1)
+	}
+
+	// A group counts the page's origin and its third party together: 200 KB from .5 and 50 KB from .6 stay
+	// under θ1, 100 KB more from .6 cross it, and both connections get their subflow.
+	o, p3 := dial("10.77.1.5"), dial("10.77.1.6")
+	get(o, 200_000)
+	get(p3, 50_000)
+	time.Sleep(300 * time.Millisecond)
+	if r1, r2 := record(o), record(p3); r1.Subflow || r2.Subflow {
+		t.Fatalf("a subflow below theta1 summed over the group: %+v %+v", r1, r2)
+	}
+	get(p3, 100_000)
+	if !waitUntil(2*time.Second, func() bool { return record(o).Subflow && record(p3).Subflow }) {
+		t.Fatalf("no cellular subflows once the group's connections received theta1: %+v %+v", record(o), record(p3))
+	}
+	if r := record(o); r.RxAtRequest >= theta1 || r.GroupRxAtRequest < theta1 {
+		t.Fatalf("origin's subflow asked for at %d own / %d group bytes, theta1 %d", r.RxAtRequest, r.GroupRxAtRequest, theta1)
 	}
 
 	// θ2: a 20 MB download over both veths (3.2 s at 2 × 50 Mbit/s); the cellular subflow must stop near 2 MB.

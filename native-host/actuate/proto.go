@@ -12,7 +12,7 @@ import (
 const (
 	VerbHello      = "hello"                // start a session: {} -> {session, backend}
 	VerbLeaseRenew = "lease-renew"          // {session, lease_ms}
-	VerbOrigin     = "set-origin-policy"    // {session, lease_ms, addrs, multipath, theta1, theta2}
+	VerbOrigin     = "set-origin-policy"    // {session, lease_ms, addrs, multipath, theta1, theta2, group}
 	VerbConn       = "set-conn-policy"      // {session, lease_ms, local, remote, multipath, theta1, theta2}: one connection of the caller's
 	VerbEndpoint   = "set-endpoint-subflow" // {session, lease_ms, enabled}
 	VerbEnabled    = "set-mptcp-enabled"    // {session, lease_ms, value: 0|1, mptcpize}
@@ -58,6 +58,7 @@ type Request struct {
 	Multipath *bool    `json:"multipath,omitempty"`
 	Theta1    int64    `json:"theta1,omitempty"`
 	Theta2    *int64   `json:"theta2,omitempty"`
+	Group     uint32   `json:"group,omitempty"` // set-origin-policy: the θ1 group (OriginPolicy.Group)
 	Enabled   *bool    `json:"enabled,omitempty"`
 	Value     *int     `json:"value,omitempty"`
 	Mptcpize  bool     `json:"mptcpize,omitempty"`
@@ -92,6 +93,10 @@ type OriginPolicy struct {
 	Multipath bool
 	Theta1    int64
 	Theta2    *int64
+	// Group names the θ1 group: the owner's connections to every address set with the same non-zero Group count
+	// their received bytes together towards θ1 (a page's origin and its third parties); 0 counts each address
+	// apart. Groups are per uid: one user's group never counts another's bytes.
+	Group uint32
 	// UID is the session owner's: the policy applies to that uid's connections only.
 	UID uint32
 }
@@ -214,6 +219,9 @@ func (r Request) connPolicy() (ConnPolicy, error) {
 	if len(r.Addrs) > 0 {
 		return p, errorf(CodeBadArgument, "set-conn-policy takes local and remote, not addrs")
 	}
+	if r.Group != 0 {
+		return p, errorf(CodeBadArgument, "set-conn-policy takes no group: a connection's own decision counts its own bytes")
+	}
 	p.Multipath = *r.Multipath
 	for _, e := range []struct {
 		name, s string
@@ -242,7 +250,7 @@ func (r Request) connPolicy() (ConnPolicy, error) {
 }
 
 func (r Request) originPolicy() (OriginPolicy, error) {
-	p := OriginPolicy{Theta1: r.Theta1, Theta2: r.Theta2}
+	p := OriginPolicy{Theta1: r.Theta1, Theta2: r.Theta2, Group: r.Group}
 	if r.Multipath == nil {
 		return p, errorf(CodeBadArgument, "multipath (true|false) is required")
 	}

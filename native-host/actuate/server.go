@@ -578,6 +578,9 @@ func argsOf(r Request) map[string]any {
 	if r.Theta2 != nil {
 		m["theta2"] = *r.Theta2
 	}
+	if r.Group != 0 {
+		m["group"] = r.Group
+	}
 	if r.Enabled != nil {
 		m["enabled"] = *r.Enabled
 	}

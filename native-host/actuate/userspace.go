@@ -52,6 +52,7 @@ type addrPolicy struct {
 	theta1    int64 // open the cellular subflow once the connection has received this many bytes; 0: at once
 	theta2    int64 // close the cellular subflow once it has carried this many bytes; noCap: never
 	uid       uint32
+	group     uint32 // the θ1 group the address's bytes count in (OriginPolicy.Group); 0: its own
 }
 
 // Bounds of the backend's maps: whatever clients send, its memory stays bounded. An address forgotten (the least
@@ -309,27 +310,39 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 	}
 }
 
-// group is the connections one θ1 counts together: one owner's to one destination address.
+// group is the connections one θ1 counts together: one owner's to the addresses of one page's decision (the
+// origin and the third parties its pages reached, under one OriginPolicy.Group), or to one destination address
+// when the decision names no group.
 type group struct {
-	addr netip.Addr
+	addr netip.Addr // zero when id is set
+	id   uint32
 	uid  uint32
 }
 
-// group is the connection's θ1 group; its uid counts only when uidKnown (groupRx, maybeCreate check that).
-func (c *conn) group() group { return group{c.dst.Addr(), c.uid} }
+// groupOf is the connection's θ1 group; its uid counts only when uidKnown (groupRx, maybeCreate check that).
+// Caller holds u.mu.
+func (u *userspaceBackend) groupOf(c *conn) group {
+	if e := u.policy[c.dst.Addr()]; e != nil {
+		if id := e.Value.(*addrEntry).p.group; id != 0 {
+			return group{id: id, uid: c.uid}
+		}
+	}
+	return group{addr: c.dst.Addr(), uid: c.uid}
+}
 
 // groupRx sums, by group, what the connections under an address's decision (not their own) have received when
-// last read. θ1 is the smallest transfer worth multipath (seed 001 §4.2), a page's bytes from the origin: an
-// HTTP/1.1 page spreads them over up to six connections, so a per-connection θ1 let a 2 MB page reach θ1 on
-// none of them, or late (testbed decisions grid: forum-album-1 at θ1 = 256 kB put 120 kB of 2 MB on cellular,
-// as slow as single path). HTTP/2 puts a page on one connection, where the sum is that connection's. Caller
-// holds u.mu.
+// last read. θ1 is the smallest transfer worth multipath (seed 001 §4.2), a page's bytes: an HTTP/1.1 page
+// spreads them over up to six connections, so a per-connection θ1 let a 2 MB page reach θ1 on none of them, or
+// late (testbed decisions grid: forum-album-1 at θ1 = 256 kB put 120 kB of 2 MB on cellular, as slow as single
+// path). A page's third parties carry 25-45 % of the corpus's large pages; counted apart, each waited for its
+// own θ1 after the origin had passed it (poor-wifi-fast-lte, shop-product-2's first visit: the third party's
+// subflow came 2.0 s after the origin's), so a decision's group counts them with the origin. Caller holds u.mu.
 func (u *userspaceBackend) groupRx() map[group]uint64 {
 	sums := make(map[group]uint64)
 	for _, c := range u.conns {
 		if c.uidKnown && c.established {
 			if _, own := u.connPol[flow{c.initial, c.dst}]; !own {
-				sums[c.group()] += c.rx
+				sums[u.groupOf(c)] += c.rx
 			}
 		}
 	}
@@ -367,7 +380,7 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uin
 		if sums == nil {
 			sums = u.groupRx()
 		}
-		got = max(got, sums[c.group()])
+		got = max(got, sums[u.groupOf(c)])
 	}
 	if p.theta1 > 0 && got < uint64(p.theta1) {
 		if !c.waiting {
@@ -499,7 +512,7 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 		if r, ok := reads[tok]; ok {
 			u.maybeCreate(tok, c, sums)
 			if c.waiting && !r.first { // the first read has no rate yet: the next comes soon
-				wait = nextPoll(max(c.rx, sums[c.group()]), uint64(c.rec.Theta1), r.rate)
+				wait = nextPoll(max(c.rx, sums[u.groupOf(c)]), uint64(c.rec.Theta1), r.rate)
 			}
 		}
 		if c.subflow.IsValid() && c.theta2 != noCap && !c.capped {
@@ -570,7 +583,7 @@ func (u *userspaceBackend) dropOldestConn() {
 }
 
 func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
-	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, uid: p.UID}
+	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, uid: p.UID, group: p.Group}
 	if p.Theta2 != nil {
 		ap.theta2 = *p.Theta2
 	}

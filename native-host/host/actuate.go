@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -432,7 +433,8 @@ func (c *actuatorClient) Carry(ctx context.Context, d *decide.Decision) {
 	mp := d.Theta1 != nil
 	req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: strs, Multipath: &mp}
 	if mp {
-		req.Theta1, req.Theta2 = *d.Theta1, d.Theta2
+		// The origin's group: its peers (refreshPeers, setPeers copy this request) count towards the same θ1.
+		req.Theta1, req.Theta2, req.Group = *d.Theta1, d.Theta2, thetaGroup(d.Origin)
 	}
 	res := c.setOrigin(ctx, req, d.Origin)
 	c.mu.Lock()
@@ -465,6 +467,17 @@ func (c *actuatorClient) refreshPeers(ctx context.Context, origin string, page a
 	if res := c.setOrigin(ctx, req, peersKey(origin)); res != "ok" {
 		c.log.Warn("actuation of peers", "origin", origin, "result", res)
 	}
+}
+
+// thetaGroup names an origin's θ1 group for the helper (actuate.OriginPolicy.Group): a hash of the origin,
+// never 0 (no group). Two origins that collide would only count their bytes together, never cross users.
+func thetaGroup(origin string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(origin))
+	if g := h.Sum32(); g != 0 {
+		return g
+	}
+	return 1
 }
 
 func equalCap(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }

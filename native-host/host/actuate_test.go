@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"io"
 	"log/slog"
 	"net/netip"
@@ -242,4 +243,48 @@ func waitFor(limit time.Duration, cond func() bool) bool {
 		}
 	}
 	return true
+}
+
+// A multipath decision names its origin's θ1 group, and the page's peers follow it into the same group: the
+// helper then counts the third parties' bytes with the origin's towards θ1 (actuate.OriginPolicy.Group).
+func TestCarryGroupsPeersWithTheirOrigin(t *testing.T) {
+	c := dryRunHelper(t, 100, 100)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	theta1 := int64(128000)
+	for _, tc := range []struct {
+		origin string
+		theta1 *int64
+		want   string
+	}{
+		{"https://192.0.2.10", &theta1, fmt.Sprintf("map [192.0.2.10] to multipath=true theta1=128000 theta2=none group=%d\"", thetaGroup("https://192.0.2.10"))},
+		{"https://192.0.2.11", nil, "map [192.0.2.11] to multipath=false theta1=0 theta2=none\""},
+	} {
+		d := decide.Decision{Origin: tc.origin, Theta1: tc.theta1}
+		c.Carry(ctx, &d)
+		if d.Actuation != "ok" {
+			t.Fatalf("%s: actuation %q", tc.origin, d.Actuation)
+		}
+		if got := c.setPeers(ctx, tc.origin, []string{"198.51.100.7"}); got != "ok" {
+			t.Fatalf("%s: peers %q", tc.origin, got)
+		}
+		c.mu.Lock()
+		resp, err := c.callLocked(actuate.Request{Verb: actuate.VerbStatus}, time.Second)
+		c.mu.Unlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(resp.Result)
+		log := string(b) // each entry a JSON string: the closing quote ends a line
+		if !strings.Contains(log, tc.want) {
+			t.Errorf("%s: the helper's log lacks %q:\n%s", tc.origin, tc.want, log)
+		}
+		peer := strings.Replace(tc.want, "["+strings.TrimPrefix(tc.origin, "https://")+"]", "[198.51.100.7]", 1)
+		if !strings.Contains(log, peer) {
+			t.Errorf("%s: the peer did not follow into the group, want %q:\n%s", tc.origin, peer, log)
+		}
+	}
+	if thetaGroup("https://a.test") == thetaGroup("https://b.test") || thetaGroup("") == 0 {
+		t.Error("thetaGroup: distinct origins share a group, or a group is 0")
+	}
 }
