@@ -82,6 +82,25 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   const env = dropInEnv(dropIn);
   assert.match(env.LD_PRELOAD ?? '', /libmptcpwrap\.so/, 'the drop-in preloads mptcpize’s wrapper');
   assert.match(fs.readFileSync(dropIn, 'utf8'), /^\[Service\]$/m);
+  // systemd itself reads the drop-in beside Debian's squid.service: `systemd-analyze verify` loads the unit with its
+  // drop-ins offline (PID 1 need not be systemd) and warns about any key or section it would ignore.
+  const unit = '/lib/systemd/system/squid.service';
+  if (fs.existsSync(unit) && spawnSync('sh', ['-c', 'command -v systemd-analyze']).status === 0) {
+    const units = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-units-'));
+    try {
+      fs.copyFileSync(unit, path.join(units, 'squid.service'));
+      fs.mkdirSync(path.join(units, 'squid.service.d'));
+      fs.copyFileSync(dropIn, path.join(units, 'squid.service.d', 'mpsurf-mptcp.conf'));
+      const v = spawnSync('systemd-analyze', ['verify', path.join(units, 'squid.service')], {
+        encoding: 'utf8',
+        env: { ...process.env, SYSTEMD_UNIT_PATH: `${units}:` },
+      });
+      assert.equal(v.status, 0, v.stderr);
+      assert.doesNotMatch(v.stderr, /mpsurf-mptcp\.conf/, `systemd objects to the drop-in: ${v.stderr}`);
+    } finally {
+      fs.rmSync(units, { recursive: true, force: true });
+    }
+  }
 
   // A TLS origin on 443 and another port inside the namespace, plain TCP as nearly every website.
   const origin = spawn('ip', ['netns', 'exec', NS, originBin, 'serve', '--listen', '127.0.0.1:443', '--listen-h1', '127.0.0.1:9443', '--mptcp=false'], {
