@@ -1008,6 +1008,48 @@ func TestIntegrationConnPolicy(t *testing.T) {
 		t.Fatalf("%d connections to %s have a cellular subflow, want only the one decided multipath: %+v", n, proxy, records())
 	}
 
+	// One page's tunnels in one group pass θ1 on their sum: 200 KB + 50 KB stay under 300 KB, 100 KB more on the
+	// second cross it, and both get their subflow.
+	const theta1 = 300_000
+	bySrc := func(conn net.Conn) ConnRecord {
+		for _, r := range records() {
+			if r.Src == conn.LocalAddr().String() {
+				return r
+			}
+		}
+		return ConnRecord{}
+	}
+	get := func(conn net.Conn, n uint64) {
+		var req [8]byte
+		binary.BigEndian.PutUint64(req[:], n)
+		conn.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := conn.Write(req[:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.CopyN(io.Discard, conn, int64(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g1, g2 := cli.DialMPTCP(t, proxy), cli.DialMPTCP(t, proxy)
+	get(g1, 1)
+	get(g2, 1)
+	for _, conn := range []net.Conn{g1, g2} {
+		if r := c.do(map[string]any{"verb": VerbConn, "session": hello.Session, "lease_ms": 10000, "local": conn.LocalAddr().String(),
+			"remote": conn.RemoteAddr().String(), "multipath": true, "theta1": theta1, "group": 9}); !r.OK {
+			t.Fatalf("grouped connection refused: %+v", r)
+		}
+	}
+	get(g1, 200_000)
+	get(g2, 50_000)
+	time.Sleep(300 * time.Millisecond)
+	if r1, r2 := bySrc(g1), bySrc(g2); r1.Subflow || r2.Subflow {
+		t.Fatalf("a subflow below theta1 summed over the group's connections: %+v %+v", r1, r2)
+	}
+	get(g2, 100_000)
+	if !waitUntil(3*time.Second, func() bool { return bySrc(g1).Subflow && bySrc(g2).Subflow }) {
+		t.Fatalf("no cellular subflows once the group's connections received theta1: %+v %+v", bySrc(g1), bySrc(g2))
+	}
+
 	// Another uid's connection: refused, and it stays single path.
 	exe, _ := os.Executable()
 	bin, err := os.ReadFile(exe)

@@ -13,7 +13,7 @@ const (
 	VerbHello      = "hello"                // start a session: {} -> {session, backend}
 	VerbLeaseRenew = "lease-renew"          // {session, lease_ms}
 	VerbOrigin     = "set-origin-policy"    // {session, lease_ms, addrs, multipath, theta1, theta2, group}
-	VerbConn       = "set-conn-policy"      // {session, lease_ms, local, remote, multipath, theta1, theta2}: one connection of the caller's
+	VerbConn       = "set-conn-policy"      // {session, lease_ms, local, remote, multipath, theta1, theta2, group}: one connection of the caller's
 	VerbEndpoint   = "set-endpoint-subflow" // {session, lease_ms, enabled}
 	VerbEnabled    = "set-mptcp-enabled"    // {session, lease_ms, value: 0|1, mptcpize}
 	VerbRelease    = "release"              // {session}: undo everything now
@@ -109,6 +109,7 @@ type ConnPolicy struct {
 	Multipath     bool
 	Theta1        int64
 	Theta2        *int64
+	Group         uint32 // as OriginPolicy.Group: the relay's tunnels of one page count together
 }
 
 // verbSpec is what one verb takes. A new verb is one more case in verbSpecOf, with its own check, and one
@@ -212,15 +213,12 @@ func checkSession(s string) error {
 }
 
 func (r Request) connPolicy() (ConnPolicy, error) {
-	p := ConnPolicy{Theta1: r.Theta1, Theta2: r.Theta2}
+	p := ConnPolicy{Theta1: r.Theta1, Theta2: r.Theta2, Group: r.Group}
 	if r.Multipath == nil {
 		return p, errorf(CodeBadArgument, "multipath (true|false) is required")
 	}
 	if len(r.Addrs) > 0 {
 		return p, errorf(CodeBadArgument, "set-conn-policy takes local and remote, not addrs")
-	}
-	if r.Group != 0 {
-		return p, errorf(CodeBadArgument, "set-conn-policy takes no group: a connection's own decision counts its own bytes")
 	}
 	p.Multipath = *r.Multipath
 	for _, e := range []struct {

@@ -319,19 +319,26 @@ type group struct {
 	uid  uint32
 }
 
-// groupOf is the connection's θ1 group; its uid counts only when uidKnown (groupRx, maybeCreate check that).
-// Caller holds u.mu.
-func (u *userspaceBackend) groupOf(c *conn) group {
+// groupOf is the connection's θ1 group, and false when it has none: its owner is unknown, or it has a decision
+// of its own (set-conn-policy) that names no group, so it counts alone. Caller holds u.mu.
+func (u *userspaceBackend) groupOf(c *conn) (group, bool) {
+	if !c.uidKnown {
+		return group{}, false
+	}
+	if p, own := u.connPol[flow{c.initial, c.dst}]; own {
+		return group{id: p.group, uid: c.uid}, p.group != 0
+	}
+	// Only the owner's own decision puts its connections in a named group: another user's policy for the same
+	// address must not make them count with this user's other connections.
 	if e := u.policy[c.dst.Addr()]; e != nil {
-		if id := e.Value.(*addrEntry).p.group; id != 0 {
-			return group{id: id, uid: c.uid}
+		if ap := e.Value.(*addrEntry).p; ap.group != 0 && ap.uid == c.uid {
+			return group{id: ap.group, uid: c.uid}, true
 		}
 	}
-	return group{addr: c.dst.Addr(), uid: c.uid}
+	return group{addr: c.dst.Addr(), uid: c.uid}, true
 }
 
-// groupRx sums, by group, what the connections under an address's decision (not their own) have received when
-// last read. θ1 is the smallest transfer worth multipath (seed 001 §4.2), a page's bytes: an HTTP/1.1 page
+// groupRx sums, by group, what the connections in one (groupOf) have received when last read. θ1 is the smallest transfer worth multipath (seed 001 §4.2), a page's bytes: an HTTP/1.1 page
 // spreads them over up to six connections, so a per-connection θ1 let a 2 MB page reach θ1 on none of them, or
 // late (testbed decisions grid: forum-album-1 at θ1 = 256 kB put 120 kB of 2 MB on cellular, as slow as single
 // path). A page's third parties carry 25-45 % of the corpus's large pages; counted apart, each waited for its
@@ -340,10 +347,8 @@ func (u *userspaceBackend) groupOf(c *conn) group {
 func (u *userspaceBackend) groupRx() map[group]uint64 {
 	sums := make(map[group]uint64)
 	for _, c := range u.conns {
-		if c.uidKnown && c.established {
-			if _, own := u.connPol[flow{c.initial, c.dst}]; !own {
-				sums[u.groupOf(c)] += c.rx
-			}
+		if g, ok := u.groupOf(c); ok && c.established {
+			sums[g] += c.rx
 		}
 	}
 	return sums
@@ -376,11 +381,11 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uin
 		return
 	}
 	got := c.rx
-	if !own && p.theta1 > 0 && got < uint64(p.theta1) {
+	if g, ok := u.groupOf(c); ok && p.theta1 > 0 && got < uint64(p.theta1) {
 		if sums == nil {
 			sums = u.groupRx()
 		}
-		got = max(got, sums[u.groupOf(c)])
+		got = max(got, sums[g])
 	}
 	if p.theta1 > 0 && got < uint64(p.theta1) {
 		if !c.waiting {
@@ -512,7 +517,11 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 		if r, ok := reads[tok]; ok {
 			u.maybeCreate(tok, c, sums)
 			if c.waiting && !r.first { // the first read has no rate yet: the next comes soon
-				wait = nextPoll(max(c.rx, sums[u.groupOf(c)]), uint64(c.rec.Theta1), r.rate)
+				got := c.rx
+				if g, ok := u.groupOf(c); ok {
+					got = max(got, sums[g])
+				}
+				wait = nextPoll(got, uint64(c.rec.Theta1), r.rate)
 			}
 		}
 		if c.subflow.IsValid() && c.theta2 != noCap && !c.capped {
@@ -613,7 +622,7 @@ func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
 // SetConn gives one connection its own decision. The connection may already be known (the usual order: the
 // caller learns its local port once connected) or not yet (its CREATED event is still on the way).
 func (u *userspaceBackend) SetConn(p ConnPolicy) error {
-	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap}
+	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, group: p.Group}
 	if p.Theta2 != nil {
 		ap.theta2 = *p.Theta2
 	}

@@ -272,7 +272,8 @@ func (h *proxyHub) conn(ctx context.Context, local, remote netip.AddrPort, p rel
 	req := actuate.Request{Verb: actuate.VerbConn, LeaseMS: actuatorLease.Milliseconds(), Local: local.String(),
 		Remote: remote.String(), Multipath: &mp}
 	if mp {
-		req.Theta1, req.Theta2 = p.Theta1, p.Theta2
+		// The page's tunnels (its origin's and the third parties that follow it) pass θ1 on their sum.
+		req.Theta1, req.Theta2, req.Group = p.Theta1, p.Theta2, p.Group
 	}
 	return c.call(ctx, req)
 }
@@ -353,7 +354,7 @@ func loggedPolicy(d protocol.Decision) hubRoute {
 	theta1 := d.Theta1
 	p := relay.Policy{Multipath: theta1 != nil}
 	if theta1 != nil {
-		p.Theta1, p.Theta2 = *theta1, d.Theta2
+		p.Theta1, p.Theta2, p.Group = *theta1, d.Theta2, thetaGroup(d.Origin)
 	}
 	return hubRoute{policy: p, direct: theta1 == nil || (!d.Multipath && known)}
 }
@@ -572,7 +573,7 @@ func (c *actuatorClient) call(ctx context.Context, req actuate.Request) string {
 func relayPolicy(d decide.Decision) relay.Policy {
 	p := relay.Policy{Multipath: d.Theta1 != nil}
 	if d.Theta1 != nil {
-		p.Theta1, p.Theta2 = *d.Theta1, d.Theta2
+		p.Theta1, p.Theta2, p.Group = *d.Theta1, d.Theta2, thetaGroup(d.Origin)
 	}
 	return p
 }

@@ -122,8 +122,12 @@ func TestRelayFollow(t *testing.T) {
 	if !slices.Equal(s.proxy.status().Direct, []string{"small.example", "cdn.example"}) {
 		t.Errorf("direct %v", s.proxy.status().Direct)
 	}
-	if p, _ := s.proxy.known("large.example"); p.Theta1 >= 3_900_000 {
+	if p, _ := s.proxy.known("large.example"); p.Theta1 >= 3_900_000 || p.Group != thetaGroup("https://large.example") {
 		t.Errorf("large.example took the small page's policy: %+v", p)
+	}
+	// The third party's tunnels count towards θ1 with the page's (the helper's group).
+	if p, _ := s.proxy.known("cdn.example"); p.Group == 0 || p.Group != thetaGroup("https://small.example") {
+		t.Errorf("cdn.example is not in small.example's θ1 group: %+v", p)
 	}
 }
 

@@ -39,6 +39,7 @@ type Policy struct {
 	Multipath bool
 	Theta1    int64
 	Theta2    *int64
+	Group     uint32 // the θ1 group of the page the tunnel serves (actuate.ConnPolicy.Group); 0: its own
 }
 
 // Defaults.
