@@ -338,10 +338,10 @@ func (u *userspaceBackend) groupOf(c *conn) (group, bool) {
 	return group{addr: c.dst.Addr(), uid: c.uid}, true
 }
 
-// groupRx sums, by group, what the connections in one (groupOf) have received when last read. θ1 is the smallest transfer worth multipath (seed 001 §4.2), a page's bytes: an HTTP/1.1 page
-// spreads them over up to six connections, so a per-connection θ1 let a 2 MB page reach θ1 on none of them, or
-// late (testbed decisions grid: forum-album-1 at θ1 = 256 kB put 120 kB of 2 MB on cellular, as slow as single
-// path). A page's third parties carry 25-45 % of the corpus's large pages; counted apart, each waited for its
+// groupRx sums, by group (groupOf), what the connections have received when last read. θ1 is the smallest
+// transfer worth multipath (seed 001 §4.2), a page's bytes: an HTTP/1.1 page spreads them over up to six
+// connections, so a per-connection θ1 let a 2 MB page reach θ1 on none of them, or late (testbed decisions grid:
+// forum-album-1 at θ1 = 256 kB put 120 kB of 2 MB on cellular, as slow as single path). A page's third parties carry 25-45 % of the corpus's large pages; counted apart, each waited for its
 // own θ1 after the origin had passed it (poor-wifi-fast-lte, shop-product-2's first visit: the third party's
 // subflow came 2.0 s after the origin's), so a decision's group counts them with the origin. Caller holds u.mu.
 func (u *userspaceBackend) groupRx() map[group]uint64 {
