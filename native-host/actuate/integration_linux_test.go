@@ -841,39 +841,28 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 		t.Fatalf("subflow asked for after %d bytes, theta1 %d", r.RxAtRequest, theta1)
 	}
 
-	// θ1 counts the connections to one address together, as an HTTP/1.1 page spreads over several: 200 + 50 KB
-	// stay under it, 100 KB more on the second connection cross it, and both get their subflow.
-	g1, g2 := dial("10.77.1.4"), dial("10.77.1.4")
-	get(g1, 200_000)
-	get(g2, 50_000)
-	time.Sleep(300 * time.Millisecond)
-	if r1, r2 := record(g1), record(g2); r1.Subflow || r2.Subflow {
-		t.Fatalf("a subflow below theta1 summed over the address's connections: %+v %+v", r1, r2)
+	// crossTogether: 200 KB on x and 50 KB on y stay under θ1, 100 KB more on y cross it on their sum, and both
+	// connections get their subflow, x's asked for below θ1 of its own.
+	crossTogether := func(what string, x, y net.Conn) {
+		t.Helper()
+		get(x, 200_000)
+		get(y, 50_000)
+		time.Sleep(300 * time.Millisecond)
+		if r1, r2 := record(x), record(y); r1.Subflow || r2.Subflow {
+			t.Fatalf("%s: a subflow below theta1 summed: %+v %+v", what, r1, r2)
+		}
+		get(y, 100_000)
+		if !waitUntil(2*time.Second, func() bool { return record(x).Subflow && record(y).Subflow }) {
+			t.Fatalf("%s: no cellular subflows once the connections received theta1 together: %+v %+v", what, record(x), record(y))
+		}
+		if r := record(x); r.RxAtRequest >= theta1 || r.GroupRxAtRequest < theta1 {
+			t.Fatalf("%s: subflow asked for at %d own / %d summed bytes, theta1 %d", what, r.RxAtRequest, r.GroupRxAtRequest, theta1)
+		}
 	}
-	get(g2, 100_000)
-	if !waitUntil(2*time.Second, func() bool { return record(g1).Subflow && record(g2).Subflow }) {
-		t.Fatalf("no cellular subflows once the address's connections received theta1: %+v %+v", record(g1), record(g2))
-	}
-	if r := record(g2); r.RxAtRequest >= theta1 || r.GroupRxAtRequest < theta1 {
-		t.Fatalf("second connection's subflow asked for at %d own / %d summed bytes, theta1 %d", r.RxAtRequest, r.GroupRxAtRequest, theta1)
-	}
-
-	// A group counts the page's origin and its third party together: 200 KB from .5 and 50 KB from .6 stay
-	// under θ1, 100 KB more from .6 cross it, and both connections get their subflow.
-	o, p3 := dial("10.77.1.5"), dial("10.77.1.6")
-	get(o, 200_000)
-	get(p3, 50_000)
-	time.Sleep(300 * time.Millisecond)
-	if r1, r2 := record(o), record(p3); r1.Subflow || r2.Subflow {
-		t.Fatalf("a subflow below theta1 summed over the group: %+v %+v", r1, r2)
-	}
-	get(p3, 100_000)
-	if !waitUntil(2*time.Second, func() bool { return record(o).Subflow && record(p3).Subflow }) {
-		t.Fatalf("no cellular subflows once the group's connections received theta1: %+v %+v", record(o), record(p3))
-	}
-	if r := record(o); r.RxAtRequest >= theta1 || r.GroupRxAtRequest < theta1 {
-		t.Fatalf("origin's subflow asked for at %d own / %d group bytes, theta1 %d", r.RxAtRequest, r.GroupRxAtRequest, theta1)
-	}
+	// θ1 counts the connections to one address together, as an HTTP/1.1 page spreads over several.
+	crossTogether("one address", dial("10.77.1.4"), dial("10.77.1.4"))
+	// A group counts a page's origin (.5) and its third party (.6) together.
+	crossTogether("one group", dial("10.77.1.5"), dial("10.77.1.6"))
 
 	// θ2: a 20 MB download over both veths (3.2 s at 2 × 50 Mbit/s); the cellular subflow must stop near 2 MB.
 	b := dial("10.77.1.3")

@@ -268,14 +268,7 @@ func TestCarryGroupsPeersWithTheirOrigin(t *testing.T) {
 		if got := c.setPeers(ctx, tc.origin, []string{"198.51.100.7"}); got != "ok" {
 			t.Fatalf("%s: peers %q", tc.origin, got)
 		}
-		c.mu.Lock()
-		resp, err := c.callLocked(actuate.Request{Verb: actuate.VerbStatus}, time.Second)
-		c.mu.Unlock()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := json.Marshal(resp.Result)
-		log := string(b) // each entry a JSON string: the closing quote ends a line
+		log := helperStatus(t, c) // each entry a JSON string: the closing quote ends a line
 		if !strings.Contains(log, tc.want) {
 			t.Errorf("%s: the helper's log lacks %q:\n%s", tc.origin, tc.want, log)
 		}
@@ -287,4 +280,17 @@ func TestCarryGroupsPeersWithTheirOrigin(t *testing.T) {
 	if thetaGroup("https://a.test") == thetaGroup("https://b.test") || thetaGroup("") == 0 {
 		t.Error("thetaGroup: distinct origins share a group, or a group is 0")
 	}
+}
+
+// helperStatus is the dry-run helper's status as JSON: what it would have done, one string per request.
+func helperStatus(t *testing.T, c *actuatorClient) string {
+	t.Helper()
+	c.mu.Lock()
+	resp, err := c.callLocked(actuate.Request{Verb: actuate.VerbStatus}, time.Second)
+	c.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(resp.Result)
+	return string(b)
 }
