@@ -764,6 +764,7 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.4/24", "dev", "vb1")
 	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.5/24", "dev", "vb1")
 	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.6/24", "dev", "vb1")
+	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.7/24", "dev", "vb1")
 	// Source routing as on a phone: what leaves from the cellular address goes out the cellular link.
 	run(t, "ip", "-n", cli.Name, "rule", "add", "from", "10.77.2.1", "table", "102")
 	run(t, "ip", "-n", cli.Name, "route", "add", "10.77.1.0/24", "via", "10.77.2.2", "dev", "va2", "table", "102")
@@ -788,6 +789,7 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 		// A page's origin (.5) and, set apart as the peers report comes, its third party (.6), in one group.
 		{"addrs": []string{"10.77.1.5"}, "multipath": true, "theta1": theta1, "group": 7},
 		{"addrs": []string{"10.77.1.6"}, "multipath": true, "theta1": theta1, "group": 7},
+		{"addrs": []string{"10.77.1.7"}, "multipath": true},
 	} {
 		r["verb"], r["session"], r["lease_ms"] = VerbOrigin, hello.Session, 10000
 		if resp := c.do(r); !resp.OK {
@@ -890,6 +892,34 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	}
 	if cell < theta2/2 {
 		t.Fatalf("cellular link carried only %d bytes: the scheduler never used the subflow, so the cap was not tested", cell)
+	}
+
+	// A stall: the cellular link stops delivering (its queue shrunk to nothing) in the middle of a 20 MB
+	// download; the helper closes the subflow after stallAfter without a byte while WiFi carries on, and the
+	// download completes over WiFi.
+	s := dial("10.77.1.7")
+	get(s, 1)
+	if !waitUntil(2*time.Second, func() bool { return record(s).Subflow }) {
+		t.Fatalf("no cellular subflow with theta1 0: %+v", record(s))
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); get(s, 20_000_000) }()
+	time.Sleep(400 * time.Millisecond)
+	stallAt := time.Now()
+	run(t, "tc", "-n", srv.Name, "qdisc", "change", "dev", "vb2", "root", "tbf", "rate", "8kbit", "burst", "1600", "latency", "1ms")
+	if !waitUntil(5*time.Second, func() bool { return record(s).Stalled }) {
+		t.Fatalf("the stalled cellular subflow was not closed: %+v", record(s))
+	}
+	r = record(s)
+	closedAfter := time.Unix(0, r.StalledNS).Sub(stallAt)
+	t.Logf("cellular link stalled; the helper closed its subflow %v later", closedAfter)
+	if closedAfter < stallAfter/2 {
+		t.Fatalf("closed %v after the stall began, before stallAfter could have passed", closedAfter)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the download did not complete over WiFi after the cellular subflow was closed")
 	}
 }
 

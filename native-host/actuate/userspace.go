@@ -116,8 +116,8 @@ type ConnRecord struct {
 	Theta1      int64  `json:"theta1,omitempty"`
 	Theta2      *int64 `json:"theta2,omitempty"`
 	RxAtRequest uint64 `json:"rx_at_request,omitempty"`
-	// GroupRxAtRequest: what all the owner's connections to the destination address had received then (θ1
-	// counts a page's bytes from the address, not one connection's; see groupRx).
+	// GroupRxAtRequest: what the connections of its θ1 group had received then (θ1 counts a page's bytes, not
+	// one connection's; see groupRx).
 	GroupRxAtRequest uint64 `json:"group_rx_at_request,omitempty"`
 	CellBytes        uint64 `json:"cell_bytes,omitempty"`
 	Capped           bool   `json:"capped,omitempty"`
@@ -125,6 +125,10 @@ type ConnRecord struct {
 	// WindowAtCap is what could still be in flight on the subflow when it was closed: the client's
 	// congestion window (upload) plus the receive window it advertised (download), in bytes.
 	WindowAtCap uint64 `json:"window_at_cap,omitempty"`
+	// Stalled: the cellular subflow received nothing for stallAfter while WiFi carried the connection, and was
+	// closed (stallWatch); StalledNS is when.
+	Stalled   bool  `json:"stalled,omitempty"`
+	StalledNS int64 `json:"stalled_ns,omitempty"`
 }
 
 // closedKept bounds the closed-connection records status returns.
@@ -148,7 +152,8 @@ type conn struct {
 	requested   bool
 	waiting     bool  // multipath, but the connection has not received θ1 bytes yet
 	theta2      int64 // the cap the subflow was opened under; noCap if none
-	capped      bool  // θ2 reached: the subflow was closed and is not reopened
+	capped      bool  // θ2 reached, or the subflow stalled: it was closed and is not reopened
+	stall       stallWatch
 	rx          uint64
 	readAt      time.Time // when rx was read
 	estAt       time.Time
@@ -158,7 +163,7 @@ type conn struct {
 
 // needsPoll reports whether the connection's byte counters must be read. Caller holds u.mu.
 func (c *conn) needsPoll() bool {
-	return c.waiting || (c.subflow.IsValid() && c.theta2 != noCap && !c.capped)
+	return c.waiting || (c.subflow.IsValid() && !c.capped)
 }
 
 type usStats struct {
@@ -167,6 +172,7 @@ type usStats struct {
 	SubflowErrors   int    `json:"subflow_errors"`
 	Theta1Waits     int    `json:"theta1_waits"` // connections whose subflow waited for θ1 bytes
 	Capped          int    `json:"capped"`       // cellular subflows closed at θ2
+	Stalled         int    `json:"stalled"`      // cellular subflows closed because they stalled (stallWatch)
 	Polls           int    `json:"polls"`        // sock_diag reads
 	PollErrors      int    `json:"poll_errors"`
 	AddrsForgotten  int    `json:"addrs_forgotten"` // addresses whose policy went beyond maxAddrPolicies
@@ -533,6 +539,22 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 				}
 			}
 		}
+		if c.subflow.IsValid() && !c.capped && !c.waiting {
+			// Watched for a stall; without both subflows in the dump (WiFi gone: cellular is all there is) it
+			// is only read again, seldom.
+			wait = stallIdle
+			cell, wifi := socks[flow{c.subflow, c.dst}], socks[flow{c.initial, c.dst}]
+			if cell != nil && wifi != nil {
+				stalled, busy := c.stall.observe(now, cell.BytesReceived, wifi.BytesReceived)
+				if stalled {
+					c.rec.Stalled, c.rec.StalledNS = true, now.UnixNano()
+					u.stats.Stalled++
+					u.closeSubflow(tok, c, "stalled")
+				} else if busy {
+					wait = stallPoll
+				}
+			}
+		}
 		if c.subflow.IsValid() && c.theta2 != noCap && !c.capped {
 			wait = pollEvery
 		}
@@ -543,17 +565,69 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 	return buf, next
 }
 
-// capSubflow closes a cellular subflow that reached θ2. The kernel moves its unacknowledged data back to the
-// WiFi subflow (MPTCP reinjection), so the page loses nothing. Caller holds u.mu.
+// capSubflow closes a cellular subflow that reached θ2. Caller holds u.mu.
 func (u *userspaceBackend) capSubflow(token uint32, c *conn) {
-	c.capped, c.rec.Capped, c.rec.CappedNS = true, true, time.Now().UnixNano()
+	c.rec.Capped, c.rec.CappedNS = true, time.Now().UnixNano()
 	u.stats.Capped++
+	u.closeSubflow(token, c, "theta2")
+}
+
+// closeSubflow closes the connection's cellular subflow for good. The kernel moves its unacknowledged data back
+// to the WiFi subflow (MPTCP reinjection), so the page loses nothing. Caller holds u.mu.
+func (u *userspaceBackend) closeSubflow(token uint32, c *conn, why string) {
+	c.capped = true
 	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
 	if err := u.pm.SubflowDestroy(token, c.subflow, c.dst); err != nil {
 		u.stats.LastError = err.Error()
 		c.rec.Error = err.Error()
-		u.log("subflow destroy at theta2", "token", token, "err", err)
+		u.log("subflow destroy", "why", why, "token", token, "err", err)
 	}
+}
+
+// A cellular subflow that stops delivering while WiFi carries the connection holds the page's data: what the
+// server sent on it waits for its retransmission timeouts, and in-order delivery waits for it (testbed decisions
+// grid, AT&T LTE driving trace: gov's first visit took 8.8 s against 3.8 s single path after its subflow joined
+// just before an outage). MPTCP gives up on such a subflow only after net.mptcp.stale_loss_cnt (4) timeouts,
+// about 3 s; the helper closes it once it has received nothing for stallAfter while the WiFi subflow of the same
+// connection received stallWifiBytes, and the kernel reinjects what it held on WiFi.
+const (
+	// stallAfter: Linux's minimum retransmission timeout is 200 ms (TCP_RTO_MIN), so a subflow with data in
+	// flight that receives nothing for a second has waited through at least two timeouts (0.2 + 0.4 s), and a
+	// live LTE link delivers a packet every round trip (70 ms on the testbed's LTE).
+	stallAfter = time.Second
+	// stallWifiBytes: the connection was busy meanwhile, so the cellular subflow's silence is not an idle page.
+	stallWifiBytes = 64 << 10
+	// stallPoll and stallIdle: how often an open subflow is read while its connection receives, and while it
+	// is idle (a kept-alive connection between pages).
+	stallPoll = 100 * time.Millisecond
+	stallIdle = time.Second
+)
+
+// stallWatch follows one connection's cellular and WiFi subflows' received bytes.
+type stallWatch struct {
+	since        time.Time // the cellular subflow's last progress, or the first observation
+	cellRx       uint64    // its bytes then
+	wifiRx       uint64    // the WiFi subflow's bytes then
+	lastWifi     uint64    // the WiFi subflow's bytes at the previous observation
+	lastCell     uint64
+	observedOnce bool
+}
+
+// observe takes one reading of both subflows' received bytes at now. stalled: the cellular subflow has received
+// nothing for stallAfter while WiFi received stallWifiBytes; busy: either subflow received since the last reading.
+func (w *stallWatch) observe(now time.Time, cellRx, wifiRx uint64) (stalled, busy bool) {
+	if !w.observedOnce {
+		w.observedOnce = true
+		w.since, w.cellRx, w.wifiRx, w.lastWifi, w.lastCell = now, cellRx, wifiRx, wifiRx, cellRx
+		return false, true
+	}
+	busy = cellRx != w.lastCell || wifiRx != w.lastWifi
+	w.lastWifi, w.lastCell = wifiRx, cellRx
+	if cellRx > w.cellRx || wifiRx < w.wifiRx {
+		w.since, w.cellRx, w.wifiRx = now, cellRx, wifiRx
+		return false, busy
+	}
+	return now.Sub(w.since) >= stallAfter && wifiRx-w.wifiRx >= stallWifiBytes, busy
 }
 
 // addrEntry is one address's policy in polOrder.

@@ -27,3 +27,41 @@ func TestNextPoll(t *testing.T) {
 		}
 	}
 }
+
+// A cellular subflow is stalled once it has received nothing for stallAfter while the WiFi subflow received
+// stallWifiBytes; progress on it restarts the clock, and an idle connection (neither receives) never stalls.
+func TestStallWatch(t *testing.T) {
+	type reading struct {
+		at            time.Duration
+		cell, wifi    uint64
+		stalled, busy bool
+	}
+	for _, tc := range []struct {
+		name  string
+		reads []reading
+	}{
+		{"both receive", []reading{{0, 0, 0, false, true}, {500 * time.Millisecond, 100_000, 100_000, false, true},
+			{1500 * time.Millisecond, 300_000, 300_000, false, true}}},
+		{"cellular silent while WiFi carries the page", []reading{{0, 50_000, 50_000, false, true},
+			{500 * time.Millisecond, 50_000, 150_000, false, true}, {999 * time.Millisecond, 50_000, 250_000, false, true},
+			{time.Second, 50_000, 260_000, true, true}}},
+		{"cellular progress restarts the clock", []reading{{0, 50_000, 50_000, false, true},
+			{900 * time.Millisecond, 51_000, 250_000, false, true}, {1500 * time.Millisecond, 51_000, 400_000, false, true},
+			{1900 * time.Millisecond, 51_000, 500_000, true, true}}},
+		{"idle connection", []reading{{0, 50_000, 50_000, false, true}, {time.Second, 50_000, 50_000, false, false},
+			{10 * time.Second, 50_000, 50_000, false, false}}},
+		{"WiFi carried too little to call it a stall", []reading{{0, 50_000, 50_000, false, true},
+			{2 * time.Second, 50_000, 50_000 + stallWifiBytes - 1, false, true}}},
+		{"counters restarted (a new socket)", []reading{{0, 50_000, 500_000, false, true},
+			{2 * time.Second, 50_000, 1_000, false, true}, {2500 * time.Millisecond, 50_000, 100_000, false, true}}},
+	} {
+		var w stallWatch
+		t0 := time.Unix(1_800_000_000, 0)
+		for i, r := range tc.reads {
+			stalled, busy := w.observe(t0.Add(r.at), r.cell, r.wifi)
+			if stalled != r.stalled || busy != r.busy {
+				t.Errorf("%s, reading %d: stalled %v busy %v, want %v %v", tc.name, i, stalled, busy, r.stalled, r.busy)
+			}
+		}
+	}
+}
