@@ -896,11 +896,13 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 
 	// A stall: the cellular link stops delivering (its queue shrunk to nothing) in the middle of a 20 MB
 	// download; the helper closes the subflow after stallAfter without a byte while WiFi carries on, and the
-	// download completes over WiFi.
-	s := dial("10.77.1.7")
+	// download completes over WiFi. A second, idle connection's subflow, as silent, goes with it: the path
+	// stalled.
+	s, idle := dial("10.77.1.7"), dial("10.77.1.7")
 	get(s, 1)
-	if !waitUntil(2*time.Second, func() bool { return record(s).Subflow }) {
-		t.Fatalf("no cellular subflow with theta1 0: %+v", record(s))
+	get(idle, 1)
+	if !waitUntil(2*time.Second, func() bool { return record(s).Subflow && record(idle).Subflow }) {
+		t.Fatalf("no cellular subflows with theta1 0: %+v %+v", record(s), record(idle))
 	}
 	done := make(chan struct{})
 	go func() { defer close(done); get(s, 20_000_000) }()
@@ -915,6 +917,9 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	t.Logf("cellular link stalled; the helper closed its subflow %v later", closedAfter)
 	if closedAfter < stallAfter/2 {
 		t.Fatalf("closed %v after the stall began, before stallAfter could have passed", closedAfter)
+	}
+	if !waitUntil(time.Second, func() bool { return record(idle).Stalled }) {
+		t.Fatalf("the idle connection kept its subflow on the stalled path: %+v", record(idle))
 	}
 	select {
 	case <-done:

@@ -93,6 +93,9 @@ type userspaceBackend struct {
 	conns   map[uint32]*conn
 	stats   usStats
 	closed  []closedConn // the most recent closed connections, oldest first
+	// cellStalled: when an owner's cellular subflow was last closed as stalled (stallWatch), by uid; an entry
+	// goes once stallAfter has passed, so only owners with a stall in the last second are kept.
+	cellStalled map[uint32]time.Time
 }
 
 // ConnRecord is one client connection as the helper saw it: what the benchmark and the testbed's
@@ -226,7 +229,8 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 	}
 	u := &userspaceBackend{j: j, cell: cellSource{cfg.CellAddr, cfg.CellIf}, log: cfg.Log, events: ev, done: make(chan struct{}), pm: pm,
 		diag: dg, lookup: lk, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
-		policy: map[netip.Addr]*list.Element{}, polOrder: list.New(), connPol: map[flow]addrPolicy{}, conns: map[uint32]*conn{}}
+		policy: map[netip.Addr]*list.Element{}, polOrder: list.New(), connPol: map[flow]addrPolicy{}, conns: map[uint32]*conn{},
+		cellStalled: map[uint32]time.Time{}}
 	if u.log == nil {
 		u.log = func(string, ...any) {}
 	}
@@ -517,6 +521,11 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 		}
 	}
 	sums := u.groupRx()
+	for uid, at := range u.cellStalled {
+		if now.Sub(at) >= stallAfter {
+			delete(u.cellStalled, uid)
+		}
+	}
 	var next time.Duration
 	for tok, c := range u.conns {
 		wait := pollEvery
@@ -546,7 +555,16 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 			cell, wifi := socks[flow{c.subflow, c.dst}], socks[flow{c.initial, c.dst}]
 			if cell != nil && wifi != nil {
 				stalled, busy := c.stall.observe(now, cell.BytesReceived, wifi.BytesReceived)
+				// The cellular path stalled under another connection of this owner within the last stallAfter:
+				// one silent as long is stuck behind the same outage, busy or not (a connection whose data
+				// waits on its cellular subflow soon has nothing on WiFi either: the receive window fills).
+				if at, ok := u.cellStalled[c.uid]; ok && !stalled && c.uidKnown && now.Sub(at) < stallAfter && c.stall.silent(now) >= stallAfter {
+					stalled = true
+				}
 				if stalled {
+					if c.uidKnown {
+						u.cellStalled[c.uid] = now
+					}
 					c.rec.Stalled, c.rec.StalledNS = true, now.UnixNano()
 					u.stats.Stalled++
 					u.closeSubflow(tok, c, "stalled")
@@ -628,6 +646,14 @@ func (w *stallWatch) observe(now time.Time, cellRx, wifiRx uint64) (stalled, bus
 		return false, busy
 	}
 	return now.Sub(w.since) >= stallAfter && wifiRx-w.wifiRx >= stallWifiBytes, busy
+}
+
+// silent is how long the cellular subflow has received nothing, as of the last observation.
+func (w *stallWatch) silent(now time.Time) time.Duration {
+	if !w.observedOnce {
+		return 0
+	}
+	return now.Sub(w.since)
 }
 
 // addrEntry is one address's policy in polOrder.

@@ -64,4 +64,16 @@ func TestStallWatch(t *testing.T) {
 			}
 		}
 	}
+	// silent: since the cellular subflow's last progress (what a path-wide stall closes other subflows by).
+	var w stallWatch
+	t0 := time.Unix(1_800_000_000, 0)
+	if d := w.silent(t0); d != 0 {
+		t.Errorf("silent before any reading: %v", d)
+	}
+	w.observe(t0, 10, 10)
+	w.observe(t0.Add(time.Second), 20, 10)
+	w.observe(t0.Add(3*time.Second), 20, 10)
+	if d := w.silent(t0.Add(3 * time.Second)); d != 2*time.Second {
+		t.Errorf("silent: %v, want 2s", d)
+	}
 }
