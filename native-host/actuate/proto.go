@@ -58,7 +58,7 @@ type Request struct {
 	Multipath *bool    `json:"multipath,omitempty"`
 	Theta1    int64    `json:"theta1,omitempty"`
 	Theta2    *int64   `json:"theta2,omitempty"`
-	Group     uint32   `json:"group,omitempty"` // set-origin-policy: the θ1 group (OriginPolicy.Group)
+	Group     uint32   `json:"group,omitempty"` // set-origin-policy, set-conn-policy: the θ1 group (OriginPolicy.Group)
 	Enabled   *bool    `json:"enabled,omitempty"`
 	Value     *int     `json:"value,omitempty"`
 	Mptcpize  bool     `json:"mptcpize,omitempty"`

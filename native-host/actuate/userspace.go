@@ -351,9 +351,10 @@ func (u *userspaceBackend) groupOf(c *conn) (group, bool) {
 // groupRx sums, by group (groupOf), what the connections have received when last read. θ1 is the smallest
 // transfer worth multipath (seed 001 §4.2), a page's bytes: an HTTP/1.1 page spreads them over up to six
 // connections, so a per-connection θ1 let a 2 MB page reach θ1 on none of them, or late (testbed decisions grid:
-// forum-album-1 at θ1 = 256 kB put 120 kB of 2 MB on cellular, as slow as single path). A page's third parties carry 25-45 % of the corpus's large pages; counted apart, each waited for its
-// own θ1 after the origin had passed it (poor-wifi-fast-lte, shop-product-2's first visit: the third party's
-// subflow came 2.0 s after the origin's), so a decision's group counts them with the origin. Caller holds u.mu.
+// forum-album-1 at θ1 = 256 kB put 120 kB of 2 MB on cellular, as slow as single path). A page's third parties
+// carry 25-45 % of the corpus's large pages; counted apart, each waited for its own θ1 after the origin had
+// passed it (poor-wifi-fast-lte, shop-product-2's first visit: the third party's subflow came 2.0 s after the
+// origin's), so a decision's group counts them with the origin. Caller holds u.mu.
 func (u *userspaceBackend) groupRx() map[group]uint64 {
 	sums := make(map[group]uint64)
 	for _, c := range u.conns {
@@ -549,29 +550,7 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 			}
 		}
 		if c.subflow.IsValid() && !c.capped && !c.waiting {
-			// Watched for a stall; without both subflows in the dump (WiFi gone: cellular is all there is) it
-			// is only read again, seldom.
-			wait = stallIdle
-			cell, wifi := socks[flow{c.subflow, c.dst}], socks[flow{c.initial, c.dst}]
-			if cell != nil && wifi != nil {
-				stalled, busy := c.stall.observe(now, cell.BytesReceived, wifi.BytesReceived)
-				// The cellular path stalled under another connection of this owner within the last stallAfter:
-				// one silent as long is stuck behind the same outage, busy or not (a connection whose data
-				// waits on its cellular subflow soon has nothing on WiFi either: the receive window fills).
-				if at, ok := u.cellStalled[c.uid]; ok && !stalled && c.uidKnown && now.Sub(at) < stallAfter && c.stall.silent(now) >= stallAfter {
-					stalled = true
-				}
-				if stalled {
-					if c.uidKnown {
-						u.cellStalled[c.uid] = now
-					}
-					c.rec.Stalled, c.rec.StalledNS = true, now.UnixNano()
-					u.stats.Stalled++
-					u.closeSubflow(tok, c, "stalled")
-				} else if busy {
-					wait = stallPoll
-				}
-			}
+			wait = u.watchStall(tok, c, socks, now)
 		}
 		if c.subflow.IsValid() && c.theta2 != noCap && !c.capped {
 			wait = pollEvery
@@ -581,6 +560,37 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 		}
 	}
 	return buf, next
+}
+
+// watchStall reads the connection's two subflows for a stall (stallWatch), closes the cellular one if it
+// stalled, and says when to read them again. Caller holds u.mu.
+func (u *userspaceBackend) watchStall(tok uint32, c *conn, socks map[flow]*diag.Sock, now time.Time) time.Duration {
+	cell, wifi := socks[flow{c.subflow, c.dst}], socks[flow{c.initial, c.dst}]
+	if cell == nil || wifi == nil {
+		return stallIdle // WiFi gone: cellular is all there is; read again, seldom
+	}
+	stalled, busy := c.stall.observe(now, cell.BytesReceived, wifi.BytesReceived)
+	if c.uidKnown && !stalled {
+		// The cellular path stalled under another connection of this owner within the last stallAfter: one
+		// silent as long is stuck behind the same outage, busy or not (a connection whose data waits on its
+		// cellular subflow soon has nothing on WiFi either: the receive window fills).
+		at, ok := u.cellStalled[c.uid]
+		stalled = ok && now.Sub(at) < stallAfter && c.stall.silent(now) >= stallAfter
+	}
+	switch {
+	case stalled:
+		if c.uidKnown {
+			u.cellStalled[c.uid] = now
+		}
+		c.rec.Stalled, c.rec.StalledNS = true, now.UnixNano()
+		u.stats.Stalled++
+		u.closeSubflow(tok, c, "stalled")
+		return 0 // closed: nothing more to read
+	case busy:
+		return stallPoll
+	default:
+		return stallIdle
+	}
 }
 
 // capSubflow closes a cellular subflow that reached θ2. Caller holds u.mu.
@@ -623,19 +633,17 @@ const (
 
 // stallWatch follows one connection's cellular and WiFi subflows' received bytes.
 type stallWatch struct {
-	since        time.Time // the cellular subflow's last progress, or the first observation
-	cellRx       uint64    // its bytes then
-	wifiRx       uint64    // the WiFi subflow's bytes then
-	lastWifi     uint64    // the WiFi subflow's bytes at the previous observation
-	lastCell     uint64
-	observedOnce bool
+	since    time.Time // the cellular subflow's last progress, or the first observation
+	cellRx   uint64    // its bytes then
+	wifiRx   uint64    // the WiFi subflow's bytes then
+	lastWifi uint64    // the WiFi subflow's bytes at the previous observation
+	lastCell uint64
 }
 
 // observe takes one reading of both subflows' received bytes at now. stalled: the cellular subflow has received
 // nothing for stallAfter while WiFi received stallWifiBytes; busy: either subflow received since the last reading.
 func (w *stallWatch) observe(now time.Time, cellRx, wifiRx uint64) (stalled, busy bool) {
-	if !w.observedOnce {
-		w.observedOnce = true
+	if w.since.IsZero() {
 		w.since, w.cellRx, w.wifiRx, w.lastWifi, w.lastCell = now, cellRx, wifiRx, wifiRx, cellRx
 		return false, true
 	}
@@ -650,7 +658,7 @@ func (w *stallWatch) observe(now time.Time, cellRx, wifiRx uint64) (stalled, bus
 
 // silent is how long the cellular subflow has received nothing, as of the last observation.
 func (w *stallWatch) silent(now time.Time) time.Duration {
-	if !w.observedOnce {
+	if w.since.IsZero() {
 		return 0
 	}
 	return now.Sub(w.since)
