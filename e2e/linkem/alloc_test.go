@@ -7,8 +7,6 @@ import (
 	"runtime"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestLinkNoPerPacketAllocation: at 50 Mbit/s a link moves ~4,200 full
@@ -32,13 +30,13 @@ func TestLinkNoPerPacketAllocation(t *testing.T) {
 	buf := make([]byte, 2048)
 	pass := func(n int) {
 		for i := 0; i < n; i++ {
-			if _, err := unix.Write(client, pkt); err != nil {
+			if err := writePacket(client, pkt); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := readTimeout(router, buf, time.Second); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := unix.Write(router, pkt[:52]); err != nil {
+			if err := writePacket(router, pkt[:52]); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := readTimeout(client, buf, time.Second); err != nil {

@@ -73,7 +73,7 @@ func linkTimingAttempt(t *testing.T) (misses []string) {
 	t0 := Now()
 	for i := 0; i < 45; i++ {
 		pkt[0] = byte(i)
-		if _, err := unix.Write(client, pkt); err != nil {
+		if err := writePacket(client, pkt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -126,7 +126,7 @@ func linkTimingAttempt(t *testing.T) (misses []string) {
 	best := time.Hour
 	for i := 0; i < 3; i++ {
 		t1 := Now()
-		if _, err := unix.Write(router, pkt[:100]); err != nil {
+		if err := writePacket(router, pkt[:100]); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := readTimeout(client, buf, time.Second); err != nil {
@@ -185,7 +185,7 @@ func TestLinkCloseIsPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A packet due in 30 s leaves the scheduler waiting on its timer.
-	if _, err := unix.Write(router, make([]byte, 1000)); err != nil {
+	if err := writePacket(router, make([]byte, 1000)); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(20 * time.Millisecond)
@@ -215,14 +215,42 @@ func TestStartRejectsBadParams(t *testing.T) {
 	}
 }
 
+// readTimeout waits up to d for a packet on fd. The Go runtime's preemption
+// signal interrupts poll(2) and the blocking calls now and then (EINTR),
+// which says nothing about the link: those are retried with the time left.
 func readTimeout(fd int, buf []byte, d time.Duration) (int, error) {
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(pfd, int(d/time.Millisecond))
-	if err != nil {
-		return 0, err
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left < 0 {
+			left = 0
+		}
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(pfd, int(left/time.Millisecond))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return 0, os.ErrDeadlineExceeded
+		}
+		return retryEINTR(func() (int, error) { return unix.Read(fd, buf) })
 	}
-	if n == 0 {
-		return 0, os.ErrDeadlineExceeded
+}
+
+// writePacket writes one packet, retrying a write interrupted by a signal.
+func writePacket(fd int, p []byte) error {
+	_, err := retryEINTR(func() (int, error) { return unix.Write(fd, p) })
+	return err
+}
+
+func retryEINTR(f func() (int, error)) (int, error) {
+	for {
+		n, err := f()
+		if err != unix.EINTR {
+			return n, err
+		}
 	}
-	return unix.Read(fd, buf)
 }
