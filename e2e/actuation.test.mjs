@@ -208,7 +208,11 @@ test('actuation: θ1 holds the cellular subflow back until θ1 bytes arrived; θ
   const perConn = capped.conns.map((c) => (c.subflows ?? []).filter((sf) => sf.path === 'wwan0').reduce((a, sf) => a + sf.bytes_acked, 0));
   const over = perConn.filter((b) => b >= THETA2).map((b) => b - THETA2);
   t.diagnostic(`θ2 ${THETA2} B: server's LTE bytes per connection ${JSON.stringify(perConn)}; over the cap by ${JSON.stringify(over)} B; one window (LTE BDP + queue) ${LTE_INFLIGHT} B; wwan0 carried ${capped.cell} B in all (IP, both ways)`);
-  assert.ok(over.length >= 1, 'no connection reached θ2 at the server: the cap was not exercised');
+  // The server reads its counters when a response ends (e2e/origin/doc.go), so the response the cap cut off is
+  // missing from its last reading: it may show a little under θ2 (256 of 262 kB seen). The link's own counter
+  // has no such lag.
+  assert.ok(Math.max(...perConn) >= 0.9 * THETA2, `no connection came near θ2 at the server (${JSON.stringify(perConn)}): the cap was not exercised`);
+  assert.ok(capped.cell >= THETA2, `wwan0 carried ${capped.cell} bytes, under θ2: the cap was not exercised`);
   for (const b of perConn) assert.ok(b <= THETA2 + LTE_INFLIGHT, `a connection carried ${b} bytes over LTE; cap ${THETA2} + one window ${LTE_INFLIGHT}`);
   const limit = withCell.length * (THETA2 + LTE_INFLIGHT) * 1.1;
   assert.ok(capped.cell <= limit, `wwan0 carried ${capped.cell} bytes, more than ${withCell.length} × (cap + one window) + 10 % headers = ${limit}`);
