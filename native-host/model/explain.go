@@ -41,14 +41,9 @@ func (e *evaluation) explain(out *Output, theta *float64, eu float64) {
 		out.Multipath = false
 		out.Reason = "single path: multipath is not worth its cost for this page's likely sizes (" + page + " would save " +
 			strconv.FormatFloat(a.saved, 'f', 2, 64) + " s for " + strconv.FormatFloat(a.cellJ, 'f', 1, 64) + " J)"
-	case *theta == 0:
+	case *theta == 0: // only for a page seen before (candidates)
 		out.Multipath = true
-		if e.observed {
-			out.Reason = "multipath from the first byte: " + page + " " + gain
-		} else {
-			out.Reason = "size unknown (never seen): multipath from the first byte, as pages never seen are mostly large; " +
-				gain + " at the prior's median " + humanBytes(st)
-		}
+		out.Reason = "multipath from the first byte: " + page + " " + gain
 	case e.observed && st > *theta:
 		out.Multipath = true
 		out.Reason = "multipath once the site has sent θ1 = " + humanBytes(*theta) + ": " + page + " " + gain

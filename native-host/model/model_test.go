@@ -341,8 +341,8 @@ func BenchmarkEvaluate(b *testing.B) {
 
 // A page never seen takes its size from the user's loads elsewhere before the prior: beside a user who loads
 // article lists as well as galleries, the first visit waits for θ1 above the small pages; beside one who loads
-// only large pages, multipath starts at once. Under the prior alone (warm-cache loads as likely as cold ones) a
-// first visit waits for θ1 above a warm-cache load.
+// only large pages, θ1 is low, but never 0: a page never seen may still be small. Under the prior alone
+// (warm-cache loads as likely as cold ones) a first visit waits for θ1 above a warm-cache load.
 func TestOthersLevel(t *testing.T) {
 	mixed := Size{Others: []int64{20000, 50000, 60000, 80000, 100000, 150000, 1000000, 1500000, 2000000, 3000000}}
 	var large Size
@@ -355,16 +355,13 @@ func TestOthersLevel(t *testing.T) {
 		keeps, passes int64 // a connection of keeps bytes stays single path, one of passes gets its subflow
 	}{
 		{"loads elsewhere small and large", mixed, 150000, 1000000},
-		{"loads elsewhere large", large, -1, 1000000},
+		{"loads elsewhere large", large, 10000, 1000000},
 		{"prior only", Size{}, 100000, 1000000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := eval(t, Input{Protocol: H2, Primary: wifi(), Secondary: lte(), RRC: lteIdle, Size: tc.size})
-			if tc.keeps >= 0 && passes(out, tc.keeps) {
+			if passes(out, tc.keeps) {
 				t.Errorf("%d bytes get a subflow: %s", tc.keeps, out.Reason)
-			}
-			if tc.keeps < 0 && (out.Theta1 == nil || *out.Theta1 != 0) {
-				t.Errorf("θ1 %v, want 0: %s", out.Theta1, out.Reason)
 			}
 			if !passes(out, tc.passes) {
 				t.Errorf("%d bytes get no subflow: %s", tc.passes, out.Reason)
@@ -582,5 +579,40 @@ func TestRateAges(t *testing.T) {
 	}
 	if p.RateMemory.Rho(0) != 1 || p.RateMemory.Rho(600) > 0.01 {
 		t.Errorf("rho(0) %g, rho(600) %g", p.RateMemory.Rho(0), p.RateMemory.Rho(600))
+	}
+}
+
+// A page's own path class decides whether multipath may start at the first byte. Beside a slow WiFi and a fast
+// LTE, a page seen large goes multipath at once; a page of the same site never seen waits for θ1 however large
+// the site's other pages are, so a small one stays off cellular.
+func TestUnseenClassWaitsForTheta1(t *testing.T) {
+	slow, fast := mk("wifi", 30, 2), mk("cellular", 50, 50)
+	for _, tc := range []struct {
+		name  string
+		size  Size
+		zero  bool  // θ1 = 0
+		keeps int64 // a page of this many bytes stays off cellular (0: not checked)
+	}{
+		{"own class seen large", Size{Points: []int64{1800000}, Origin: []int64{1800000}}, true, 0},
+		{"only the site's other class seen, large", Size{Origin: []int64{1800000}}, false, 20000},
+		{"only other sites seen, large", Size{Others: []int64{1200000, 1800000, 2600000}}, false, 20000},
+		{"nothing seen", Size{}, false, 20000},
+		{"exact size (a download)", Size{Exact: true, Known: true, Median: new(int64(1800000))}, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := eval(t, Input{Protocol: H2, Primary: slow, Secondary: fast, RRC: lteIdle, Size: tc.size})
+			if out.Theta1 == nil {
+				t.Fatalf("never multipath: %s", out.Reason)
+			}
+			if (*out.Theta1 == 0) != tc.zero {
+				t.Errorf("θ1 %d, want 0: %v: %s", *out.Theta1, tc.zero, out.Reason)
+			}
+			if tc.keeps > 0 && passes(out, tc.keeps) {
+				t.Errorf("a %d-byte page gets a subflow: %s", tc.keeps, out.Reason)
+			}
+			if !passes(out, 1000000) {
+				t.Errorf("a 1 MB page gets no subflow: %s", out.Reason)
+			}
+		})
 	}
 }
