@@ -267,6 +267,9 @@ func toModel(p paths.Path) *model.Path {
 		age := float64(*p.DownAgeMS) / 1000
 		m.DownAgeS = &age
 	}
+	if p.DownMeanBPS != nil && p.DownMeanN > 0 {
+		m.DownMeanBps, m.DownMeanN = p.DownMeanBPS, int64(p.DownMeanN)
+	}
 	return m
 }
 
@@ -291,6 +294,9 @@ func (m *Meter) loadEstimates(ctx context.Context) {
 				sd := paths.Seed{DownBPS: p.DownBps, UpBPS: p.UpBps, RTTMS: p.RTTMS, At: e.Time}
 				if p.DownAgeS != nil {
 					sd.DownAt = e.Time.Add(-time.Duration(*p.DownAgeS * float64(time.Second)))
+				}
+				if p.DownMeanBps != nil && p.DownMeanN > 0 {
+					sd.DownMeanBPS, sd.DownMeanN = p.DownMeanBps, int(min(p.DownMeanN, paths.MeanWindow))
 				}
 				m.sampler.Seed(e.Name, sd)
 			}
@@ -326,6 +332,9 @@ func (m *Meter) fillFromKept(p *model.Path) {
 			age += *k.path.DownAgeS
 		}
 		p.DownAgeS = &age
+	}
+	if p.DownMeanBps == nil && k.path.DownMeanBps != nil {
+		p.DownMeanBps, p.DownMeanN = k.path.DownMeanBps, k.path.DownMeanN
 	}
 	if p.UpBps == nil {
 		p.UpBps = k.path.UpBps

@@ -47,9 +47,14 @@ func TestPickPaths(t *testing.T) {
 		{Name: "wlan1", Kind: paths.WiFi, Up: false},
 		{Name: "wlan0", Kind: paths.WiFi, Up: true},
 	}
+	mean := 15e6
+	ps[1].DownMeanBPS, ps[1].DownMeanN = &mean, 4
 	p, s := PickPaths(ps)
 	if p == nil || p.Name != "wlan0" || s == nil || s.Name != "wwan0" {
 		t.Fatalf("primary %+v secondary %+v, want wlan0 and wwan0", p, s)
+	}
+	if s.DownMeanBps == nil || *s.DownMeanBps != mean || s.DownMeanN != 4 {
+		t.Errorf("the cellular path's long-run rate did not reach the model: %v over %d", s.DownMeanBps, s.DownMeanN)
 	}
 	p, s = PickPaths(ps[:2])
 	if p == nil || p.Name != "eth0" || *p.RTTMS != 20 {
@@ -67,7 +72,7 @@ func TestKeptEstimatesFillWhatIsNotMeasuredYet(t *testing.T) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	old := json.RawMessage(`{"name":"wwan0","kind":"cellular","up":true,"rtt_ms":70,"down_bps":9185000,"up_bps":2286000,"loss":0,"down_age_s":40}`)
+	old := json.RawMessage(`{"name":"wwan0","kind":"cellular","up":true,"rtt_ms":70,"down_bps":9185000,"up_bps":2286000,"loss":0,"down_age_s":40,"down_mean_bps":12000000,"down_mean_n":6}`)
 	stale := json.RawMessage(`{"name":"wlan0","kind":"wifi","up":true,"rtt_ms":50,"down_bps":7040000}`)
 	if err := db.SavePaths(ctx, time.Now().Add(-time.Minute), map[string]json.RawMessage{"wwan0": old}); err != nil {
 		t.Fatal(err)
@@ -86,6 +91,10 @@ func TestKeptEstimatesFillWhatIsNotMeasuredYet(t *testing.T) {
 	}
 	if cell.DownBps == nil || *cell.DownBps != 9185000 || cell.UpBps == nil || cell.Loss == nil {
 		t.Errorf("kept rate not used: %+v", cell)
+	}
+	// The link's long-run level comes with it: an aged rate moves towards it rather than the prior.
+	if cell.DownMeanBps == nil || *cell.DownMeanBps != 12e6 || cell.DownMeanN != 6 {
+		t.Errorf("kept long-run rate not used: %v over %d", cell.DownMeanBps, cell.DownMeanN)
 	}
 	// Its age is the measurement's: 40 s when it was kept a minute ago, not the minute alone.
 	if a := cell.DownAgeS; a == nil || *a < 99 || *a > 110 {

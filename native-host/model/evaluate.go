@@ -208,8 +208,13 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 	e.prior = pp || sp
 	if s := in.Secondary; s != nil && s.DownBps != nil && s.DownAgeS != nil {
 		if rho := p.RateMemory.Rho(*s.DownAgeS); rho < 0.95 {
+			against := "the prior"
+			if s.DownMeanBps != nil && s.DownMeanN > 0 {
+				against = "the link's level over " + strconv.FormatInt(s.DownMeanN, 10) + " measurements (" +
+					strconv.FormatFloat(*s.DownMeanBps/1e6, 'f', 1, 64) + " Mbit/s)"
+			}
 			*notes = append(*notes, "cellular rate measured "+strconv.FormatFloat(*s.DownAgeS, 'f', 0, 64)+" s ago, "+
-				strconv.FormatFloat(100*rho, 'f', 0, 64)+" % of it kept against the prior")
+				strconv.FormatFloat(100*rho, 'f', 0, 64)+" % of it kept against "+against)
 		}
 	}
 	cap := math.Inf(1)
@@ -266,7 +271,8 @@ var ghNodes = []struct{ z, w float64 }{{-math.Sqrt(3), 1.0 / 6}, {0, 2.0 / 3}, {
 
 // linkPoints is a path as the scenarios see it: its measured numbers (one point, or three when its rate has a
 // spread), or the prior's where a number is missing. prior says whether the prior supplied the rate: so it does
-// when the measurement is so old (mem) that less than half of it is kept. A measured loss caps only a prior rate
+// when the measurement is so old (mem) that less than half of it is kept and the link has too few measurements
+// for a level of its own (Path.DownMeanN). A measured loss caps only a prior rate
 // (the Mathis et al. bound): a measured rate already is what the loss left, and the losses a flow causes itself
 // in a drop-tail queue would make the bound a gross underestimate of the link.
 func linkPoints(p *Path, pr LinkPrior, tr *Transport, mem *RateMemory) ([]weighted, bool) {
@@ -282,12 +288,19 @@ func linkPoints(p *Path, pr LinkPrior, tr *Transport, mem *RateMemory) ([]weight
 		if p.DownBps != nil {
 			rate, spread, prior, loss = *p.DownBps/8, p.Spread, false, 0
 			if mem != nil && p.DownAgeS != nil {
-				// A cellular rate measured a while ago: the log-normal's conditional given that measurement.
+				// A cellular rate measured a while ago: the log-normal's conditional given that measurement, around
+				// the link's own level where its measurements give one (they weigh n/(n+mean_pseudo_count) against
+				// the prior's median), else around the prior's.
 				rho := mem.Rho(*p.DownAgeS)
-				mu := math.Log(pr.DownMbit * 1e6 / 8)
+				mu, own := math.Log(pr.DownMbit*1e6/8), 0.0
+				if p.DownMeanBps != nil && p.DownMeanN > 0 && mem.MeanPseudoCount > 0 {
+					n := float64(p.DownMeanN)
+					own = n / (n + mem.MeanPseudoCount)
+					mu = own*math.Log(*p.DownMeanBps/8) + (1-own)*mu
+				}
 				rate = math.Exp(mu + rho*(math.Log(rate)-mu))
 				spread = math.Sqrt(rho*rho*spread*spread + (1-rho*rho)*pr.Spread*pr.Spread)
-				prior = rho < 0.5
+				prior = rho < 0.5 && own < 0.5
 			}
 		}
 	}

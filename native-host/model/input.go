@@ -20,6 +20,10 @@ type Path struct {
 	// DownAgeS is how many seconds before the decision DownBps was measured (nil: just now, or unknown). On a
 	// cellular path the model moves an old rate towards the prior (Params.RateMemory).
 	DownAgeS *float64 `json:"down_age_s,omitempty"`
+	// DownMeanBps is the path's long-run downlink rate, the mean of its own measurements, and DownMeanN how many
+	// it rests on (0: none). An old cellular rate moves towards it rather than all the way to the prior.
+	DownMeanBps *float64 `json:"down_mean_bps,omitempty"`
+	DownMeanN   int64    `json:"down_mean_n,omitempty"`
 }
 
 // measured says whether the path has what the model needs without priors: an RTT and a downlink rate.

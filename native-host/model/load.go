@@ -201,6 +201,7 @@ func Parse(name string, data []byte) (File, error) {
 	rm.FastS = r.num("rate_memory.fast_s", 0.001, 1e6, false, true)
 	rm.SlowS = r.num("rate_memory.slow_s", 0.001, 1e6, false, true)
 	rm.SlowShare = r.num("rate_memory.slow_share", 0, 1, false, true)
+	rm.MeanPseudoCount = r.num("rate_memory.mean_pseudo_count", 0.01, 1000, false, true)
 	l := &p.Learning
 	l.HalfLifeLoads = r.num("learning.half_life_loads", 0.1, 1000, false, true)
 	l.MaxFactor = r.num("learning.max_factor", 1, 100, false, true)

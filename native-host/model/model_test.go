@@ -165,6 +165,9 @@ func TestValidateRefuses(t *testing.T) {
 		{"learned.mp", Input{Learned: &Correction{SP: 1, MP: math.NaN()}}},
 		{"secondary.down_age_s", Input{Secondary: &Path{RTTMS: f(70), DownBps: f(9e6), DownAgeS: f(-1)}}},
 		{"secondary.down_age_s", Input{Secondary: &Path{RTTMS: f(70), DownBps: f(9e6), DownAgeS: f(math.Inf(1))}}},
+		{"secondary.down_mean_bps", Input{Secondary: &Path{RTTMS: f(70), DownMeanBps: f(math.NaN()), DownMeanN: 3}}},
+		{"secondary.down_mean_bps", Input{Secondary: &Path{RTTMS: f(70), DownMeanBps: f(1e13), DownMeanN: 3}}},
+		{"secondary.down_mean_n", Input{Secondary: &Path{RTTMS: f(70), DownMeanBps: f(9e6), DownMeanN: -2}}},
 	} {
 		tc.in.Params = p
 		_, err := Evaluate(tc.in)
@@ -543,23 +546,33 @@ func TestTheta1CountsThePage(t *testing.T) {
 // single path for good, and a fresh one still decides.
 func TestRateAges(t *testing.T) {
 	p := params(t)
-	slow := func(age *float64) *Path {
+	slow := func(age *float64, mean float64, n int64) *Path {
 		c := mk("cellular", 70, 0.51)
 		c.DownAgeS = age
+		if n > 0 {
+			c.DownMeanBps, c.DownMeanN = &mean, n
+		}
 		return c
 	}
 	for _, tc := range []struct {
 		name      string
 		age       *float64
+		mean      float64 // the link's own long-run rate, bit/s
+		n         int64   // measurements behind it
 		multipath bool
 		prior     bool
 	}{
-		{"measured now", nil, false, false},
-		{"measured 1 s ago", f(1), false, false},
-		{"measured 5 min ago", f(300), true, true},
+		{"measured now", nil, 0, 0, false, false},
+		{"measured 1 s ago", f(1), 0, 0, false, false},
+		{"measured 5 min ago", f(300), 0, 0, true, true},
+		// A link measured slow again and again returns to its own level, not to the prior's.
+		{"measured 5 min ago, slow whenever measured", f(300), 0.6e6, 10, false, false},
+		// One measurement weighs as much as the prior: the level lies between them (2.2 Mbit/s), and the basis
+		// is measured.
+		{"measured 5 min ago, once", f(300), 0.51e6, 1, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out := eval(t, Input{Params: p, Protocol: H2, Size: seen(2.6e6, 3), Primary: wifi(), Secondary: slow(tc.age), RRC: lteIdle})
+			out := eval(t, Input{Params: p, Protocol: H2, Size: seen(2.6e6, 3), Primary: wifi(), Secondary: slow(tc.age, tc.mean, tc.n), RRC: lteIdle})
 			if out.Multipath != tc.multipath || out.Prior != tc.prior {
 				t.Errorf("multipath %v prior %v, want %v %v: %s", out.Multipath, out.Prior, tc.multipath, tc.prior, out.Reason)
 			}

@@ -123,9 +123,12 @@ type LinkPrior struct {
 // RateMemory is the correlation of a cellular link's ln(rate) with itself age seconds later, as two exponentials:
 // rho(age) = SlowShare e^(-age/SlowS) + (1 - SlowShare) e^(-age/FastS). The model reads a measured rate of that
 // age as the conditional of a log-normal around the prior: median prior^(1-rho) x measured^rho, spread
-// sqrt(rho^2 spread_measured^2 + (1 - rho^2) spread_prior^2). A fresh measurement stands; an old one is the prior.
+// sqrt(rho^2 spread_measured^2 + (1 - rho^2) spread_prior^2). A fresh measurement stands; an old one is the prior,
+// or, where the link's own measurements give a level (Path.DownMeanBps), that level weighed n/(n+MeanPseudoCount)
+// against the prior's median.
 type RateMemory struct {
 	FastS, SlowS, SlowShare float64
+	MeanPseudoCount         float64 // the prior's median weighs as this many of the link's own measurements
 }
 
 // Rho is the correlation at age seconds: 1 now, 0 long after.

@@ -14,6 +14,7 @@ const (
 	MaxSizeByte = 1 << 40
 	MaxSpread   = 5               // e^5 ≈ 150x either way
 	MaxAgeS     = 365 * 24 * 3600 // a measurement's age: a year is absurd already
+	MaxMeanN    = 1 << 20         // measurements behind a path's long-run rate (the sampler keeps at most 20)
 )
 
 // InputError is an input the model refuses to evaluate, naming the field.
@@ -104,6 +105,12 @@ func (p *Path) validate(name string) error {
 		}
 		return nil
 	}
+	counted := func(field string, n, hi int64) error {
+		if n < 0 || n > hi {
+			return &InputError{name + "." + field, fmt.Sprintf("%d is outside 0 to %d", n, hi)}
+		}
+		return nil
+	}
 	for _, err := range []error{
 		finite("rtt_ms", p.RTTMS, 0.01, MaxRTTMS),
 		finite("down_bps", p.DownBps, MinRateBps, MaxRateBps),
@@ -111,6 +118,8 @@ func (p *Path) validate(name string) error {
 		finite("loss", p.Loss, 0, 1),
 		finite("spread", &p.Spread, 0, MaxSpread),
 		finite("down_age_s", p.DownAgeS, 0, MaxAgeS),
+		finite("down_mean_bps", p.DownMeanBps, MinRateBps, MaxRateBps),
+		counted("down_mean_n", p.DownMeanN, MaxMeanN),
 	} {
 		if err != nil {
 			return err

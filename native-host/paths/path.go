@@ -38,6 +38,10 @@ type Path struct {
 	// DownAgeMS is how long ago DownBPS was measured (the newest busy window that set or confirmed it, the
 	// probe, or the kept measurement it was seeded from). A cellular rate soon says little of the link's rate now.
 	DownAgeMS *int64 `json:"down_age_ms,omitempty"`
+	// DownMeanBPS is the path's long-run downlink rate, the geometric mean of its measurements (Rate.Mean), and
+	// DownMeanN how many measurements it rests on: where an old rate of this link tends to return to.
+	DownMeanBPS *float64 `json:"down_mean_bps,omitempty"`
+	DownMeanN   int      `json:"down_mean_n,omitempty"`
 }
 
 // ParseNames reads a name override such as "wlan0=wifi,wwan0=cellular".

@@ -1,6 +1,9 @@
 package paths
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Rate estimates a link's capacity in one direction from its cumulative byte counter: the maximum, over the
 // last Horizon, of the mean rate over any Span of consecutive samples in which every sample interval carried
@@ -35,7 +38,18 @@ type Rate struct {
 	last                 float64 // bits/s; valid when have
 	have                 bool
 	at                   time.Time // when the window that made last ended (a seed's own time)
+	// The path's own long-run level: the mean of ln(estimate) over its measurements (at most one per Span, each
+	// a new or confirmed estimate), the newest MeanWindow weighing most. An old estimate says little of the rate
+	// now, but the measurements together say where this link's rate tends to be (Mean).
+	lnMean float64
+	meanN  int
+	meanAt time.Time
 }
+
+// MeanWindow bounds the long-run mean's memory: each measurement weighs at least 1/MeanWindow, so after a move
+// to another network the mean follows the new one within MeanWindow seconds of its traffic (one measurement per
+// busy second at most).
+const MeanWindow = 20
 
 type rateSample struct {
 	t   time.Time
@@ -131,6 +145,34 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 			r.at = p.t
 		}
 	}
+	if r.have && r.at.Sub(r.meanAt) >= r.Span {
+		r.fold(r.last, r.at)
+	}
+}
+
+func (r *Rate) fold(bps float64, at time.Time) {
+	if bps <= 0 {
+		return
+	}
+	r.meanN = min(r.meanN+1, MeanWindow)
+	r.lnMean += (math.Log(bps) - r.lnMean) / float64(r.meanN)
+	r.meanAt = at
+}
+
+// Mean is the path's long-run rate in bits per second (the geometric mean of its measurements) and how many
+// measurements it rests on, at most MeanWindow; n is 0 before the first.
+func (r *Rate) Mean() (bps float64, n int) {
+	if r.meanN == 0 {
+		return 0, 0
+	}
+	return math.Exp(r.lnMean), r.meanN
+}
+
+// SeedMean starts the long-run mean from one kept elsewhere, as n measurements, before this estimator's own.
+func (r *Rate) SeedMean(bps float64, n int) {
+	if bps > 0 && n > 0 && r.meanN == 0 {
+		r.lnMean, r.meanN = math.Log(bps), min(n, MeanWindow)
+	}
 }
 
 // confirmShare: a window shared with another path confirms the estimate (renews its time) when it ran at least
@@ -145,6 +187,7 @@ const confirmShare = 0.9
 func (r *Rate) Seed(bps float64, at time.Time) {
 	if bps > 0 && !r.have {
 		r.last, r.have, r.strictSeen, r.at = bps, true, true, at
+		r.meanAt = at // a seed is no measurement of this estimator's: the kept mean (SeedMean) has it already
 	}
 }
 

@@ -230,3 +230,47 @@ func TestRateAt(t *testing.T) {
 		t.Errorf("a faster shared window raised the seed but At = %v, want %v", seeded.At(), now)
 	}
 }
+
+// Mean is the path's long-run level: one measurement per busy second at most, none from idle time or a seed,
+// the newest MeanWindow weighing most, and a kept mean to start from.
+func TestRateMean(t *testing.T) {
+	r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
+	if _, n := r.Mean(); n != 0 {
+		t.Fatalf("mean before any window rests on %d", n)
+	}
+	now, cum := time.Unix(1000, 0), 0.0
+	r.Add(now, 0)
+	now, cum = feed(r, now, cum, 5*time.Second, 8e6, false)
+	bps, n := r.Mean()
+	if n < 3 || n > 5 {
+		t.Errorf("5 busy seconds gave %d measurements, want 3-5 (one per second at most)", n)
+	}
+	checkRate(t, &bps, 8e6, 0.05)
+	// Idle time adds nothing.
+	now, cum = feed(r, now, cum, 60*time.Second, 0, false)
+	if _, n2 := r.Mean(); n2 != n {
+		t.Errorf("a minute of idle moved the count from %d to %d", n, n2)
+	}
+	// A long stretch at another rate: the mean follows within MeanWindow measurements. The estimate is the
+	// horizon's maximum, so the old rate has to leave the horizon first.
+	_, _ = feed(r, now, cum, 80*time.Second, 2e6, false)
+	bps, n = r.Mean()
+	if n != MeanWindow {
+		t.Errorf("count %d, want at most %d", n, MeanWindow)
+	}
+	checkRate(t, &bps, 2e6, 0.1)
+
+	kept := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
+	kept.Seed(20e6, time.Unix(900, 0))
+	kept.SeedMean(20e6, 7)
+	now, cum = time.Unix(1000, 0), 0
+	kept.Add(now, 0)
+	if bps, n := kept.Mean(); n != 7 || math.Abs(bps-20e6) > 1 {
+		t.Errorf("kept mean %g over %d, want 20e6 over 7 (the seed is not counted again)", bps, n)
+	}
+	_, _ = feed(kept, now, cum, 3*time.Second, 30e6, false)
+	bps, n = kept.Mean()
+	if n < 8 || bps <= 20e6 || bps >= 30e6 {
+		t.Errorf("mean %g over %d after 3 s at 30 Mbit/s on top of 7 at 20", bps, n)
+	}
+}

@@ -85,6 +85,9 @@ type Seed struct {
 	// DownAt is when the rates were measured, when that is known and earlier than At (an estimate kept again
 	// by a host that did not measure it anew); zero: At.
 	DownAt time.Time
+	// DownMeanBPS and DownMeanN are the kept long-run mean of the downlink rate (Rate.SeedMean).
+	DownMeanBPS *float64
+	DownMeanN   int
 }
 
 // ageMS is how long before now a number was measured, nil when it has no time; never negative.

@@ -420,6 +420,9 @@ func (ps *pathState) seed(sd Seed, now time.Time) {
 	if sd.DownBPS != nil {
 		ps.down.Seed(*sd.DownBPS, measured)
 	}
+	if sd.DownMeanBPS != nil {
+		ps.down.SeedMean(*sd.DownMeanBPS, sd.DownMeanN)
+	}
 	if sd.UpBPS != nil {
 		ps.up.Seed(*sd.UpBPS, measured)
 	}
@@ -482,6 +485,9 @@ func (s *Sampler) Snapshot() Snapshot {
 				src = SourceProbeBound
 			}
 			p.DownBPS, p.DownSource, p.DownAgeMS = &v, &src, ageMS(now, ps.probeAt)
+		}
+		if m, n := ps.down.Mean(); n > 0 {
+			p.DownMeanBPS, p.DownMeanN = &m, n
 		}
 		for _, a := range ps.addrs {
 			p.Addrs = append(p.Addrs, a.String())
