@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GRIDS, UsageError, parseGridArgs, expandPages, planLoads, shuffle, estimateSeconds, buildPlan } from './grid.mjs';
-import { readProfile, siteAddresses, traceOffsetMs } from './lib.mjs';
+import { Session, readProfile, siteAddresses, traceOffsetMs } from './lib.mjs';
 import { dist, root } from '../lib/paths.mjs';
 
 const gridScript = path.join(root, 'e2e', 'testbed', 'grid.mjs');
@@ -174,4 +174,23 @@ test('trace offsets: one per page and repetition, the same in every mode, spread
   for (const o of offsets) assert.ok(Number.isInteger(o) && o >= 0 && o < 300000, `offset ${o}`);
   assert.ok(new Set(offsets).size >= 11, `12 loads share offsets: ${offsets}`);
   assert.ok(Math.max(...offsets) - Math.min(...offsets) > 60000, `offsets bunched: ${offsets}`);
+});
+
+// A load's byte counts start once the links are quiet: what a previous load left in a link's queue is not the next
+// load's. Counters that keep moving are given up on after maxMs, and the record says so.
+test('a load starts counting once both links have been quiet', async () => {
+  const readings = (moves) => {
+    let i = 0;
+    let rx = 0;
+    return { counters: () => ({ wlan0: { rx_bytes: 0, tx_bytes: 0 }, wwan0: { rx_bytes: (rx += i++ < moves ? 1500 : 0), tx_bytes: 0 } }) };
+  };
+  const draining = readings(4);
+  const q = await Session.prototype.quietCounters.call(draining, { quietMs: 60, maxMs: 2000, everyMs: 10 });
+  assert.equal(q.quiet, true);
+  assert.ok(q.waitedMs >= 60, `waited ${q.waitedMs} ms`);
+  assert.equal(q.counters.wwan0.rx_bytes, 4 * 1500, 'the reading taken before the last bytes arrived');
+  const busy = readings(Infinity);
+  const b = await Session.prototype.quietCounters.call(busy, { quietMs: 60, maxMs: 150, everyMs: 10 });
+  assert.equal(b.quiet, false);
+  assert.ok(b.waitedMs >= 150 && b.waitedMs < 1000, `waited ${b.waitedMs} ms`);
 });

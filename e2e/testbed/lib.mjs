@@ -337,6 +337,25 @@ export class Session {
     return JSON.parse(tb('counters', '--json'));
   }
 
+  // quietCounters waits until neither client interface has received or sent a byte for quietMs (at most maxMs) and
+  // returns that reading: a load's bytes then start at zero. Without it, what a previous load left in an emulated
+  // link's queue (an mp-always load over a 0.5 Mbit/s EVDO trace drains for seconds after its browser closed) was
+  // counted as the next load's cellular bytes, whatever that load decided.
+  async quietCounters({ quietMs = 300, maxMs = 3000, everyMs = 50 } = {}) {
+    const t0 = Date.now();
+    let last = this.counters();
+    let since = Date.now();
+    for (;;) {
+      if (Date.now() - since >= quietMs) return { counters: last, waitedMs: Date.now() - t0, quiet: true };
+      if (Date.now() - t0 >= maxMs) return { counters: last, waitedMs: Date.now() - t0, quiet: false };
+      await new Promise((r) => setTimeout(r, everyMs));
+      const now = this.counters();
+      const moved = Object.entries(diffCounters(last, now)).some(([, c]) => c.rx !== 0 || c.tx !== 0);
+      if (moved) since = Date.now();
+      last = now;
+    }
+  }
+
   async close() {
     process.removeListener('SIGINT', this.onSignal);
     process.removeListener('SIGTERM', this.onSignal);
@@ -430,8 +449,10 @@ export class Session {
         await browser.worker.evaluate((r) => self.mpsurf.setMultipath({ ...self.mpsurf.multipath().settings, route: r }), route ?? 'off');
         if (route) await untilProxy(browser.worker, (v) => v.status?.relay && v.route === route, 10000);
       }
-      const before = this.counters();
       const tab = await browser.context.newPage();
+      const { counters: before, waitedMs, quiet } = await this.quietCounters();
+      rec.quiet_wait_ms = waitedMs;
+      rec.quiet = quiet;
       const startNs = BigInt(Date.now()) * 1000000n;
       await tab.goto(url, { waitUntil: 'load', timeout: 180000 });
       const nav = await tab.evaluate(() => {
