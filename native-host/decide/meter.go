@@ -296,7 +296,7 @@ func (m *Meter) loadEstimates(ctx context.Context) {
 					sd.DownAt = e.Time.Add(-time.Duration(*p.DownAgeS * float64(time.Second)))
 				}
 				if p.DownMeanBps != nil && p.DownMeanN > 0 {
-					sd.DownMeanBPS, sd.DownMeanN = p.DownMeanBps, int(min(p.DownMeanN, paths.MeanWindow))
+					sd.DownMeanBPS, sd.DownMeanN = p.DownMeanBps, int(p.DownMeanN) // Rate.SeedMean bounds it
 				}
 				m.sampler.Seed(e.Name, sd)
 			}

@@ -239,8 +239,7 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 		}
 	}
 	e.sizes, e.typical, e.observed = sizeDist(p, in.Size)
-	sz := &in.Size
-	e.seen = len(sz.Points) > 0 || (sz.Exact && sz.Median != nil) || (len(sz.Origin) == 0 && sz.Known && sz.Median != nil)
+	e.seen = in.Size.ownLoads()
 	for i := range e.scens {
 		sc := &e.scens[i]
 		sc.tSP = make([]float64, len(e.sizes.s))
@@ -404,6 +403,12 @@ func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 		d.w = append(d.w, m[s])
 	}
 	return d, typical, observed
+}
+
+// ownLoads says whether the size rests on loads of this page's own path class (or is exact, a download): a median
+// given without levels (an older log, the decide command's --size) counts as one such load.
+func (sz Size) ownLoads() bool {
+	return len(sz.Points) > 0 || (sz.Exact && sz.Median != nil) || (len(sz.Origin) == 0 && sz.Known && sz.Median != nil)
 }
 
 // priorPoints are the prior's equal-weight quantiles: a log-normal through p10, p50 and p90, with its own spread
