@@ -262,7 +262,8 @@ func DecodeCursor(s string) (Cursor, error) {
 		}
 	}
 	c := Cursor{Format: f[0], SinceMS: n[0], After: n[1], Upto: n[2]}
-	if c.After > c.Upto {
+	// The decoder skips \r and \n even when strict, so the spelling is checked whole: one cursor, one spelling.
+	if c.After > c.Upto || c.Encode() != s {
 		return Cursor{}, bad
 	}
 	return c, nil
