@@ -318,8 +318,9 @@ func (l *Link) SetParams(down, up Params) error {
 	return nil
 }
 
-// Rewind puts each direction's trace at offset when its next packet arrives (Shaper.Rewind): a page load that
-// starts after the call meets the trace from offset on, however long the browser took to start.
+// Rewind puts each direction's trace at offset, and restarts its random loss for that offset, when its next packet
+// arrives (Shaper.Rewind): a page load that starts after the call meets the trace from offset on, however long the
+// browser took to start, and the same losses as any other load rewound to offset.
 func (l *Link) Rewind(offset time.Duration) {
 	o := int64(offset)
 	for _, d := range l.dirs {

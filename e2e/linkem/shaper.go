@@ -48,7 +48,8 @@ const (
 type Shaper struct {
 	p     Params
 	rng   *rand.Rand
-	start int64 // time origin of the trace
+	seed  uint64 // the loss generator's seed, from which each Rewind derives its own
+	start int64  // time origin of the trace
 
 	txNs float64 // constant rate: ns per byte
 
@@ -71,7 +72,7 @@ func NewShaper(p Params, seed uint64, start int64) (*Shaper, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Shaper{rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), start: start, busy: start, lastQ: math.MinInt64, lastOut: math.MinInt64}
+	s := &Shaper{rng: lossRNG(seed), seed: seed, start: start, busy: start, lastQ: math.MinInt64, lastOut: math.MinInt64}
 	s.set(p)
 	return s, nil
 }
@@ -98,14 +99,22 @@ func (s *Shaper) set(p Params) {
 	s.q.Limit = p.QueueBytes
 }
 
+func lossRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+
 // Rewind puts a trace-driven link at offset (ns) into its trace as of time now, so that loads started after a
-// rewind to the same offset meet the same link, as each run of Mahimahi's mm-link starts its trace anew. A
-// fixed-rate link has nothing to rewind. Packets already admitted keep their delivery times.
+// rewind to the same offset meet the same link, as each run of Mahimahi's mm-link starts its trace anew. It also
+// restarts the random loss from a generator of its own for that offset, on every link: loads of different modes
+// rewound to the same offset then draw the same losses for the same packet sequence (common random numbers), so
+// that a single-path decision's load and an sp-wifi load of the same page and repetition differ by what was
+// decided, not by which packets a 1 % loss happened to hit. Packets already admitted keep their delivery times.
 func (s *Shaper) Rewind(now, offset int64) {
+	offset = max(offset, 0)
+	// SplitMix64's increment spreads neighbouring offsets over the seed space.
+	s.rng = lossRNG(s.seed ^ (uint64(offset)+1)*0x9e3779b97f4a7c15)
 	if s.p.Trace == nil {
 		return
 	}
-	s.start, s.oppSet = now-max(offset, 0), false
+	s.start, s.oppSet = now-offset, false
 }
 
 // Params returns the current parameters.

@@ -313,3 +313,43 @@ func TestShaperRewind(t *testing.T) {
 		t.Errorf("a fixed-rate link was rewound: start %d, was %d", fixed.start, before.start)
 	}
 }
+
+// After a rewind to the same offset, two links that have had different traffic lose the same packets; another
+// offset loses others. Fixed-rate links too: wifi-loss-1's WiFi has no trace, only its loss.
+func TestShaperRewindLoss(t *testing.T) {
+	p := Params{RateBps: 100e6, Loss: 0.2, QueueBytes: 1 << 30}
+	losses := func(s *Shaper, from int64) string {
+		var b strings.Builder
+		for i := range int64(200) {
+			if _, v := s.Admit(from+i*ms, 100); v == Lost {
+				b.WriteByte('x')
+			} else {
+				b.WriteByte('.')
+			}
+		}
+		return b.String()
+	}
+	a, b := mustShaper(t, p, 7), mustShaper(t, p, 7)
+	losses(a, 0)
+	losses(b, 0)
+	losses(b, 300*ms) // b has seen 200 more packets than a
+	a.Rewind(1000*ms, 5000*ms)
+	b.Rewind(1000*ms, 5000*ms)
+	la, lb := losses(a, 1000*ms), losses(b, 1000*ms)
+	if la != lb {
+		t.Errorf("same offset, different losses:\n%s\n%s", la, lb)
+	}
+	if !strings.Contains(la, "x") || !strings.Contains(la, ".") {
+		t.Fatalf("a 20 %% loss over 200 packets should lose some and keep some: %s", la)
+	}
+	c := mustShaper(t, p, 7)
+	c.Rewind(1000*ms, 5001*ms)
+	if lc := losses(c, 1000*ms); lc == la {
+		t.Errorf("offsets 5000 and 5001 ms lost the same packets: %s", lc)
+	}
+	d := mustShaper(t, p, 8)
+	d.Rewind(1000*ms, 5000*ms)
+	if ld := losses(d, 1000*ms); ld == la {
+		t.Errorf("seeds 7 and 8 lost the same packets at one offset: %s", ld)
+	}
+}

@@ -421,11 +421,7 @@ export class Session {
     try {
       if (route && !this.proxy) throw new Error(`mode ${mode} needs the proxy host (Session.open({ proxy: true }))`);
       tb('mode', kernelMode);
-      // A trace-driven link starts this load at the page's and repetition's own point of its trace, the same in
-      // every mode (traceOffsetMs): otherwise each load met whatever stretch the trace had reached, and on the AT&T
-      // trace one mode's load of a page fell into an outage that the other modes' loads missed.
       rec.trace_offset_ms = traceOffsetMs(page, rep);
-      tb('rewind', String(rec.trace_offset_ms));
       if (ADAPTIVE.has(mode)) actuator = await Actuator.start();
       profile = makeProfile({ prefix: 'mpsurf-tb-' });
       browser = await launch(profile.dir, {
@@ -453,6 +449,12 @@ export class Session {
       const { counters: before, waitedMs, quiet } = await this.quietCounters();
       rec.quiet_wait_ms = waitedMs;
       rec.quiet = quiet;
+      // A trace-driven link starts this load at the page's and repetition's own point of its trace, the same in
+      // every mode (traceOffsetMs): otherwise each load met whatever stretch the trace had reached, and on the AT&T
+      // trace one mode's load of a page fell into an outage that the other modes' loads missed. The rewind also
+      // restarts every link's random loss for that point, so that the modes' loads of one page and repetition
+      // draw the same losses. It comes last before the load, after the browser's and the host's start-up traffic.
+      tb('rewind', String(rec.trace_offset_ms));
       const startNs = BigInt(Date.now()) * 1000000n;
       await tab.goto(url, { waitUntil: 'load', timeout: 180000 });
       const nav = await tab.evaluate(() => {

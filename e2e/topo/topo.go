@@ -320,8 +320,8 @@ func (tb *Testbed) SetProfile(p *profiles.Profile) error {
 	return nil
 }
 
-// Rewind puts every trace-driven link at offset into its trace from its next packet on (linkem.Link.Rewind);
-// fixed-rate links are unchanged.
+// Rewind puts every trace-driven link at offset into its trace from its next packet on, and restarts every link's
+// random loss for that offset (linkem.Link.Rewind).
 func (tb *Testbed) Rewind(offset time.Duration) error {
 	tb.mu.Lock()
 	defer tb.mu.Unlock()

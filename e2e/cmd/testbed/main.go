@@ -62,7 +62,8 @@ func commands() []command {
 `, noStatus(func(a []string, w io.Writer) error { return cmdControl("flush", a, w) })},
 		{"rewind", `rewind MS
         put the trace-driven links MS milliseconds into their traces from their next packet on, so that
-        loads of different modes meet the same stretch of the trace (Mahimahi starts its trace anew per run)
+        loads of different modes meet the same stretch of the trace (Mahimahi starts its trace anew per run),
+        and restart every link's random loss for that offset, so that they draw the same losses
 `, noStatus(cmdRewind)},
 		{"set-profile", `set-profile P
         change link conditions of the running testbed
