@@ -255,13 +255,13 @@ func PickPaths(ps []paths.Path) (primary, secondary *model.Path) {
 	return primary, secondary
 }
 
-// toModel is a measured path as the model reads it. A rate the probe could only bound from below is left out:
-// the model then takes the prior's for the path's kind.
+// toModel is a measured path as the model reads it. A rate that could only be bounded from below (by the probe,
+// or by windows with pauses on a WiFi path) goes as a bound: the model takes the prior's rate where it is higher.
 func toModel(p paths.Path) *model.Path {
 	m := &model.Path{Name: p.Name, Kind: p.Kind, Up: p.Up, Addrs: p.Addrs, RTTMS: p.RTTMS, DownBps: p.DownBPS,
 		UpBps: p.UpBPS, Loss: p.Loss, RTTSource: p.RTTSource}
-	if p.DownSource != nil && *p.DownSource == paths.SourceProbeBound {
-		m.DownBps = nil
+	if p.DownSource != nil && (*p.DownSource == paths.SourceProbeBound || *p.DownSource == paths.SourcePassiveBound) {
+		m.DownBound = true
 	}
 	if m.DownBps != nil && p.DownAgeMS != nil {
 		age := float64(*p.DownAgeMS) / 1000
@@ -286,12 +286,17 @@ func (m *Meter) loadEstimates(ctx context.Context) {
 		if json.Unmarshal(e.Estimate, &p) == nil {
 			k[e.Name] = keptPath{at: e.Time, path: p}
 			if m.sampler != nil {
-				if p.DownBps != nil {
+				// A bound is no rate to start from: the next host's estimator would take it for a measurement.
+				down := p.DownBps
+				if p.DownBound {
+					down = nil
+				}
+				if down != nil {
 					m.sampler.Known(e.Name, e.Time) // no rate probe while a kept rate is young
 				}
 				// The live estimators start from it: this host's own windows move it as paths.Rate.Seed says. The
 				// rate is as old as its measurement, not as the host that kept it last.
-				sd := paths.Seed{DownBPS: p.DownBps, UpBPS: p.UpBps, RTTMS: p.RTTMS, At: e.Time}
+				sd := paths.Seed{DownBPS: down, UpBPS: p.UpBps, RTTMS: p.RTTMS, At: e.Time}
 				if p.DownAgeS != nil {
 					sd.DownAt = e.Time.Add(-time.Duration(*p.DownAgeS * float64(time.Second)))
 				}
@@ -324,8 +329,8 @@ func (m *Meter) fillFromKept(p *model.Path) {
 		src := "kept"
 		p.RTTSource = &src
 	}
-	if p.DownBps == nil && k.path.DownBps != nil {
-		p.DownBps = k.path.DownBps
+	if k.path.DownBps != nil && (p.DownBps == nil || (p.DownBound && !k.path.DownBound)) {
+		p.DownBps, p.DownBound = k.path.DownBps, k.path.DownBound
 		// Its age: what it had when kept, and the time since.
 		age := time.Since(k.at).Seconds()
 		if k.path.DownAgeS != nil {

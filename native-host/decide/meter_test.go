@@ -106,3 +106,45 @@ func TestKeptEstimatesFillWhatIsNotMeasuredYet(t *testing.T) {
 		t.Errorf("an estimate older than %v was used: %+v", EstimateMaxAge, wifi)
 	}
 }
+
+// A lower bound reaches the model as one, gives way to a measurement kept by an earlier host, and is never kept
+// as a measurement for the next.
+func TestBoundRates(t *testing.T) {
+	bps := 0.74e6
+	for _, src := range []string{paths.SourcePassiveBound, paths.SourceProbeBound} {
+		m := toModel(paths.Path{Name: "wlan0", Kind: paths.WiFi, Up: true, DownBPS: &bps, DownSource: &src})
+		if m.DownBps == nil || *m.DownBps != bps || !m.DownBound {
+			t.Errorf("%s: %+v, want the rate as a bound", src, m)
+		}
+	}
+	src := paths.SourcePassive
+	if m := toModel(paths.Path{Name: "wlan0", Kind: paths.WiFi, Up: true, DownBPS: &bps, DownSource: &src}); m.DownBound {
+		t.Errorf("a passive measurement read as a bound: %+v", m)
+	}
+
+	db, err := store.Open(filepath.Join(t.TempDir(), "db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	kept := map[string]json.RawMessage{
+		"wlan0": json.RawMessage(`{"name":"wlan0","kind":"wifi","up":true,"rtt_ms":50,"down_bps":7040000}`),
+		"wlan1": json.RawMessage(`{"name":"wlan1","kind":"wifi","up":true,"rtt_ms":50,"down_bps":740000,"down_bound":true}`),
+	}
+	if err := db.SavePaths(ctx, time.Now().Add(-time.Minute), kept); err != nil {
+		t.Fatal(err)
+	}
+	f := NewMeter(nil, db, nil)
+	f.loadEstimates(ctx)
+	live := &model.Path{Name: "wlan0", Kind: "wifi", Up: true, DownBps: &bps, DownBound: true}
+	f.fillFromKept(live)
+	if live.DownBps == nil || *live.DownBps != 7.04e6 || live.DownBound {
+		t.Errorf("a live bound beside a kept measurement: %+v, want the measurement", live)
+	}
+	other := &model.Path{Name: "wlan1", Kind: "wifi", Up: true}
+	f.fillFromKept(other)
+	if other.DownBps == nil || !other.DownBound {
+		t.Errorf("a kept bound filled in as %+v, want it still a bound", other)
+	}
+}

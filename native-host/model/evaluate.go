@@ -284,7 +284,7 @@ func linkPoints(p *Path, pr LinkPrior, tr *Transport, mem *RateMemory) ([]weight
 		if p.Loss != nil {
 			loss = *p.Loss
 		}
-		if p.DownBps != nil {
+		if p.DownBps != nil && !(p.DownBound && *p.DownBps < pr.DownMbit*1e6) {
 			rate, spread, prior, loss = *p.DownBps/8, p.Spread, false, 0
 			if mem != nil && p.DownAgeS != nil {
 				// A cellular rate measured a while ago: the log-normal's conditional given that measurement, around

@@ -24,6 +24,9 @@ type Path struct {
 	// it rests on (0: none). An old cellular rate moves towards it rather than all the way to the prior.
 	DownMeanBps *float64 `json:"down_mean_bps,omitempty"`
 	DownMeanN   int64    `json:"down_mean_n,omitempty"`
+	// DownBound says DownBps is only a lower bound (a probe too short for the link, windows with pauses on a
+	// WiFi path): where the prior's median is higher, the prior stands.
+	DownBound bool `json:"down_bound,omitempty"`
 }
 
 // measured says whether the path has what the model needs without priors: an RTT and a downlink rate.

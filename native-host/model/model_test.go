@@ -629,3 +629,35 @@ func TestUnseenClassWaitsForTheta1(t *testing.T) {
 		})
 	}
 }
+
+// A rate known only as a lower bound counts where it is above the prior's median and gives way to the prior where
+// it is below: 0.74 Mbit/s of a small page's bursts on a 7 Mbit/s WiFi (the AT&T profile's first page) made a
+// 65.7 kB page go multipath.
+func TestBoundRate(t *testing.T) {
+	bound := func(p *Path) *Path { p.DownBound = true; return p }
+	unmeasured := func(p *Path) *Path { p.DownBps = nil; return p }
+	size := seen(65.7e3, 1)
+	for _, c := range []struct {
+		name    string
+		bound   *Path
+		same    *Path
+		notSame *Path
+		prior   bool
+	}{
+		{"below the prior: the prior's", bound(mk("wifi", 50, 0.74)), unmeasured(mk("wifi", 50, 0)), mk("wifi", 50, 0.74), true},
+		{"above the prior: the bound's", bound(mk("wifi", 50, 40)), mk("wifi", 50, 40), unmeasured(mk("wifi", 50, 0)), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := func(p *Path) Input {
+				return Input{Protocol: H2, Size: size, Primary: p, Secondary: lte(), RRC: lteIdle}
+			}
+			got, same, other := eval(t, in(c.bound)), eval(t, in(c.same)), eval(t, in(c.notSame))
+			if th(got) != th(same) || got.Expected != same.Expected || got.Prior != c.prior {
+				t.Errorf("θ1 %s (E[U] %.4f, prior %v), want %s (E[U] %.4f, prior %v)", th(got), got.Expected, got.Prior, th(same), same.Expected, c.prior)
+			}
+			if th(other) == th(same) && other.Expected == same.Expected {
+				t.Errorf("the case cannot tell the two readings apart: both θ1 %s, E[U] %.4f", th(other), other.Expected)
+			}
+		})
+	}
+}

@@ -20,6 +20,10 @@ const (
 	SourceProbe   = "probe"
 	// SourceProbeBound: the rate probe could only bound the rate from below (a fast link, a short transfer).
 	SourceProbeBound = "probe_bound"
+	// SourcePassiveBound: on a WiFi or wired path, passive windows with pauses in them alone (Rate.Bound): a lower
+	// bound. A cellular path's windows are taken as measurements even so: its own bursts make the pauses, and
+	// they are all it gets.
+	SourcePassiveBound = "passive_bound"
 )
 
 // Path is the PROTOCOL.md Path object. Pointers are null when unknown.
@@ -33,7 +37,8 @@ type Path struct {
 	UpBPS     *float64 `json:"up_bps"`
 	Loss      *float64 `json:"loss"`
 	RTTSource *string  `json:"rtt_source"`
-	// DownSource says where DownBPS came from: passive (busy traffic), probe, or probe_bound (a lower bound).
+	// DownSource says where DownBPS came from: passive (busy traffic), probe, or probe_bound and passive_bound
+	// (lower bounds).
 	DownSource *string `json:"down_source,omitempty"`
 	// DownAgeMS is how long ago DownBPS was measured (the newest busy window that set or confirmed it, the
 	// probe, or the kept measurement it was seeded from). A cellular rate soon says little of the link's rate now.

@@ -69,6 +69,47 @@ func checkRate(t *testing.T, got *float64, want, tol float64) {
 	}
 }
 
+// TestRateBound: an estimate that windows with pauses alone made is only a lower bound; a window without a pause,
+// a shared window without one, or a seed makes it a measurement.
+func TestRateBound(t *testing.T) {
+	type seg struct {
+		dur    time.Duration
+		bps    float64
+		shared bool
+	}
+	pages := repeat(12, seg{100 * time.Millisecond, 1.5e6, false}, seg{200 * time.Millisecond, 0, false})
+	cases := []struct {
+		name  string
+		seed  bool
+		segs  []seg
+		bound bool
+	}{
+		{"nothing measured", false, []seg{{3 * time.Second, 0, false}}, false},
+		{"a small page's bursts", false, pages, true},
+		{"a saturated window", false, []seg{{3 * time.Second, 7e6, false}}, false},
+		{"bursts after a saturated window", false, append([]seg{{2 * time.Second, 7e6, false}, {time.Second, 0, false}}, pages...), false},
+		{"a saturated window after bursts", false, append(pages, seg{2 * time.Second, 0.5e6, false}), false},
+		{"a shared window without a pause", false, []seg{{3 * time.Second, 2e6, true}}, false},
+		{"bursts after a seed", true, pages, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
+			if c.seed {
+				r.Seed(7e6, time.Unix(990, 0))
+			}
+			now, cum := time.Unix(1000, 0), 0.0
+			r.Add(now, 0)
+			for _, s := range c.segs {
+				now, cum = feed(r, now, cum, s.dur, s.bps, s.shared)
+			}
+			if got := r.Bound(); got != c.bound {
+				t.Errorf("Bound() = %v, want %v (estimate %v)", got, c.bound, r.BPS())
+			}
+		})
+	}
+}
+
 // TestRateShared: windows in which another path carried data too (a multipath transfer) raise the estimate but
 // never lower one that a window of this path alone made.
 func TestRateShared(t *testing.T) {

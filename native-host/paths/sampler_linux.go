@@ -358,7 +358,9 @@ func (s *Sampler) startRateProbes(ctx context.Context, now time.Time, out chan<-
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, ps := range s.paths {
-		if ps.rateProbing || !ps.iface.Up || len(ps.addrs) == 0 || ps.down.BPS() != nil || ps.probeBPS != nil ||
+		// A passive lower bound (Rate.Bound) on a WiFi or wired path is no rate yet: the probe may measure one.
+		passive := ps.down.BPS() != nil && !(ps.down.Bound() && ps.iface.Kind != Cellular)
+		if ps.rateProbing || !ps.iface.Up || len(ps.addrs) == 0 || passive || ps.probeBPS != nil ||
 			now.Sub(ps.lastRateProbe) < RateProbeEvery || now.Sub(s.known[name]) < RateProbeEvery {
 			continue
 		}
@@ -476,8 +478,12 @@ func (s *Sampler) Snapshot() Snapshot {
 		ps := s.paths[name]
 		p := Path{Name: name, Kind: ps.iface.Kind, Up: ps.iface.Up, Addrs: []string{}, RTTMS: ps.rtt,
 			DownBPS: ps.down.BPS(), UpBPS: ps.up.BPS(), Loss: ps.loss}
-		if p.DownBPS != nil {
+		bound := ps.down.Bound() && ps.iface.Kind != Cellular
+		if p.DownBPS != nil && !(bound && ps.probeBPS != nil && !ps.probeBound) {
 			src := SourcePassive
+			if bound {
+				src = SourcePassiveBound
+			}
 			p.DownSource, p.DownAgeMS = &src, ageMS(now, ps.down.At())
 		} else if ps.probeBPS != nil {
 			v, src := *ps.probeBPS, SourceProbe
