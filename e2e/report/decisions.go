@@ -122,6 +122,11 @@ type ProfileDecisions struct {
 	Compared              int      // pages with all three modes
 	Basis                 map[string]int
 	Decided               int
+	// OracleGainShare is the gain share the utility oracle itself would keep (NaN when the gain share is not
+	// defined or a large page has no oracle), and OracleAlways on how many large pages it takes mp-always: where
+	// the oracle keeps less than TargetGainShare, no decision can meet both the gain share and the regret targets.
+	OracleGainShare float64
+	OracleAlways    int
 	// Regret = sum(U_oracle - U_adaptive) / sum |U_oracle| over pages with energy in all three modes.
 	Regret     float64
 	RegretHeld bool
@@ -262,7 +267,7 @@ func contains(xs []string, x string) bool {
 func (pd *ProfileDecisions) compute(d *Decisions) {
 	var cm, ca, jm, ja, regretNum, regretDen float64
 	regretPages := 0
-	jOK := true
+	jOK, oracleOK, sumOracle := true, true, 0.0
 	for _, p := range pd.Pages {
 		k := pageKey(p.Page, p.Proto)
 		hasSingle, hasAlways, hasAdaptive := p.N[d.Single] > 0, p.N[d.Always] > 0, p.N[d.Adaptive] > 0
@@ -279,6 +284,14 @@ func (pd *ProfileDecisions) compute(d *Decisions) {
 			pd.SumSingle += p.PLT[d.Single]
 			pd.SumAlways += p.PLT[d.Always]
 			pd.SumAdaptive += p.PLT[d.Adaptive]
+			if p.Oracle == "" {
+				oracleOK = false
+			} else {
+				sumOracle += p.PLT[p.Oracle]
+				if p.Oracle == d.Always {
+					pd.OracleAlways++
+				}
+			}
 		}
 		if p.Bytes < DecisionSmallBytes {
 			pd.Small = append(pd.Small, k)
@@ -310,6 +323,10 @@ func (pd *ProfileDecisions) compute(d *Decisions) {
 	default:
 		pd.GainShare = (pd.SumSingle - pd.SumAdaptive) / (pd.SumSingle - pd.SumAlways)
 		pd.GainHeld = pd.GainShare >= TargetGainShare
+	}
+	pd.OracleGainShare = math.NaN()
+	if !math.IsNaN(pd.GainShare) && oracleOK {
+		pd.OracleGainShare = (pd.SumSingle - sumOracle) / (pd.SumSingle - pd.SumAlways)
 	}
 	pd.CellShare, pd.CellJShare = math.NaN(), math.NaN()
 	if len(pd.Small) > 0 && cm > 0 {
@@ -488,6 +505,12 @@ func (d *Decisions) markdown() string {
 			pd.RegretText(), mdCell(slower), pd.BasisText(), strings.Join(loads, ", "))
 	}
 	p("\n")
+	for _, pd := range d.Profiles {
+		if !math.IsNaN(pd.OracleGainShare) && pd.OracleGainShare < TargetGainShare {
+			p("- `%s`: the utility oracle itself keeps %.2f of %s's gain (it takes %s on %d of %d large pages): here no decision meets both the gain share and the regret target.\n",
+				pd.Profile, pd.OracleGainShare, d.Always, d.Always, pd.OracleAlways, len(pd.Large))
+		}
+	}
 	for _, pd := range d.Profiles {
 		if len(pd.FewReps) > 0 {
 			p("- `%s`: fewer than %d ok loads in some mode on %s: their medians rest on few loads.\n", pd.Profile, MinReps, strings.Join(pd.FewReps, ", "))

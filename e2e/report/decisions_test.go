@@ -90,6 +90,20 @@ func handLoads() []*Load {
 		dload{profile: "p2", mode: ModeMPAdaptive, page: "l1", bytes: 2e6, plt: 3200, wifiJ: 1},
 		dload{profile: "p2", mode: ModeSPCell, page: "l1", bytes: 2e6, plt: 9000, wifiJ: 1},
 	)
+	// p3: mp-always is faster on both large pages, but on l1 its 40 J cost more than the 0.5 s it saves, so the
+	// oracle takes sp-wifi there and keeps (7000 - 3000 - 2000) / (7000 - 4500) = 0.8 of the gain.
+	for _, l := range []struct {
+		page       string
+		single, mp float64
+		cellJ      float64
+	}{{"l1", 3000, 2500, 40}, {"l2", 4000, 2000, 12}} {
+		for range 3 {
+			ds = append(ds,
+				dload{profile: "p3", mode: ModeSPWiFi, page: l.page, bytes: 2e6, plt: l.single, wifiJ: 1},
+				dload{profile: "p3", mode: ModeMPAlways, page: l.page, bytes: 2e6, plt: l.mp, cellRx: 1_000_000, wifiJ: 1, cellJ: l.cellJ},
+				dload{profile: "p3", mode: ModeMPAdaptive, page: l.page, bytes: 2e6, plt: l.single, wifiJ: 1, basis: "measured"})
+		}
+	}
 	var out []*Load
 	for i, d := range ds {
 		out = append(out, d.load(i))
@@ -101,7 +115,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestDecisionsByHand(t *testing.T) {
 	d := AnalyzeDecisions(handLoads(), balanced)
-	if len(d.Profiles) != 2 || d.Profiles[0].Profile != "p1" || d.Profiles[1].Profile != "p2" {
+	if len(d.Profiles) != 3 || d.Profiles[0].Profile != "p1" || d.Profiles[1].Profile != "p2" {
 		t.Fatalf("profiles %+v", d.Profiles)
 	}
 	p := d.Profiles[0]
@@ -147,16 +161,24 @@ func TestDecisionsByHand(t *testing.T) {
 	if strings.Join(q.FewReps, ",") != "l1" || q.OK[ModeSPCell] != 0 {
 		t.Errorf("p2: few reps %v, ok %v", q.FewReps, q.OK)
 	}
+	// The oracle's own gain share: p1's takes mp-always on both large pages; p2 has no gain share; p3's, above.
+	if !near(p.OracleGainShare, 1) || p.OracleAlways != 2 || !math.IsNaN(q.OracleGainShare) {
+		t.Errorf("oracle gain share p1 %v (%d pages), p2 %v", p.OracleGainShare, p.OracleAlways, q.OracleGainShare)
+	}
+	if r := d.Profiles[2]; !near(r.OracleGainShare, 0.8) || r.OracleAlways != 1 {
+		t.Errorf("p3: oracle gain share %v on %d pages, want 0.8 on 1", r.OracleGainShare, r.OracleAlways)
+	}
 	var b bytes.Buffer
 	d.WriteSummary(&b)
-	if lines := strings.Split(strings.TrimSpace(b.String()), "\n"); len(lines) != 7 || lines[1] != "mp-adaptive's host history: session" ||
+	if lines := strings.Split(strings.TrimSpace(b.String()), "\n"); len(lines) != 9 || lines[1] != "mp-adaptive's host history: session" ||
 		!strings.HasPrefix(lines[3], "p1 ") || !strings.Contains(lines[3], "0.69 missed") || !strings.Contains(lines[3], "14.1 % missed") ||
 		!strings.Contains(lines[4], "slower: l1, s1") {
 		t.Errorf("summary:\n%s", b.String())
 	}
 	md := d.markdown()
 	for _, s := range []string{"## Decisions", "| p1 | session | 0.69 missed | 7.1 / 4.0 / 5.0 | 0.03 held | 0.00 | 14.1 % missed | 2 of 5: l1, s1 |",
-		"U = −(1 × PLT s + 0.05 × radio energy J + 0.1 × cellular MB)", "fewer than 3 ok loads in some mode on l1", "### Decisions per page: profile `p2`"} {
+		"U = −(1 × PLT s + 0.05 × radio energy J + 0.1 × cellular MB)", "fewer than 3 ok loads in some mode on l1", "### Decisions per page: profile `p2`",
+		"- `p3`: the utility oracle itself keeps 0.80 of mp-always's gain (it takes mp-always on 1 of 2 large pages)"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
