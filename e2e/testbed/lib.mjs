@@ -459,17 +459,32 @@ export class Session {
       await tab.goto(url, { waitUntil: 'load', timeout: 180000 });
       const nav = await tab.evaluate(() => {
         const n = performance.getEntriesByType('navigation')[0];
-        return { plt: n.loadEventEnd - n.startTime, proto: n.nextHopProtocol };
+        // The main document's phases, ms from the navigation's start: where a mode's extra time goes.
+        const at = (v) => (v > 0 ? Math.round((v - n.startTime) * 10) / 10 : null);
+        const phases = {
+          connect_start: at(n.connectStart),
+          connect_end: at(n.connectEnd),
+          request_start: at(n.requestStart),
+          response_start: at(n.responseStart),
+          response_end: at(n.responseEnd),
+          dom_content_loaded: at(n.domContentLoadedEventEnd),
+        };
+        return { plt: n.loadEventEnd - n.startTime, proto: n.nextHopProtocol, phases };
       });
       await new Promise((r) => setTimeout(r, 300));
       const after = this.counters();
       const decisions = await browser.worker.evaluate(() => self.mpsurf.decisions());
       const seen = Object.values(decisions).find((d) => d && d.origin === origin);
       decision = seen ? pickDecision(seen) : null;
+      // When the extension had the host's decision and its header rule, ms after onBeforeNavigate.
+      const t = await browser.worker.evaluate((o) => self.mpsurf.navTimings(o), origin).catch(() => null);
+      const since = (v) => (t && v != null ? Math.round((v - t.navStartedAt) * 10) / 10 : null);
+      rec.extension_ms = t ? { decided: since(t.decidedAt), rule: since(t.ruleInstalledAt) } : null;
       rec.start_unix_ns = Number(startNs);
       rec.end_unix_ns = Number(startNs) + Math.round(nav.plt * 1e6);
       rec.plt_ms = nav.plt;
       rec.next_hop_protocol = nav.proto;
+      rec.nav_phases = nav.phases;
       rec.link_bytes = diffCounters(before, after);
       rec.decision = decision;
       if (this.proxy) {
