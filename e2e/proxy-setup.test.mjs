@@ -10,7 +10,7 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dropInEnv, squidMissing } from './testbed/proxy.mjs';
+import { dropInCommand, dropInEnv, mptcpListening, squidMissing } from './testbed/proxy.mjs';
 import { originBin } from './testbed/lib.mjs';
 import { root } from './lib/paths.mjs';
 
@@ -115,7 +115,9 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
 
   const conf = path.join(dir, 'etc', 'squid', 'squid.conf');
   fs.appendFileSync(conf, 'shutdown_lifetime 1 seconds\ndns_nameservers 127.0.0.1\n');
-  const squid = spawn('ip', ['netns', 'exec', NS, 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), 'squid', '-N', '-f', conf], {
+  // As squid.service with the drop-in starts it: its ExecStart (run as root, as systemd does), its LD_PRELOAD. Debian's
+  // own `squid --foreground` would listen with plain TCP: its kid runs in secure-execution mode, without the wrapper.
+  const squid = spawn('ip', ['netns', 'exec', NS, 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...dropInCommand(dropIn), '-f', conf], {
     detached: true,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -123,13 +125,13 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   let stderr = '';
   squid.stderr.on('data', (b) => (stderr += b));
   const t0 = Date.now();
-  while (!/LISTEN/.test(inNS('ss', '-Mltn', `sport = :${PORT}`))) {
+  while (!mptcpListening(inNS('ss', '-Mltn', `sport = :${PORT}`))) {
     assert.equal(squid.exitCode, null, `squid exited: ${stderr}`);
     assert.ok(Date.now() - t0 < 20000, `no MPTCP listener on ${PORT}: ${stderr}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   // Both ports are MPTCP listeners (the wrapper), and only the TLS one serves.
-  assert.match(inNS('ss', '-Mltn', 'sport = :3128'), /LISTEN/);
+  assert.ok(mptcpListening(inNS('ss', '-Mltn', 'sport = :3128')), 'port 3128 listens with MPTCP');
 
   const proxy = `https://127.0.0.1:${PORT}`;
   const noAuth = curl(['--proxy', proxy, '--proxy-insecure', 'https://127.0.0.1/']);

@@ -30,6 +30,22 @@ export function dropInEnv(file) {
   return env;
 }
 
+// dropInCommand is the command line the drop-in's last ExecStart= gives squid.service, as argv: the testbed and the
+// tests start Squid as systemd would.
+export function dropInCommand(file) {
+  let argv = null;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+    const m = /^ExecStart=(.*)$/.exec(line.trim());
+    if (m) argv = m[1].trim() === '' ? null : m[1].trim().split(/\s+/);
+  }
+  if (!argv) throw new Error(`${file} sets no ExecStart=`);
+  return argv;
+}
+
+// mptcpListening says whether `ss -Mltn` output has an MPTCP listener: ss lists one as tcp and as mptcp, a plain TCP
+// listener only as tcp.
+export const mptcpListening = (ssOut) => /^mptcp\s+LISTEN/m.test(ssOut);
+
 function waitFor(pred, what, timeoutMs) {
   const t0 = Date.now();
   return new Promise((resolve, reject) => {
@@ -74,9 +90,10 @@ export class SquidProxy {
     fs.writeFileSync(hosts, Object.entries(names).map(([n, a]) => `${a} ${n}`).join('\n') + '\n');
     // Testbed-only additions: the names above, no DNS server to wait for, a quick stop between grids.
     fs.appendFileSync(conf, `hosts_file ${hosts}\ndns_nameservers 127.0.0.1\nshutdown_lifetime 1 seconds\nvisible_hostname mpsurf-testbed-proxy\n`);
-    p.env = dropInEnv(path.join(dir, 'etc', 'systemd', 'system', 'squid.service.d', 'mpsurf-mptcp.conf'));
+    const dropIn = path.join(dir, 'etc', 'systemd', 'system', 'squid.service.d', 'mpsurf-mptcp.conf');
+    p.env = dropInEnv(dropIn);
     // At the priority of the testbed's other remote machines (lib.mjs asRemote).
-    const [cmd, ...argv] = asRemote(['ip', 'netns', 'exec', ns, 'env', ...Object.entries(p.env).map(([k, v]) => `${k}=${v}`), 'squid', '-N', '-f', conf]);
+    const [cmd, ...argv] = asRemote(['ip', 'netns', 'exec', ns, 'env', ...Object.entries(p.env).map(([k, v]) => `${k}=${v}`), ...dropInCommand(dropIn), '-f', conf]);
     p.child = spawn(cmd, argv, {
       detached: true,
       stdio: ['ignore', 'ignore', fs.openSync(path.join(dir, 'squid.stderr'), 'w')],
@@ -84,7 +101,7 @@ export class SquidProxy {
     try {
       await waitFor(() => {
         if (p.child.exitCode !== null) throw new Error(`squid exited (${p.child.exitCode}); see ${dir}/squid.stderr and var/log/squid/cache.log`);
-        return /LISTEN/.test(execFileSync('ip', ['netns', 'exec', ns, 'ss', '-Mltn', `sport = :${PROXY_PORT}`], { encoding: 'utf8' }));
+        return mptcpListening(execFileSync('ip', ['netns', 'exec', ns, 'ss', '-Mltn', `sport = :${PROXY_PORT}`], { encoding: 'utf8' }));
       }, 'squid (MPTCP listener)', 20000);
     } catch (e) {
       await p.stop();
