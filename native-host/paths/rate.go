@@ -202,7 +202,7 @@ func (r *Rate) Seed(bps float64, at time.Time) {
 func (r *Rate) At() time.Time { return r.at }
 
 // Bound says whether the estimate is only a lower bound on the link: the fastest window behind it had a pause in
-// it, and no window without one was ever seen. A small page's requests and responses make such windows: on the
+// it, and no window of this path alone without a pause was ever seen. A small page's requests and responses make such windows: on the
 // AT&T profile's 7 Mbit/s WiFi the first page measured 0.74 Mbit/s, and a 65.7 kB page then went multipath.
 func (r *Rate) Bound() bool { return r.have && r.bound }
 
