@@ -348,6 +348,10 @@ func (s *Sampler) probeDone(r probeResult) {
 	ps.rtt, ps.rttSource = &v, SourceProbe
 }
 
+// downBound says whether the path's passive downlink estimate is only a lower bound (Rate.Bound; SourcePassiveBound):
+// on WiFi and wired paths only, since a cellular path's own bursts make its pauses.
+func (ps *pathState) downBound() bool { return ps.down.Bound() && ps.iface.Kind != Cellular }
+
 // startRateProbes fetches the rate probe's object over each path that has no rate yet, as the package doc says:
 // at most once per RateProbeEvery per path (kept estimates count), and on a cellular path only while its radio is
 // already awake, unless the user allowed it.
@@ -358,8 +362,8 @@ func (s *Sampler) startRateProbes(ctx context.Context, now time.Time, out chan<-
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, ps := range s.paths {
-		// A passive lower bound (Rate.Bound) on a WiFi or wired path is no rate yet: the probe may measure one.
-		passive := ps.down.BPS() != nil && !(ps.down.Bound() && ps.iface.Kind != Cellular)
+		// A passive lower bound on a WiFi or wired path is no rate yet: the probe may measure one.
+		passive := ps.down.BPS() != nil && !ps.downBound()
 		if ps.rateProbing || !ps.iface.Up || len(ps.addrs) == 0 || passive || ps.probeBPS != nil ||
 			now.Sub(ps.lastRateProbe) < RateProbeEvery || now.Sub(s.known[name]) < RateProbeEvery {
 			continue
@@ -478,7 +482,7 @@ func (s *Sampler) Snapshot() Snapshot {
 		ps := s.paths[name]
 		p := Path{Name: name, Kind: ps.iface.Kind, Up: ps.iface.Up, Addrs: []string{}, RTTMS: ps.rtt,
 			DownBPS: ps.down.BPS(), UpBPS: ps.up.BPS(), Loss: ps.loss}
-		bound := ps.down.Bound() && ps.iface.Kind != Cellular
+		bound := ps.downBound()
 		if p.DownBPS != nil && !(bound && ps.probeBPS != nil && !ps.probeBound) {
 			src := SourcePassive
 			if bound {
