@@ -43,10 +43,12 @@ type Weights struct {
 	TimePerS   float64 `json:"time_per_s"`
 	EnergyPerJ float64 `json:"energy_per_j"`
 	CellPerMB  float64 `json:"cell_per_mb"`
+	Mode       string  `json:"-"` // the mode they are of (defaults.mode)
 	Source     string  `json:"-"`
 }
 
-// LoadWeights reads the balanced mode's weights from the model file (policy-models/model.json, modes.balanced).
+// LoadWeights reads the weights of the mode a fresh install decides with (policy-models/model.json:
+// defaults.mode, then modes.<mode>): the user the grid's mp-adaptive loads stand for.
 // Its bytes_per_mb (a MB delivered within the deadline) is left out: a measured page load time already counts
 // what arrived in time.
 func LoadWeights(modelFile string) (Weights, error) {
@@ -55,24 +57,32 @@ func LoadWeights(modelFile string) (Weights, error) {
 		return Weights{}, err
 	}
 	var f struct {
+		Defaults struct {
+			Mode string `json:"mode"`
+		} `json:"defaults"`
 		Modes map[string]*Weights `json:"modes"`
 	}
 	if err := json.Unmarshal(b, &f); err != nil {
 		return Weights{}, fmt.Errorf("%s: %w", modelFile, err)
 	}
-	w := f.Modes["balanced"]
+	mode := f.Defaults.Mode
+	if mode == "" {
+		return Weights{}, fmt.Errorf("%s: defaults.mode: missing", modelFile)
+	}
+	w := f.Modes[mode]
 	if w == nil {
-		return Weights{}, fmt.Errorf("%s: modes.balanced: missing", modelFile)
+		return Weights{}, fmt.Errorf("%s: modes.%s: missing", modelFile, mode)
 	}
 	for name, v := range map[string]float64{"time_per_s": w.TimePerS, "energy_per_j": w.EnergyPerJ, "cell_per_mb": w.CellPerMB} {
 		if !(v >= 0) || math.IsInf(v, 0) {
-			return Weights{}, fmt.Errorf("%s: modes.balanced.%s: %v, want a number >= 0", modelFile, name, v)
+			return Weights{}, fmt.Errorf("%s: modes.%s.%s: %v, want a number >= 0", modelFile, mode, name, v)
 		}
 	}
 	if w.TimePerS <= 0 {
-		return Weights{}, fmt.Errorf("%s: modes.balanced.time_per_s: %v, want > 0", modelFile, w.TimePerS)
+		return Weights{}, fmt.Errorf("%s: modes.%s.time_per_s: %v, want > 0", modelFile, mode, w.TimePerS)
 	}
-	w.Source = modelFile + " modes.balanced"
+	w.Mode = mode
+	w.Source = modelFile + " modes." + mode
 	return *w, nil
 }
 
@@ -477,8 +487,8 @@ func (d *Decisions) markdown() string {
 	if math.IsNaN(d.Weights.TimePerS) {
 		p("- **Regret**: not computed (no model weights given to the report).\n\n")
 	} else {
-		p("- **Utility** of a load, in seconds-equivalent: U = −(%g × PLT s + %g × radio energy J + %g × cellular MB), with the balanced mode's weights (`%s`: time_per_s, energy_per_j, cell_per_mb; its bytes_per_mb is left out, the measured PLT already counts what arrived in time). ",
-			d.Weights.TimePerS, d.Weights.EnergyPerJ, d.Weights.CellPerMB, d.Weights.Source)
+		p("- **Utility** of a load, in seconds-equivalent: U = −(%g × PLT s + %g × radio energy J + %g × cellular MB), with the weights of the mode a fresh install decides with, %s (`%s`: time_per_s, energy_per_j, cell_per_mb; its bytes_per_mb is left out, the measured PLT already counts what arrived in time). ",
+			d.Weights.TimePerS, d.Weights.EnergyPerJ, d.Weights.CellPerMB, orWord(d.Weights.Mode, "unnamed"), d.Weights.Source)
 		p("Radio energy is WiFi + cellular from the packet timelines (the energy simulation above, tail included); cellular MB is wwan0 received + sent. ")
 		p("The **oracle** takes, per page, the better of %s and %s by median utility. **Regret** = Σ_pages (U_oracle − U_%s) / Σ_pages |U_oracle|, over pages with energy under all three modes. It is negative where %s beats both. Target ≤ %.0f %%.\n\n", d.Single, d.Always, d.Adaptive, d.Adaptive, 100*TargetRegret)
 	}
@@ -539,4 +549,12 @@ func (d *Decisions) markdown() string {
 		p("\n")
 	}
 	return b.String()
+}
+
+// orWord is s, or def when s is empty.
+func orWord(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

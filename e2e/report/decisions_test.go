@@ -191,14 +191,18 @@ func TestLoadWeights(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !(w.TimePerS > 0) || w.EnergyPerJ < 0 || w.CellPerMB < 0 {
-		t.Errorf("balanced weights %+v", w)
+		t.Errorf("weights %+v", w)
+	}
+	if w.Mode != "performance" {
+		t.Errorf("weights of mode %q, want the default mode's (performance)", w.Mode)
 	}
 	dir := t.TempDir()
 	for name, body := range map[string]string{
-		"no balanced": `{"modes": {"performance": {"time_per_s": 1}}}`,
-		"negative":    `{"modes": {"balanced": {"time_per_s": 1, "energy_per_j": -1, "cell_per_mb": 0}}}`,
-		"zero time":   `{"modes": {"balanced": {"time_per_s": 0, "energy_per_j": 1, "cell_per_mb": 0}}}`,
-		"not json":    `{`,
+		"no default":   `{"modes": {"balanced": {"time_per_s": 1}}}`,
+		"no such mode": `{"defaults": {"mode": "balanced"}, "modes": {"performance": {"time_per_s": 1}}}`,
+		"negative":     `{"defaults": {"mode": "balanced"}, "modes": {"balanced": {"time_per_s": 1, "energy_per_j": -1, "cell_per_mb": 0}}}`,
+		"zero time":    `{"defaults": {"mode": "balanced"}, "modes": {"balanced": {"time_per_s": 0, "energy_per_j": 1, "cell_per_mb": 0}}}`,
+		"not json":     `{`,
 	} {
 		f := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
 		os.WriteFile(f, []byte(body), 0o644)

@@ -113,10 +113,11 @@ func TestRelayPolicies(t *testing.T) {
 
 // A page's third parties take the page's route, unless they have one of their own that differs.
 func TestRelayFollow(t *testing.T) {
-	g := &decide.Given{Paths: seedLinks(), Proto: "h2", Sizes: store.History{Origin: []int64{20_000, 21_000}}}
+	// Pages loaded before (their own class's sizes): the small one single path, the large one multipath.
+	g := &decide.Given{Paths: seedLinks(), Proto: "h2", Sizes: store.History{Class: []int64{20_000, 21_000}}}
 	s := givenServer(t, g)
 	decideFor(t, s, "https://small.example")
-	g.Sizes = store.History{Origin: []int64{3_900_000, 4_000_000}}
+	g.Sizes = store.History{Class: []int64{3_900_000, 4_000_000}}
 	decideFor(t, s, "https://large.example")
 	s.proxy.follow("https://small.example", []string{"cdn.example", "large.example"})
 	if !slices.Equal(s.proxy.status().Direct, []string{"small.example", "cdn.example"}) {

@@ -465,7 +465,9 @@ func medianOf(v []int64) float64 {
 // the user's other sites or the prior, and a wrong guess of "large" puts a small page on cellular from its first
 // byte (held-out check, 2 Mbit/s WiFi beside 50 Mbit/s LTE: three of four small first visits, each predicted large
 // from the site's or the user's other pages, put 9-62 kB on cellular). Waiting for θ1 costs a large page only the
-// time its first θ1 bytes take.
+// time its first θ1 bytes take. Nor a θ1 below theta.unseen_min_bytes (200 kB, seed 001 §4.2's example policy):
+// multipath hardly speeds a small page (seed 001 Fig. 2), and a guess of "large" would otherwise put small pages
+// on cellular after a few kB.
 func (e *evaluation) candidates() []float64 {
 	th := &e.p.Theta
 	set := map[float64]bool{}
@@ -485,9 +487,16 @@ func (e *evaluation) candidates() []float64 {
 			set[math.Ceil(g)] = true
 		}
 	}
-	out := make([]float64, 0, len(set))
+	out := make([]float64, 0, len(set)+1)
+	floor := math.Inf(-1)
+	if !e.seen && th.UnseenMinBytes > 0 {
+		floor = th.UnseenMinBytes
+		out = append(out, floor)
+	}
 	for c := range set {
-		out = append(out, c)
+		if c > floor {
+			out = append(out, c)
+		}
 	}
 	slices.Sort(out)
 	return out
@@ -568,6 +577,12 @@ func (e *evaluation) expectedSaving(theta float64) (float64, bool) {
 // (expectedSaving), nil (never) when none is above zero. Expected utilities within
 // theta.indifference_s of the best are ties, won by the largest θ1 (never included): it risks the fewest cellular
 // joins for a difference no measurement could tell apart.
+//
+// For a page never seen, utilities are compared per load that passes theta.unseen_min_bytes: no θ1 is below it, so
+// smaller loads are the same under every choice, never included, and a guess that most loads are small must not
+// make a clear gain on the large ones a tie with never. A page guessed small from its site's other pages then
+// still turns multipath once it proves large (held-out check, 20 Mbit/s WiFi beside 20 Mbit/s LTE: a 5 MB page
+// first seen after the site's 142 kB page went single path to the end).
 func (e *evaluation) choose() (*float64, float64) {
 	cs := e.candidates()
 	us := make([]float64, len(cs))
@@ -580,16 +595,31 @@ func (e *evaluation) choose() (*float64, float64) {
 		us[i] = u
 		top = math.Max(top, us[i])
 	}
-	if top <= e.p.Theta.IndifferenceS {
+	ind := e.p.Theta.IndifferenceS
+	if floor := e.p.Theta.UnseenMinBytes; !e.seen && floor > 0 {
+		ind *= e.sizes.above(floor)
+	}
+	if top <= ind {
 		return nil, 0
 	}
 	for i := len(cs) - 1; i >= 0; i-- {
-		if us[i] >= top-e.p.Theta.IndifferenceS {
+		if us[i] >= top-ind {
 			v := cs[i]
 			return &v, us[i]
 		}
 	}
 	return nil, 0
+}
+
+// above is the probability of a size larger than b.
+func (d dist) above(b float64) float64 {
+	p := 0.0
+	for i, s := range d.s {
+		if s > b {
+			p += d.w[i]
+		}
+	}
+	return p
 }
 
 // trial says whether multipath is worth trying though the weighing came out against it, and its utility: on

@@ -25,7 +25,7 @@ func main() {
 	fs := cli.Flags("report")
 	runs := fs.String("runs", "out/runs.jsonl", "run records, one JSON object per line")
 	out := fs.String("out", "out", "output directory")
-	models := fs.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (the balanced mode's weights value the decisions' regret)")
+	models := fs.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (the weights of its defaults.mode value the decisions' regret)")
 	initial := fs.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle", or "connected" (pre-promoted, as seed 000 did with pings)`)
 	chromium := fs.String("chromium", "/usr/bin/chromium", `browser binary whose --version the report states ("" to leave it out)`)
 	if err := cli.ParseNone(fs, os.Args[1:]); err != nil {

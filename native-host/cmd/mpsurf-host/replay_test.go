@@ -119,7 +119,7 @@ func TestReplaySameModelReproducesTheLog(t *testing.T) {
 
 func TestReplayAnotherModelReportsChanges(t *testing.T) {
 	db, _ := logDay(t)
-	// A copy of policy-models/ where a second saved is worth far more in every mode: more multipath.
+	// A copy of policy-models/ where a second saved is worth far less in every mode: less multipath.
 	dir := t.TempDir()
 	entries, err := models.FS.ReadDir(".")
 	if err != nil {
@@ -136,7 +136,7 @@ func TestReplayAnotherModelReportsChanges(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, w := range m["modes"].(map[string]any) {
-				w.(map[string]any)["time_per_s"] = w.(map[string]any)["time_per_s"].(float64) * 10
+				w.(map[string]any)["time_per_s"] = w.(map[string]any)["time_per_s"].(float64) / 10
 			}
 			b, _ = json.Marshal(m)
 		}
@@ -152,11 +152,11 @@ func TestReplayAnotherModelReportsChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.ToMultipath == 0 || rep.ToSingle != 0 {
-		t.Errorf("to multipath %d, to single %d: valuing time more must only add multipath", rep.ToMultipath, rep.ToSingle)
+	if rep.ToSingle == 0 || rep.ToMultipath != 0 {
+		t.Errorf("to multipath %d, to single %d: valuing time less must only take multipath away", rep.ToMultipath, rep.ToSingle)
 	}
-	if rep.Replayed2.MultipathCount != rep.Logged.MultipathCount+rep.ToMultipath {
-		t.Errorf("multipath decisions: logged %d + %d new != replayed %d", rep.Logged.MultipathCount, rep.ToMultipath, rep.Replayed2.MultipathCount)
+	if rep.Replayed2.MultipathCount != rep.Logged.MultipathCount-rep.ToSingle {
+		t.Errorf("multipath decisions: logged %d - %d dropped != replayed %d", rep.Logged.MultipathCount, rep.ToSingle, rep.Replayed2.MultipathCount)
 	}
 	var out bytes.Buffer
 	printReplay(&out, rep)
