@@ -465,9 +465,9 @@ func medianOf(v []int64) float64 {
 // the user's other sites or the prior, and a wrong guess of "large" puts a small page on cellular from its first
 // byte (held-out check, 2 Mbit/s WiFi beside 50 Mbit/s LTE: three of four small first visits, each predicted large
 // from the site's or the user's other pages, put 9-62 kB on cellular). Waiting for θ1 costs a large page only the
-// time its first θ1 bytes take. Nor a θ1 below theta.unseen_min_bytes (200 kB, seed 001 §4.2's example policy):
-// multipath hardly speeds a small page (seed 001 Fig. 2), and a guess of "large" would otherwise put small pages
-// on cellular after a few kB.
+// time its first θ1 bytes take. Nor a θ1 below floor (200 kB, seed 001 §4.2's example policy) for such a page or a
+// small one: multipath hardly speeds a small page (seed 001 Fig. 2), and a guess of "large" would otherwise put
+// small pages on cellular after a few kB.
 func (e *evaluation) candidates() []float64 {
 	th := &e.p.Theta
 	set := map[float64]bool{}
@@ -489,8 +489,8 @@ func (e *evaluation) candidates() []float64 {
 	}
 	out := make([]float64, 0, len(set)+1)
 	floor := math.Inf(-1)
-	if !e.seen && th.UnseenMinBytes > 0 {
-		floor = th.UnseenMinBytes
+	if f := e.floor(); f > 0 {
+		floor = f
 		out = append(out, floor)
 	}
 	for c := range set {
@@ -578,9 +578,9 @@ func (e *evaluation) expectedSaving(theta float64) (float64, bool) {
 // theta.indifference_s of the best are ties, won by the largest θ1 (never included): it risks the fewest cellular
 // joins for a difference no measurement could tell apart.
 //
-// For a page never seen, utilities are compared per load that passes theta.unseen_min_bytes: no θ1 is below it, so
-// smaller loads are the same under every choice, never included, and a guess that most loads are small must not
-// make a clear gain on the large ones a tie with never. A page guessed small from its site's other pages then
+// Where θ1 has a floor (floor), utilities are compared per load that passes it: no θ1 is below it, so smaller loads
+// are the same under every choice, never included, and a guess that most loads are small must not make a clear
+// gain on the large ones a tie with never. A page guessed small from its site's other pages then
 // still turns multipath once it proves large (held-out check, 20 Mbit/s WiFi beside 20 Mbit/s LTE: a 5 MB page
 // first seen after the site's 142 kB page went single path to the end).
 func (e *evaluation) choose() (*float64, float64) {
@@ -596,8 +596,8 @@ func (e *evaluation) choose() (*float64, float64) {
 		top = math.Max(top, us[i])
 	}
 	ind := e.p.Theta.IndifferenceS
-	if floor := e.p.Theta.UnseenMinBytes; !e.seen && floor > 0 {
-		ind *= e.sizes.above(floor)
+	if f := e.floor(); f > 0 {
+		ind *= e.sizes.above(f)
 	}
 	if top <= ind {
 		return nil, 0
@@ -609,6 +609,20 @@ func (e *evaluation) choose() (*float64, float64) {
 		}
 	}
 	return nil, 0
+}
+
+// floor is the smallest θ1 allowed (0: any): theta.small_page_bytes for a page never seen, whose size is a guess,
+// and for a page seen smaller than that. Seed 001 §3.2 found pages up to 100 KB hardly faster over MPTCP for 5.5x
+// to 7.3x the radio energy, and its §4.2 example policy takes multipath only for at least 200 KB. Beside a 2 Mbit/s
+// WiFi and a 33.9 Mbit/s LTE, performance mode's weights took a 150 kB article multipath from its first byte (0.14 s
+// saved for 13 J), a third of mp-always's cellular bytes on the testbed's small pages; MPSurf keeps small pages off
+// cellular in every mode.
+func (e *evaluation) floor() float64 {
+	f := e.p.Theta.SmallPageBytes
+	if f > 0 && (!e.seen || e.typical < f) {
+		return f
+	}
+	return 0
 }
 
 // above is the probability of a size larger than b.
@@ -631,7 +645,7 @@ func (d dist) above(b float64) float64 {
 // per origin and class, each within the error margin.
 func (e *evaluation) trial(c *Correction) (float64, bool) {
 	te := e.p.Learning.TrialError
-	if te <= 0 || e.prior || !e.seen || (c != nil && float64(c.MPLoad) >= e.p.Learning.MinLoads) {
+	if te <= 0 || e.prior || !e.seen || e.floor() > 0 || (c != nil && float64(c.MPLoad) >= e.p.Learning.MinLoads) {
 		return 0, false
 	}
 	sc := e.central()

@@ -171,7 +171,7 @@ func Parse(name string, data []byte) (File, error) {
 	th.SizeMargin = r.num("theta.size_margin", 0, 10, false, true)
 	th.OverheadBytes = r.num("theta.overhead_bytes", 0, 1e6, true, true)
 	th.IndifferenceS = r.num("theta.indifference_s", 0, 100, false, true)
-	th.UnseenMinBytes = r.num("theta.unseen_min_bytes", 0, 1e9, true, true)
+	th.SmallPageBytes = r.num("theta.small_page_bytes", 0, 1e9, true, true)
 	if r.err == nil && th.MaxBytes <= th.MinBytes {
 		r.fail("theta.max_bytes", "must be > theta.min_bytes")
 	}

@@ -97,7 +97,7 @@ type ThetaParams struct {
 	SizeMargin         float64 // θ1 just above an observed size is this much above it (a page's size varies a little)
 	OverheadBytes      float64 // and this many bytes more: the connection's TLS flight, framing and headers
 	IndifferenceS      float64 // expected utilities closer than this are ties, won by the larger θ1
-	UnseenMinBytes     float64 // no θ1 below this for a page whose own path class has no loads
+	SmallPageBytes     float64 // no θ1 below this for a page never seen or seen smaller
 }
 
 // SizeParams are the page-size prior and how observed sizes shrink towards it.
