@@ -14,8 +14,8 @@
 //   - An active TCP connect from the path's source address to a configured target when a path has had no
 //     passive sample for a while: the connect time is one round trip (SYN, SYN-ACK); the least of three.
 //   - A rate probe (rateprobe.go) when a path has no rate yet: the first 64 KiB of a configured https object,
-//     timed and inverted through slow start; at most once per 10 minutes per path, never on an idle cellular
-//     radio unless allowed.
+//     timed and inverted through slow start; at most once per 10 minutes per path, only after every path has
+//     been quiet for 2 s (never beside a page load), never on an idle cellular radio unless allowed.
 //   - Throughput as a windowed maximum over busy periods (see Rate).
 //
 // Every read of /proc and /sys goes through Root, which tests point at fixture trees in testdata/. The

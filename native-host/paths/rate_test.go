@@ -237,6 +237,29 @@ func TestRTTProbeDue(t *testing.T) {
 	}
 }
 
+// A rate probe waits until every path has been quiet, not only its own: a page loading over WiFi keeps the
+// cellular probe back.
+func TestAllQuiet(t *testing.T) {
+	now := time.Unix(10_000, 0)
+	since := now.Add(-RateProbeQuiet)
+	ago := func(d time.Duration) time.Time { return now.Add(-d) }
+	for _, c := range []struct {
+		name   string
+		active []time.Time
+		want   bool
+	}{
+		{"no paths", nil, true},
+		{"never active", []time.Time{{}, {}}, true},
+		{"both quiet for longer", []time.Time{ago(3 * time.Second), ago(10 * time.Second)}, true},
+		{"WiFi carrying a page, cellular quiet", []time.Time{ago(100 * time.Millisecond), ago(time.Minute)}, false},
+		{"quiet exactly RateProbeQuiet", []time.Time{since}, true},
+	} {
+		if got := allQuiet(c.active, since); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // At is when the estimate was last measured: a busy window sets it, idle time and slower shared windows do not,
 // and a seed brings its own measurement's time.
 func TestRateAt(t *testing.T) {

@@ -21,8 +21,8 @@ import (
 // The rate probe: when a path has no rate estimate (nothing busy enough passed over it yet, nothing kept from an
 // earlier host), one HTTPS GET of a small object from its source address measures it, so that the first large
 // page is decided from numbers rather than priors. It is bounded (RateProbeBytes read at most, RateProbeTimeout),
-// rate-limited (at most once per RateProbeEvery per path, and the estimate is kept across hosts), waits until the
-// path has been quiet for RateProbeQuiet (never beside a page load) and, on a cellular path, runs only while the
+// rate-limited (at most once per RateProbeEvery per path, and the estimate is kept across hosts), waits until
+// every path has been quiet for RateProbeQuiet (never beside a page load) and, on a cellular path, runs only while the
 // radio is already awake (a probe must not pay a promotion and a tail).
 const (
 	RateProbeBytes   = 64 << 10

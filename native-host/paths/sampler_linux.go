@@ -361,6 +361,13 @@ func (s *Sampler) startRateProbes(ctx context.Context, now time.Time, out chan<-
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	active := make([]time.Time, 0, len(s.paths))
+	for _, ps := range s.paths {
+		active = append(active, ps.active)
+	}
+	if !allQuiet(active, now.Add(-RateProbeQuiet)) {
+		return
+	}
 	for name, ps := range s.paths {
 		// A passive lower bound on a WiFi or wired path is no rate yet: the probe may measure one.
 		passive := ps.down.BPS() != nil && !ps.downBound()
@@ -368,9 +375,9 @@ func (s *Sampler) startRateProbes(ctx context.Context, now time.Time, out chan<-
 			now.Sub(ps.lastRateProbe) < RateProbeEvery || now.Sub(s.known[name]) < RateProbeEvery {
 			continue
 		}
-		// Never beside a page load: only on a path that has carried nothing for RateProbeQuiet (and has been
-		// watched that long), so the probe neither slows a page nor is slowed by one.
-		if now.Sub(ps.seen) < RateProbeQuiet || now.Sub(ps.active) < RateProbeQuiet {
+		// Never beside a page load: only while every path has carried nothing for RateProbeQuiet (allQuiet) and
+		// this one has been watched that long, so the probe neither slows a page nor is slowed by one.
+		if now.Sub(ps.seen) < RateProbeQuiet {
 			continue
 		}
 		if ps.iface.Kind == Cellular && !s.cfg.CellularProbes && (s.cell == nil || s.cell.State(now).State == "idle") {
