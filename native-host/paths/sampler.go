@@ -79,9 +79,9 @@ func rttProbeDue(cellular, radioIdle bool, now, lastPassive, lastProbe time.Time
 }
 
 // allQuiet says whether every path has carried nothing since quietSince: a rate probe waits for that, not only on
-// its own path. A cellular probe beside a page that loads over WiFi would not slow it, but its bytes would be
-// counted as the page's cellular bytes, in the decision log and the popup (held-out check, EVDO trace: a probe
-// of 6 kB during a single-path 80 kB page, half of what mp-always put on the 3G link for the small pages).
+// its own path, as "never beside a page load" means. A cellular probe beside a page that loads over WiFi would
+// wake nothing the page needs, but it would add its bytes to the interface's during the page, which is what the
+// testbed and a user's data counter see.
 func allQuiet(active []time.Time, quietSince time.Time) bool {
 	for _, a := range active {
 		if a.After(quietSince) {
