@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -489,7 +490,7 @@ func (d *Decisions) markdown() string {
 		p("- **Regret**: not computed (no model weights given to the report).\n\n")
 	} else {
 		p("- **Utility** of a load, in seconds-equivalent: U = −(%g × PLT s + %g × radio energy J + %g × cellular MB), with the weights of the mode a fresh install decides with, %s (`%s`: time_per_s, energy_per_j, cell_per_mb; its bytes_per_mb is left out, the measured PLT already counts what arrived in time). ",
-			d.Weights.TimePerS, d.Weights.EnergyPerJ, d.Weights.CellPerMB, orWord(d.Weights.Mode, "unnamed"), d.Weights.Source)
+			d.Weights.TimePerS, d.Weights.EnergyPerJ, d.Weights.CellPerMB, cmp.Or(d.Weights.Mode, "unnamed"), d.Weights.Source)
 		p("Radio energy is WiFi + cellular from the packet timelines (the energy simulation above, tail included); cellular MB is wwan0 received + sent. ")
 		p("The **oracle** takes, per page, the better of %s and %s by median utility. **Regret** = Σ_pages (U_oracle − U_%s) / Σ_pages |U_oracle|, over pages with energy under all three modes. It is negative where %s beats both. Target ≤ %.0f %%.\n\n", d.Single, d.Always, d.Adaptive, d.Adaptive, 100*TargetRegret)
 	}
@@ -550,12 +551,4 @@ func (d *Decisions) markdown() string {
 		p("\n")
 	}
 	return b.String()
-}
-
-// orWord is s, or def when s is empty.
-func orWord(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
