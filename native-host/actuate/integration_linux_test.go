@@ -821,7 +821,9 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 		}
 		json.Unmarshal(b, &res)
 		for _, rec := range res.Backend.Connections {
-			if rec.Dst == conn.RemoteAddr().String() && rec.Open {
+			// Src as well: several open connections share the server's address, and status lists them in
+			// map order.
+			if rec.Dst == conn.RemoteAddr().String() && rec.Src == conn.LocalAddr().String() && rec.Open {
 				r = rec
 			}
 		}
