@@ -925,6 +925,7 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	}
 	select {
 	case <-done:
+		t.Logf("the download completed %v after the stall began", time.Since(stallAt))
 	case <-time.After(30 * time.Second):
 		t.Fatal("the download did not complete over WiFi after the cellular subflow was closed")
 	}
