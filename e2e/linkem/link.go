@@ -53,6 +53,7 @@ type DirStats struct {
 	OutBytes    uint64 `json:"out_bytes"`     // IP bytes written
 	WriteErrors uint64 `json:"write_errors"`  // write to the other TUN failed
 	QueueBytes  int64  `json:"queue_bytes"`   // in the drop-tail queue at the last arrival
+	InFlight    uint64 `json:"in_flight"`     // packets taken in and not yet written out: queued or delayed now
 	MaxLateNs   int64  `json:"max_late_ns"`   // worst delivery lateness seen
 	IdleNs      int64  `json:"idle_ns"`       // time the rate stage had nothing to send (constant rate only)
 	LateOver1ms uint64 `json:"late_over_1ms"` // deliveries more than 1 ms late
@@ -289,7 +290,16 @@ func (d *direction) schedule(stop <-chan struct{}) {
 }
 
 func (d *direction) stats() DirStats {
-	return DirStats{
+	// The outcomes first, then the arrivals: a packet counted in between is counted as in flight, never as
+	// gone before it was.
+	out, werr := d.out.Load(), d.writeErrs.Load()
+	gone := d.lost.Load() + d.dropped.Load() + d.poolDrops.Load() + d.oversize.Load() + out + werr
+	in := d.in.Load()
+	var inFlight uint64
+	if in > gone {
+		inFlight = in - gone
+	}
+	return DirStats{InFlight: inFlight,
 		InPackets: d.in.Load(), InBytes: d.inBytes.Load(), Lost: d.lost.Load(),
 		Dropped: d.dropped.Load(), PoolDrops: d.poolDrops.Load(), Oversize: d.oversize.Load(),
 		OutPackets: d.out.Load(), OutBytes: d.outBytes.Load(), WriteErrors: d.writeErrs.Load(),

@@ -337,16 +337,24 @@ export class Session {
     return JSON.parse(tb('counters', '--json'));
   }
 
-  // quietCounters waits until neither client interface has received or sent a byte for quietMs (at most maxMs) and
-  // returns that reading: a load's bytes then start at zero. Without it, what a previous load left in an emulated
-  // link's queue (an mp-always load over a 0.5 Mbit/s EVDO trace drains for seconds after its browser closed) was
-  // counted as the next load's cellular bytes, whatever that load decided.
-  async quietCounters({ quietMs = 300, maxMs = 3000, everyMs = 50 } = {}) {
+  // inFlight: packets inside the emulated links now (queued or delayed), both directions of every link.
+  inFlight() {
+    const stats = JSON.parse(tb('stats'));
+    return Object.values(stats).reduce((n, s) => n + s.down.in_flight + s.up.in_flight, 0);
+  }
+
+  // quietCounters waits until neither client interface has received or sent a byte for quietMs and no packet is
+  // left inside an emulated link (at most maxMs), and returns that reading: a load's bytes then start at zero.
+  // Without it, what a previous load left in an emulated link's queue (an mp-always load over a 0.5 Mbit/s EVDO
+  // trace drains for seconds after its browser closed) was counted as the next load's cellular bytes, whatever
+  // that load decided. Quiet counters alone did not show it: the EVDO trace has delivery gaps of over a second,
+  // and the held-out check at 2d419fe counted such leftovers as small pages' cellular bytes.
+  async quietCounters({ quietMs = 300, maxMs = 20000, everyMs = 50 } = {}) {
     const t0 = Date.now();
     let last = this.counters();
     let since = Date.now();
     for (;;) {
-      if (Date.now() - since >= quietMs) return { counters: last, waitedMs: Date.now() - t0, quiet: true };
+      if (Date.now() - since >= quietMs && this.inFlight() === 0) return { counters: last, waitedMs: Date.now() - t0, quiet: true };
       if (Date.now() - t0 >= maxMs) return { counters: last, waitedMs: Date.now() - t0, quiet: false };
       await new Promise((r) => setTimeout(r, everyMs));
       const now = this.counters();
