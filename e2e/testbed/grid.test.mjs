@@ -68,6 +68,7 @@ test('bad arguments are usage errors with one clear line', (t) => {
     [['--protos', 'h3'], /unknown protocol h3/],
     [['--reps', '0'], /--reps 0/],
     [['--reps', '2.5'], /--reps 2.5/],
+    [['--trace-reps', '0'], /--trace-reps 0/],
     [['--seed=-1'], /--seed -1/], [['--seed', 'x'], /--seed x/],
     [['--history', 'forever'], /--history forever/],
     [['--pages', ','], /--pages: empty/],
@@ -122,6 +123,19 @@ test('the time estimate grows with the loads and the bytes over the WiFi rate', 
   const plan = buildPlan({ spec: { modes: ['sp-wifi'], pages: ['gov'], protos: ['h2'], reps: 2 }, profiles: [readProfile('3g')] }, manifest, 1);
   assert.equal(plan[0].profile.wifiDownMbit, 7.04);
   assert.deepEqual(plan[0].loads.map((l) => l.page_bytes), [2774700, 2774700]);
+});
+
+test('a trace-driven profile runs the grid\'s trace repetitions, the others its repetitions', () => {
+  const a = parseGridArgs(['--grid', 'decisions', '--profiles', 'baseline,att-lte-driving', '--pages', 'gov']);
+  assert.deepEqual(a.profiles.map((p) => p.trace), [false, true]);
+  const reps = (parsed) => buildPlan(parsed, manifest, 1).map((p) => Math.max(...p.loads.map((l) => l.rep)) + 1);
+  assert.deepEqual(reps(a), [GRIDS.decisions.reps, GRIDS.decisions.traceReps]);
+  assert.ok(GRIDS.decisions.traceReps > GRIDS.decisions.reps);
+  // --trace-reps sets them; it never lowers a trace profile below --reps.
+  assert.deepEqual(reps(parseGridArgs(['--grid', 'decisions', '--profiles', 'baseline,att-lte-driving', '--pages', 'gov', '--trace-reps', '7'])), [3, 7]);
+  assert.deepEqual(reps(parseGridArgs(['--grid', 'decisions', '--profiles', 'baseline,att-lte-driving', '--pages', 'gov', '--reps', '4', '--trace-reps', '2'])), [4, 4]);
+  // Grids without traceReps run every profile alike.
+  assert.deepEqual(reps(parseGridArgs(['--grid', 'proxy', '--profiles', 'baseline,att-lte-driving', '--pages', 'gov'])), [3, 3]);
 });
 
 test('each corpus site gets a server address of its own', () => {

@@ -595,7 +595,9 @@ export function readProfile(profile, cwd = process.cwd()) {
   // dist/testbed validates the whole profile; these two are needed before it runs.
   if (typeof id !== 'string' || !/^[a-z0-9][a-z0-9.+_-]{0,63}$/.test(id)) throw new Error(`profile ${file}: id ${JSON.stringify(id)} is not a profile id`);
   if (tech !== 'lte' && tech !== '3g') throw new Error(`profile ${file}: links.wwan0.tech ${JSON.stringify(tech)}, want lte or 3g`);
-  return { id, tech, file, arg: isProfilePath(profile) ? file : profile };
+  // trace: a link replays a recorded trace, so each repetition meets another stretch of it (see traceReps).
+  const trace = Object.values(p.links ?? {}).some((l) => l?.down?.trace !== undefined || l?.up?.trace !== undefined);
+  return { id, tech, trace, file, arg: isProfilePath(profile) ? file : profile };
 }
 
 // corpusManifest lists the corpus (dist/origin corpus --list) with the given corpus files' sites added.
