@@ -177,14 +177,20 @@ func linkTimingAttempt(t *testing.T) (misses []string) {
 	return misses
 }
 
-func TestLinkCloseIsPrompt(t *testing.T) {
-	_, linkClient := seqpacketPair(t)
+// startPair starts a link with p both ways between two socket pairs; it returns the test's ends.
+func startPair(t *testing.T, p Params) (client, router int, l *Link) {
+	t.Helper()
+	client, linkClient := seqpacketPair(t)
 	router, linkRouter := seqpacketPair(t)
-	slow := Params{RateBps: 1e3, Delay: 30 * time.Second, QueueBytes: 1 << 20}
-	l, err := Start(Config{Name: "x", ClientFd: linkClient, RouterFd: linkRouter, Down: slow, Up: slow})
+	l, err := Start(Config{Name: "x", ClientFd: linkClient, RouterFd: linkRouter, Down: p, Up: p})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return client, router, l
+}
+
+func TestLinkCloseIsPrompt(t *testing.T) {
+	_, router, l := startPair(t, Params{RateBps: 1e3, Delay: 30 * time.Second, QueueBytes: 1 << 20})
 	// A packet due in 30 s leaves the scheduler waiting on its timer.
 	if err := writePacket(router, make([]byte, 1000)); err != nil {
 		t.Fatal(err)
@@ -205,13 +211,7 @@ func TestLinkCloseIsPrompt(t *testing.T) {
 // In flight: packets a link took in and has not delivered yet are counted until they leave; the testbed waits for
 // none before a load, so that a previous load's packets still crossing a slow link are not counted as its own.
 func TestLinkInFlight(t *testing.T) {
-	client, linkClient := seqpacketPair(t)
-	router, linkRouter := seqpacketPair(t)
-	slow := Params{RateBps: 1e6, Delay: 400 * time.Millisecond, QueueBytes: 1 << 20}
-	l, err := Start(Config{Name: "x", ClientFd: linkClient, RouterFd: linkRouter, Down: slow, Up: slow})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, router, l := startPair(t, Params{RateBps: 1e6, Delay: 400 * time.Millisecond, QueueBytes: 1 << 20})
 	defer l.Close()
 	for i := 0; i < 3; i++ {
 		if err := writePacket(router, make([]byte, 1000)); err != nil {
