@@ -1,6 +1,8 @@
 package actuate
 
 import (
+	"math"
+	"net/netip"
 	"testing"
 	"time"
 )
@@ -75,5 +77,36 @@ func TestStallWatch(t *testing.T) {
 	w.observe(t0.Add(3*time.Second), 20, 10)
 	if d := w.silent(t0.Add(3 * time.Second)); d != 2*time.Second {
 		t.Errorf("silent: %v, want 2s", d)
+	}
+}
+
+// The cellular link is silent only while none of the open cellular subflows receives: one idle subflow beside a
+// busy one is not a stall.
+func TestLinkWatch(t *testing.T) {
+	a := flow{netip.MustParseAddrPort("10.0.2.1:40000"), netip.MustParseAddrPort("10.0.9.9:443")}
+	b := flow{netip.MustParseAddrPort("10.0.2.1:40001"), netip.MustParseAddrPort("10.0.9.9:443")}
+	t0 := time.Unix(1_800_000_000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	var l linkWatch
+	if d := l.silent(t0); d < time.Hour {
+		t.Fatalf("no subflow ever received, silent %v: want forever", d)
+	}
+	for _, step := range []struct {
+		ms     int
+		rx     map[flow]uint64
+		silent time.Duration // at this step, after the reading
+	}{
+		{0, map[flow]uint64{a: 0}, time.Duration(math.MaxInt64)},             // joined, no data yet
+		{100, map[flow]uint64{a: 5000}, 0},                                   // a receives
+		{900, map[flow]uint64{a: 5000, b: 0}, 800 * time.Millisecond},        // b joins empty; a idle
+		{1500, map[flow]uint64{a: 5000, b: 20_000}, 0},                       // b busy, a idle: the link delivers
+		{2600, map[flow]uint64{a: 5000, b: 20_000}, 1100 * time.Millisecond}, // both silent
+		{2700, map[flow]uint64{b: 20_000}, 1200 * time.Millisecond},          // a closed: no progress
+		{2800, map[flow]uint64{b: 20_000, a: 100}, 0},                        // a new subflow with data
+	} {
+		l.observe(at(step.ms), step.rx)
+		if d := l.silent(at(step.ms)); d != step.silent {
+			t.Errorf("at %d ms: silent %v, want %v", step.ms, d, step.silent)
+		}
 	}
 }
