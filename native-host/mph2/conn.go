@@ -40,6 +40,9 @@ type stream interface {
 	// Committed is how many body bytes the server may already have sent: received plus credit granted (HTTP/2),
 	// or -1 when the transport cannot say (HTTP/1.1: the kernel's buffers).
 	Committed() int64
+	// Received is how many body bytes the transport has read so far. It can be ahead of what the engine has
+	// handled: the data waits in the engine's queue.
+	Received() int64
 	// Cancel stops the stream; end follows with errCanceled.
 	Cancel()
 }

@@ -76,6 +76,7 @@ type h1stream struct {
 
 func (s *h1stream) SetLimit(n int64) { s.limit.Store(n) }
 func (s *h1stream) Committed() int64 { return -1 }
+func (s *h1stream) Received() int64  { return s.received.Load() }
 func (s *h1stream) Cancel()          { s.canceled.Store(true); s.cancel() }
 
 func (c *h1conn) get(req request, h handler) (stream, error) {

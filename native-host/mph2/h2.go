@@ -298,6 +298,12 @@ func (s *h2stream) Committed() int64 {
 	return s.body + (s.granted - s.flow)
 }
 
+func (s *h2stream) Received() int64 {
+	s.c.mu.Lock()
+	defer s.c.mu.Unlock()
+	return s.body
+}
+
 func (s *h2stream) Cancel() {
 	c := s.c
 	c.wmu.Lock()
