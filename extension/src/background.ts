@@ -7,6 +7,8 @@ import { HostLink } from './host';
 import { Pages, badgeFor } from './pages';
 import {
   HOST_NAME,
+  announceRequest,
+  parseAnnounceReply,
   parsePeersReply,
   parseProxyStatus,
   parseProxyTest,
@@ -21,6 +23,7 @@ import {
 import { ProxyRouter, worthRelay } from './proxy';
 import { MULTIPATH_KEY, Multipath } from './multipath';
 import { Peers } from './peers';
+import { Announcer } from './announce';
 import { RuleBook } from './rules';
 import { isPageRequest, type PageReply, type PageRequest, type PopupState, type SettingsState } from './messages';
 import { OPT_IN_HEADER, parseOptIn } from './prefs';
@@ -154,6 +157,7 @@ b.onMainFrameNavigation((d) => {
 b.onMainFrameCompleted((d) => pages.completed(d.tabId, d.url));
 b.onTabRemoved((tabId) => {
   peers.forget(tabId);
+  announcer.forget(tabId);
   void pages.closed(tabId);
 });
 
@@ -190,6 +194,32 @@ const peers = new Peers({
   setTimer: (fn, ms) => setTimeout(fn, ms),
 });
 b.onResponseAddress((tabId, url, ip, initiator) => peers.saw(tabId, url, ip, initiator));
+
+// Once a page's responses announce θ1 bytes, its cellular subflow need not wait for them to arrive over WiFi.
+let announceSupported = true;
+let announceSent = 0;
+let announceLast = '';
+const announcer = new Announcer({
+  pageOf: (tab) => {
+    const r = pages.record(tab);
+    return r && { origin: r.origin, nav: r.nav, decided: r.source === 'host' && !r.stale, theta1: r.theta1 };
+  },
+  send: (origin, tab, nav, bytes) => {
+    if (!announceSupported || !host.connected) return;
+    host
+      .request((id) => announceRequest(id, origin, tab, nav, bytes), parseAnnounceReply)
+      .then((r) => {
+        announceSent++;
+        announceLast = `${origin}: ${bytes} bytes announced, ${r.joined ? 'cellular joins now' : r.why}, ${r.actuation}`;
+      })
+      .catch((e: unknown) => {
+        // An older host without `announce`: stop asking; the helper's θ1 on received bytes still applies.
+        if (isUnsupported(e)) announceSupported = false;
+        else log(`announce of ${origin}: ${(e as Error).message}`);
+      });
+  },
+});
+b.onResponseLength((r) => announcer.saw(r));
 
 // The relay asks the browser to authenticate (407); its per-process credentials come from the host's proxy status.
 b.onAuthRequired((c) => proxy.auth(c.requestId, c.isProxy, c.challenger));
@@ -349,6 +379,7 @@ const api = {
   loads: () => loads.map((l) => ({ ...l })),
   reports: () => ({ ...reportSupport }),
   peers: () => ({ supported: peersSupported, sent: peersSent, last: peersLast }),
+  announce: () => ({ supported: announceSupported, sent: announceSent, last: announceLast }),
   downloads: () => downloadsView(),
   setDownloads: async (enabled: boolean) => {
     downloadsEnabled = enabled;

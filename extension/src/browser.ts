@@ -128,6 +128,23 @@ export function onResponseAddress(listener: (tabId: number, url: string, ip: str
   browser.webRequest.onResponseStarted.addListener((d) => listener(d.tabId, d.url, d.ip, d.initiator), { urls: ['http://*/*', 'https://*/*'] });
 }
 
+/**
+ * Every response that started in a tab, with its status, whether it came from the cache, and its Content-Length
+ * as sent (announce.ts). Non-blocking and read-only, like onOptInHeader.
+ */
+export function onResponseLength(
+  listener: (r: { tab: number; url: string; initiator?: string; fromCache: boolean; status: number; contentLength?: string }) => void,
+): void {
+  browser.webRequest.onResponseStarted.addListener(
+    (d) => {
+      const h = d.responseHeaders?.find((x) => x.name.toLowerCase() === 'content-length');
+      listener({ tab: d.tabId, url: d.url, initiator: d.initiator, fromCache: d.fromCache, status: d.statusCode, contentLength: h?.value });
+    },
+    { urls: ['http://*/*', 'https://*/*'] },
+    ['responseHeaders'],
+  );
+}
+
 export interface Sender {
   id?: string;
   url?: string;

@@ -235,6 +235,7 @@ export type RequestType =
   | 'hello'
   | 'decide'
   | 'status'
+  | 'announce'
   | 'report'
   | 'prefs'
   | 'log_export'
@@ -380,6 +381,17 @@ export function peersRequest(id: number, origin: string, tab: number, peers: Pee
     if (typeof p.ip !== 'string' || !/^\[?[0-9A-Fa-f:.]{2,45}\]?$/.test(p.ip)) throw new RangeError(`peers: ${p.ip} is not an IP address`);
   }
   return { v: 1, id, type: 'peers', body: { origin, tab, peers: peers.map(({ host, ip }) => ({ host, ip })) } };
+}
+
+/** The largest announced byte count a request may carry (PROTOCOL.md §4 Announce): 2^40, as transfer_bytes. */
+export const MAX_ANNOUNCED = 2 ** 40;
+
+/** Announce: the page's responses have announced (Content-Length) at least `bytes` bytes (PROTOCOL.md §4 Announce). */
+export function announceRequest(id: number, origin: string, tab: number, nav: string, bytes: number): Request {
+  checkId(id);
+  decideRequest(id, { origin, tab, nav });
+  if (!Number.isSafeInteger(bytes) || bytes < 0 || bytes > MAX_ANNOUNCED) throw new RangeError(`announce: bytes ${bytes} is outside 0 … 2^40`);
+  return { v: 1, id, type: 'announce', body: { origin, tab, nav, bytes } };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -777,6 +789,18 @@ export function parsePeersReply(body: unknown): { addrs: number; refused: PeerRe
     });
   }
   return { addrs: int(b.addrs, 'peers.addrs', 0, MAX_PEERS), refused, actuation: string(b.actuation, 'peers.actuation', 256) };
+}
+
+export interface AnnounceReply {
+  joined: boolean;
+  why: string;
+  actuation: string;
+}
+
+export function parseAnnounceReply(body: unknown): AnnounceReply {
+  const b = object(body, 'announce');
+  const why = b.why === undefined ? '' : string(b.why, 'announce.why', 512);
+  return { joined: bool(b.joined, 'announce.joined'), why, actuation: string(b.actuation, 'announce.actuation', 256) };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ import {
   parseStatusReply,
   pauseRequest,
   peersRequest,
+  announceRequest,
+  parseAnnounceReply,
   proxyConfigRequest,
   type PauseWhy,
   reportRequest,
@@ -54,6 +56,8 @@ function build(req: Json): Request | null {
       return statusRequest(id);
     case 'peers':
       return peersRequest(id, body.origin as string, body.tab as number, body.peers as Peer[]);
+    case 'announce':
+      return announceRequest(id, body.origin as string, body.tab as number, body.nav as string, body.bytes as number);
     case 'pause':
       return pauseRequest(id, body.paused as boolean, body.why as PauseWhy);
     case 'proxy_config': {
@@ -151,6 +155,9 @@ describe('exchanges.json', () => {
         break;
       case 'peers':
         expect(parsePeersReply(msg.body)).toMatchObject(body);
+        break;
+      case 'announce':
+        expect(parseAnnounceReply(msg.body)).toMatchObject(body);
         break;
       case 'pause':
         expect(parsePauseReply(msg.body)).toMatchObject(body);

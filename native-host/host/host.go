@@ -42,7 +42,9 @@ type Server struct {
 	// this user reaches (sock_diag; tests give their own).
 	peerMu     sync.Mutex
 	peerBudget *limit.Keyed[string]
-	reached    func([]netip.Addr) (map[netip.Addr]bool, error)
+	// announceBudget limits announce requests per page origin (announce.go), under peerMu too.
+	announceBudget *limit.Keyed[string]
+	reached        func([]netip.Addr) (map[netip.Addr]bool, error)
 }
 
 // NewServer returns a Server that answers hello and status with the network-wide policy in store, decides with
@@ -54,7 +56,8 @@ func NewServer(store *policy.Store, dec *decide.Decider, act *actuatorClient, lo
 		dec = decide.New(decide.Config{Params: p, ParamsSource: src, ParamsErr: err, Log: log})
 	}
 	s := &Server{store: store, dec: dec, act: act, log: log, start: time.Now(), pid: os.Getpid(),
-		peerBudget: limit.NewKeyed[string](peersRate, peersBurst, peersOrigins), reached: reachedByMe}
+		peerBudget:     limit.NewKeyed[string](peersRate, peersBurst, peersOrigins),
+		announceBudget: limit.NewKeyed[string](announceRate, announceBurst, peersOrigins), reached: reachedByMe}
 	s.proxy = newProxyHub(s)
 	s.downloads = newDownloadHub(s)
 	return s
@@ -81,6 +84,8 @@ func (s *Server) Handle(payload []byte) protocol.Reply {
 			return s.logDelete(req)
 		case TypePeers:
 			return s.peers(req)
+		case TypeAnnounce:
+			return s.announce(req)
 		case TypeDownloadOffer:
 			return s.downloadOffer(req)
 		case TypeDownloadControl:
@@ -96,8 +101,8 @@ func (s *Server) Handle(payload []byte) protocol.Reply {
 		case TypePause:
 			return s.pause(req)
 		}
-		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s",
-			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete, TypePeers,
+		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s",
+			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete, TypePeers, TypeAnnounce,
 			TypeProxyStatus, TypeProxyConfig, TypeProxyTest, TypePause, TypeDownloadOffer, TypeDownloadControl, TypeDownloadList)
 	}
 	s.log.Warn("bad request", "id", req.ID, "type", req.Type, "err", perr)

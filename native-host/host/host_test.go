@@ -139,6 +139,10 @@ func TestRepliesValidate(t *testing.T) {
 			if b.Addrs < 1 || b.Actuation == "" {
 				t.Errorf("%s: %+v", ex.Name, b)
 			}
+		case AnnounceReply:
+			if b.Joined || b.Why == "" || b.Actuation == "" {
+				t.Errorf("%s: %+v", ex.Name, b)
+			}
 		case PauseReply:
 			if b.Paused == (b.Why == "none") {
 				t.Errorf("%s: %+v", ex.Name, b)

@@ -1,0 +1,134 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+// TypeAnnounce tells the host that a page's responses have announced (Content-Length) at least θ1 bytes
+// (PROTOCOL.md §4 Announce). θ1 is the smallest transfer worth multipath (seed 001 §4.2: multipath "only if at
+// least 200KB data will be transferred"); once the responses' headers say that much will come, waiting for the
+// bytes themselves to arrive over WiFi before the cellular subflow joins only delays it. Beside a 2 Mbit/s WiFi
+// the testbed's large pages had asked for 200 kB of responses 0.37-0.50 s into the load, and received 200 kB
+// 1.08-1.23 s into it (decisions grid at f2f5312, poor-wifi-fast-lte, sp-wifi: origin request log against the
+// wlan0 packet timeline).
+const TypeAnnounce = "announce"
+
+// MaxAnnounced bounds the announced byte count: 2^40, as a report's transfer_bytes.
+const MaxAnnounced = 1 << 40
+
+// Announce budget per page origin: one request per page load that passes θ1, so a few per second is plenty; a
+// page that reloads itself in a loop gets rate_limited and changes nothing.
+const (
+	announceRate  = 5
+	announceBurst = 10
+)
+
+// Announce is a parsed announce body.
+type Announce struct {
+	Origin string
+	Tab    int64
+	Nav    string
+	Bytes  int64
+}
+
+// AnnounceReply is the body of a successful announce reply: whether the origin's connections were told to take
+// their cellular subflows now (joined), why not otherwise, and what the helper said.
+type AnnounceReply struct {
+	Joined    bool   `json:"joined"`
+	Why       string `json:"why,omitempty"`
+	Actuation string `json:"actuation"`
+}
+
+// announce moves the origin's θ1 to 0 in the helper when the announced bytes reach the θ1 its current decision
+// set: the page will transfer that much, which is all θ1 waits to learn. A decision of never, one from the first
+// byte, or announced bytes under θ1 change nothing. A server that announces more than it sends only brings its
+// own connections' join forward; θ2 still caps what the cellular subflow carries.
+func (s *Server) announce(req protocol.Request) protocol.Reply {
+	a, perr := parseAnnounce(req.Body)
+	if perr != nil {
+		s.log.Warn("announce refused", "id", req.ID, "err", perr)
+		return protocol.Fail(req, perr)
+	}
+	s.peerMu.Lock()
+	ok, wait := s.announceBudget.Allow(a.Origin, time.Now())
+	s.peerMu.Unlock()
+	if !ok {
+		return protocol.Fail(req, protocol.Errorf(protocol.CodeRateLimited,
+			"announce of %s: more than %d requests a second; nothing was changed; retry in %d ms", a.Origin, announceRate, wait.Milliseconds()))
+	}
+	if s.act == nil {
+		return protocol.OK(req, AnnounceReply{Why: "no privileged helper: decisions are advisory", Actuation: "not_configured"})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), actuateBudget)
+	defer cancel()
+	joined, why, res := s.act.joinNow(ctx, a.Origin, a.Bytes)
+	s.log.Info("announce", "origin", a.Origin, "tab", a.Tab, "nav", a.Nav, "bytes", a.Bytes, "joined", joined, "why", why, "result", res)
+	return protocol.OK(req, AnnounceReply{Joined: joined, Why: why, Actuation: clip(res)})
+}
+
+// joinNow sets θ1 = 0 for the origin's addresses, and for its peers' under the same decision, when the origin's
+// current policy waits for θ1 and bytes reach it. The replayed policy becomes θ1 = 0 too, so a reconnect keeps it
+// until the origin's next decision replaces it.
+func (c *actuatorClient) joinNow(ctx context.Context, origin string, bytes int64) (joined bool, why, res string) {
+	c.mu.Lock()
+	page, ok := c.replay[origin]
+	peers, hasPeers := c.replay[peersKey(origin)]
+	c.mu.Unlock()
+	switch {
+	case !ok:
+		return false, "no decision for " + origin + " in this session", "skipped"
+	case page.Multipath == nil || !*page.Multipath:
+		return false, "the decision is never multipath", "skipped"
+	case page.Theta1 == 0:
+		return false, "multipath from the first byte already", "skipped"
+	case bytes < page.Theta1:
+		return false, fmt.Sprintf("%d announced bytes are under θ1 = %d", bytes, page.Theta1), "skipped"
+	}
+	theta1 := page.Theta1
+	page.Theta1 = 0
+	res = c.setOrigin(ctx, page, origin)
+	if hasPeers && peers.Theta1 == theta1 && len(peers.Addrs) > 0 {
+		peers.Theta1 = 0
+		if r := c.setOrigin(ctx, peers, peersKey(origin)); r != "ok" {
+			c.log.Warn("announce: peers", "origin", origin, "result", r)
+		}
+	}
+	return res == "ok", "", res
+}
+
+// parseAnnounce checks an announce body: origin (as in decide), tab, nav and bytes.
+func parseAnnounce(body json.RawMessage) (Announce, *protocol.Error) {
+	obj, perr := protocol.AsObject(body, "body")
+	if perr != nil {
+		return Announce{}, perr
+	}
+	var a Announce
+	origin, perr := obj.String("origin", -1)
+	if perr != nil {
+		return Announce{}, perr
+	}
+	if a.Tab, perr = obj.Int("tab", -1, protocol.MaxID); perr != nil {
+		return Announce{}, perr
+	}
+	if a.Nav, perr = obj.String("nav", -1); perr != nil {
+		return Announce{}, perr
+	}
+	if n := utf8.RuneCountInString(a.Nav); n < 1 || n > protocol.MaxNavLen {
+		return Announce{}, protocol.Errorf(protocol.CodeBadRequest, "nav: must be 1 to %d characters", protocol.MaxNavLen)
+	}
+	if a.Bytes, perr = obj.Int("bytes", 0, MaxAnnounced); perr != nil {
+		return Announce{}, perr
+	}
+	norm, err := protocol.NormalizeOrigin(origin)
+	if err != nil {
+		return Announce{}, protocol.Errorf(protocol.CodeBadOrigin, "origin: %v", err)
+	}
+	a.Origin = norm
+	return a, nil
+}

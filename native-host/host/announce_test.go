@@ -1,0 +1,144 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/decide"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+func TestParseAnnounce(t *testing.T) {
+	tests := []struct {
+		body string
+		want Announce
+		code protocol.Code
+	}{
+		{`{"origin":"https://Example.com:443","tab":3,"nav":"3-1","bytes":200000}`, Announce{"https://example.com", 3, "3-1", 200000}, 0},
+		{`{"origin":"https://a.test","tab":-1,"nav":"x","bytes":0}`, Announce{"https://a.test", -1, "x", 0}, 0},
+		{`{"origin":"https://a.test","tab":3,"nav":"x","bytes":-1}`, Announce{}, protocol.CodeBadRequest},
+		{`{"origin":"https://a.test","tab":3,"nav":"x","bytes":1099511627777}`, Announce{}, protocol.CodeBadRequest},
+		{`{"origin":"https://a.test","tab":3,"nav":"x","bytes":1.5}`, Announce{}, protocol.CodeBadRequest},
+		{`{"origin":"https://a.test","tab":3,"nav":"x","bytes":"200000"}`, Announce{}, protocol.CodeBadRequest},
+		{`{"origin":"https://a.test","tab":3,"nav":"x"}`, Announce{}, protocol.CodeBadRequest},
+		{`{"origin":"https://a.test","tab":3,"nav":"","bytes":1}`, Announce{}, protocol.CodeBadRequest},
+		{`{"origin":"https://a.test","tab":3,"nav":"` + strings.Repeat("n", 129) + `","bytes":1}`, Announce{}, protocol.CodeBadRequest},
+		{`{"origin":"https://a.test","tab":-2,"nav":"x","bytes":1}`, Announce{}, protocol.CodeBadRequest},
+		{`{"origin":"ftp://a.test","tab":3,"nav":"x","bytes":1}`, Announce{}, protocol.CodeBadOrigin},
+		{`{"origin":"https://a.test/p?q","tab":3,"nav":"x","bytes":1}`, Announce{}, protocol.CodeBadOrigin},
+		{`[]`, Announce{}, protocol.CodeBadRequest},
+		{`null`, Announce{}, protocol.CodeBadRequest},
+	}
+	for _, tt := range tests {
+		got, perr := parseAnnounce(json.RawMessage(tt.body))
+		switch {
+		case tt.code != 0 && (perr == nil || perr.Code != tt.code):
+			t.Errorf("parseAnnounce(%s) = %+v, %v; want code %d", tt.body, got, perr, tt.code)
+		case tt.code == 0 && (perr != nil || got != tt.want):
+			t.Errorf("parseAnnounce(%s) = %+v, %v; want %+v", tt.body, got, perr, tt.want)
+		}
+	}
+}
+
+func FuzzParseAnnounce(f *testing.F) {
+	for _, s := range []string{`{"origin":"https://a.test","tab":1,"nav":"n","bytes":5}`, `{}`, `{"bytes":1e400}`, `"x"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		a, perr := parseAnnounce(json.RawMessage(s))
+		if perr != nil {
+			return
+		}
+		if a.Bytes < 0 || a.Bytes > MaxAnnounced || a.Nav == "" || a.Tab < -1 {
+			t.Fatalf("parseAnnounce(%q) took %+v", s, a)
+		}
+		if norm, err := protocol.NormalizeOrigin(a.Origin); err != nil || norm != a.Origin {
+			t.Fatalf("parseAnnounce(%q) gave origin %q, not normalised", s, a.Origin)
+		}
+	})
+}
+
+// The real helper (dry run) is told θ1 = 0 for the origin, and for its peers, only when the announced bytes reach
+// the θ1 its current decision waits for; never, θ1 = 0 already, too few bytes and an unknown origin change nothing.
+func TestAnnounceJoinsAtTheta1(t *testing.T) {
+	c := dryRunHelper(t, 100, 100)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	theta1, zero := int64(200000), int64(0)
+	decideFor := func(origin string, th *int64) {
+		d := decide.Decision{Origin: origin, Theta1: th}
+		c.Carry(ctx, &d)
+		if d.Actuation != "ok" {
+			t.Fatalf("%s: actuation %q", origin, d.Actuation)
+		}
+	}
+	decideFor("https://192.0.2.20", &theta1)
+	if got := c.setPeers(ctx, "https://192.0.2.20", []string{"198.51.100.20"}); got != "ok" {
+		t.Fatalf("peers: %q", got)
+	}
+	decideFor("https://192.0.2.21", nil)
+	decideFor("https://192.0.2.22", &zero)
+	for _, tc := range []struct {
+		origin string
+		bytes  int64
+		joined bool
+		why    string
+	}{
+		{"https://192.0.2.20", 199999, false, "under θ1 = 200000"},
+		{"https://192.0.2.21", 5000000, false, "never multipath"},
+		{"https://192.0.2.22", 5000000, false, "from the first byte already"},
+		{"https://192.0.2.23", 5000000, false, "no decision"},
+		{"https://192.0.2.20", 200000, true, ""},
+		{"https://192.0.2.20", 300000, false, "from the first byte already"}, // the second announce of the page
+	} {
+		joined, why, _ := c.joinNow(ctx, tc.origin, tc.bytes)
+		if joined != tc.joined || (tc.why == "" && why != "") || !strings.Contains(why, tc.why) {
+			t.Errorf("joinNow(%s, %d) = %v, %q; want %v, %q", tc.origin, tc.bytes, joined, why, tc.joined, tc.why)
+		}
+	}
+	log := helperStatus(t, c)
+	group := thetaGroup("https://192.0.2.20")
+	for _, want := range []string{
+		fmt.Sprintf("map [192.0.2.20] to multipath=true theta1=0 theta2=none group=%d\"", group),
+		fmt.Sprintf("map [198.51.100.20] to multipath=true theta1=0 theta2=none group=%d\"", group),
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the helper was not told %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "[192.0.2.21] to multipath=true") || strings.Contains(log, "[192.0.2.23]") {
+		t.Errorf("an announce moved an origin it must not:\n%s", log)
+	}
+}
+
+// Without a helper the request is answered, not failed, and says why nothing happened; a page origin that sends
+// more than the budget gets rate_limited.
+func TestAnnounceServer(t *testing.T) {
+	s := embeddedServer(t)
+	body := `{"origin":"https://a.test","tab":1,"nav":"1-1","bytes":300000}`
+	ok, limited := 0, 0
+	for range announceBurst + 2 {
+		r := call(t, s, "announce", body)
+		switch {
+		case r.OK:
+			ok++
+			if !strings.Contains(string(r.Body), `"joined":false`) || !strings.Contains(string(r.Body), `"actuation":"not_configured"`) {
+				t.Fatalf("announce without a helper: %s", r.Body)
+			}
+		case r.Error != nil && r.Error.Code == int(protocol.CodeRateLimited) && strings.Contains(r.Error.Message, "retry in"):
+			limited++
+		default:
+			t.Fatalf("%+v", r)
+		}
+	}
+	if ok < announceBurst || ok > announceBurst+1 || limited == 0 {
+		t.Errorf("%d answered, %d rate limited; want the burst of %d answered and the rest limited", ok, limited, announceBurst)
+	}
+	if r := call(t, s, "announce", `{"origin":"https://a.test","tab":1,"nav":"1-1","bytes":-3}`); r.OK || r.Error == nil || r.Error.Code != int(protocol.CodeBadRequest) {
+		t.Errorf("negative bytes: %+v", r)
+	}
+}
