@@ -155,7 +155,7 @@ function linkBytes(dev) {
 const LTE = { downMbit: 9.185, rttMs: 70, queueBytes: 75000 };
 const LTE_INFLIGHT = Math.round((LTE.downMbit * 1e6 * LTE.rttMs) / 8 / 1000) + LTE.queueBytes;
 
-test('actuation: θ1 holds the cellular subflow back until θ1 bytes arrived; θ2 closes it at the cap; a hung host lets its lease lapse', { skip, timeout: 10 * 60 * 1000 }, async (t) => {
+test('actuation: θ1 holds the cellular subflow back until θ1 bytes arrived or were announced; θ2 closes it at the cap; a hung host lets its lease lapse', { skip, timeout: 10 * 60 * 1000 }, async (t) => {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-act-theta-'));
   t.after(() => fs.rmSync(outDir, { recursive: true, force: true }));
   const session = await Session.open({ outDir, log: (m) => t.diagnostic(m) });
@@ -182,21 +182,26 @@ test('actuation: θ1 holds the cellular subflow back until θ1 bytes arrived; θ
     t.diagnostic(`${load.page} θ1=${load.theta1 ?? 0} θ2=${load.theta2 ?? 'none'}: wwan0 ${cell} B; conns ${JSON.stringify(recs.map((r) => ({ subflow: r.subflow, rx_at_request: r.rx_at_request, group_rx_at_request: r.group_rx_at_request, cell_bytes: r.cell_bytes, capped: r.capped, window_at_cap: r.window_at_cap })))}; server bytes ${JSON.stringify(conns.map((c) => c.subflows?.map((s) => [s.path, s.bytes_acked]) ?? []))}`);
     assert.ok(recs.length >= 1, 'the actuator saw no connection to the origin');
     assert.ok(recs.every((r) => r.multipath), 'a connection was not under the multipath decision');
-    return { recs, cell, conns };
+    return { recs, cell, conns, announced: mix.decisions[0]?.announced ?? null };
   };
 
   // θ1 above the page's size (60 KB): multipath was decided, but the connection never receives θ1 bytes.
   const small = await run({ host: 'origin.test', page: 'search', multipath: true, theta1: THETA1 });
   assert.ok(small.recs.every((r) => !r.subflow && r.theta1 === THETA1), 'a subflow opened below θ1');
   assert.ok(small.cell < 5000, `wwan0 carried ${small.cell} bytes for a page under θ1`);
+  assert.equal(small.announced, null, 'a page under θ1 announced θ1 bytes');
 
-  // θ1 below the page's size (1.46 MB): the subflow opens once the connection has received θ1 bytes.
+  // θ1 below the page's size (1.46 MB): the subflow opens once the page is known to pass θ1. Its responses'
+  // Content-Length headers say so first: the extension announces them and the host sets θ1 = 0 (announce); a
+  // subflow asked for before that had to wait for θ1 bytes, counted over the origin's connections together (an
+  // HTTP/1.1 page spreads over several; a speculative second connection carries nothing).
   const large = await run({ host: 'origin.test', page: 'ad', multipath: true, theta1: THETA1 });
   const opened = large.recs.filter((r) => r.subflow);
   assert.ok(opened.length >= 1, 'no subflow on a page above θ1');
-  // θ1 counts the origin's connections together (an HTTP/1.1 page spreads over several; a speculative second
-  // connection carries nothing), so each subflow was asked for once the sum passed it.
-  for (const r of opened) assert.ok(Math.max(r.rx_at_request ?? 0, r.group_rx_at_request ?? 0) >= THETA1, `subflow asked for after ${r.rx_at_request} bytes (${r.group_rx_at_request} summed), θ1 ${THETA1}`);
+  const ann = large.announced;
+  assert.ok(ann && ann.joined && ann.bytes >= THETA1 && ann.actuation === 'ok', `the page's ${JSON.stringify(ann)} announce did not join at θ1 ${THETA1}`);
+  const early = opened.filter((r) => Math.max(r.rx_at_request ?? 0, r.group_rx_at_request ?? 0) < THETA1);
+  t.diagnostic(`${early.length} of ${opened.length} subflows asked for on the announce, before θ1 bytes arrived`);
 
   // θ2: a 2 MB page; every cellular subflow is closed once it has carried θ2 bytes, and the LTE link's own
   // counter stays within one window (the link's bandwidth-delay product plus its queue) of the caps.

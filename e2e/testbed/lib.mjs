@@ -696,7 +696,10 @@ export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHo
       await tab.goto(url, { waitUntil: 'load', timeout: 120000 });
       const all = await browser.worker.evaluate(() => self.mpsurf.decisions());
       const d = Object.values(all).find((x) => x && x.origin === `https://${l.host}`);
-      out.decisions.push(d ? { origin: d.origin, multipath: d.multipath, actuation: d.inputs?.actuation, addrs: d.inputs?.actuation_addrs } : { origin: `https://${l.host}`, missing: true });
+      // The extension's last announce (announce.ts): the page's responses announced θ1 bytes, the subflow joined then.
+      const ann = (await browser.worker.evaluate(() => self.mpsurf.announce())).last;
+      const announced = ann?.origin === `https://${l.host}` ? ann : null;
+      out.decisions.push(d ? { origin: d.origin, multipath: d.multipath, actuation: d.inputs?.actuation, addrs: d.inputs?.actuation_addrs, announced } : { origin: `https://${l.host}`, missing: true });
       await tab.close();
       i++;
       log(`load ${i}/${loads.length}: ${l.host} ${l.page} (decide ${l.multipath ? 'multipath' : 'single path'})`);

@@ -198,7 +198,7 @@ b.onResponseAddress((tabId, url, ip, initiator) => peers.saw(tabId, url, ip, ini
 // Once a page's responses announce θ1 bytes, its cellular subflow need not wait for them to arrive over WiFi.
 let announceSupported = true;
 let announceSent = 0;
-let announceLast = '';
+let announceLast: { origin: string; bytes: number; joined: boolean; why: string; actuation: string } | null = null;
 const announcer = new Announcer({
   pageOf: (tab) => {
     const r = pages.record(tab);
@@ -210,7 +210,7 @@ const announcer = new Announcer({
       .request((id) => announceRequest(id, origin, tab, nav, bytes), parseAnnounceReply)
       .then((r) => {
         announceSent++;
-        announceLast = `${origin}: ${bytes} bytes announced, ${r.joined ? 'cellular joins now' : r.why}, ${r.actuation}`;
+        announceLast = { origin, bytes, ...r };
       })
       .catch((e: unknown) => {
         // An older host without `announce`: stop asking; the helper's θ1 on received bytes still applies.
