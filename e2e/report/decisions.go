@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -107,6 +109,9 @@ type DecisionPage struct {
 	CellJ       map[string]float64 // median cellular radio J (NaN without energy)
 	U           map[string]float64 // median utility (NaN without energy)
 	Oracle      string             // the mode with the higher median utility, "" when unknown
+	// Us are the loads' utilities per mode and Reps their repetitions, for the regret's resampled interval.
+	Us   map[string][]float64
+	Reps map[string][]int
 }
 
 // ProfileDecisions are one profile's measures.
@@ -142,7 +147,10 @@ type ProfileDecisions struct {
 	// Regret = sum(U_oracle - U_adaptive) / sum |U_oracle| over pages with energy in all three modes.
 	Regret     float64
 	RegretHeld bool
-	FewReps    []string // metric pages with fewer than MinReps ok loads in some mode
+	// RegretLo and RegretHi bound the middle 90 % of the regret over the run's loads resampled (regretInterval);
+	// NaN when not defined.
+	RegretLo, RegretHi float64
+	FewReps            []string // metric pages with fewer than MinReps ok loads in some mode
 }
 
 // Decisions is the benchmark's outcome per profile.
@@ -242,7 +250,9 @@ func AnalyzeDecisions(loads []*Load, w Weights) *Decisions {
 				PLT: map[string]float64{}, CellRx: map[string]float64{}, CellJ: map[string]float64{}, U: map[string]float64{}}
 			for _, m := range modes {
 				var plt, rx, cj, u []float64
+				var reps []int
 				for _, l := range ls[m] {
+					reps = append(reps, l.Rep)
 					plt = append(plt, l.PLTms)
 					rx = append(rx, float64(l.LinkBytes[IfCell].Rx))
 					if l.HasEnergy() {
@@ -252,6 +262,10 @@ func AnalyzeDecisions(loads []*Load, w Weights) *Decisions {
 				}
 				p.N[m] = len(ls[m])
 				p.PLT[m], p.CellRx[m], p.CellJ[m], p.U[m] = median(plt), median(rx), median(cj), median(u)
+				if p.Us == nil {
+					p.Us, p.Reps = map[string][]float64{}, map[string][]int{}
+				}
+				p.Us[m], p.Reps[m] = u, reps
 			}
 			if us, ua := p.U[d.Single], p.U[d.Always]; !math.IsNaN(us) && !math.IsNaN(ua) {
 				p.Oracle = d.Single
@@ -349,10 +363,104 @@ func (pd *ProfileDecisions) compute(d *Decisions) {
 		pd.CellJShare = ja / jm
 	}
 	pd.Regret = math.NaN()
+	pd.RegretLo, pd.RegretHi = math.NaN(), math.NaN()
 	if regretPages > 0 && regretDen > 0 {
 		pd.Regret = regretNum / regretDen
 		pd.RegretHeld = pd.Regret <= TargetRegret
+		pd.RegretLo, pd.RegretHi = regretInterval(pd.Pages, d)
 	}
+}
+
+// Resamples of regretInterval, and its fixed seed: the same runs give the same report.
+const (
+	regretResamples = 2000
+	regretSeed      = 11
+)
+
+// regretInterval is the 5th and 95th percentile of the regret when each page's repetitions are drawn again, with
+// replacement, as many as there were, and the medians and the oracle taken again (a percentile bootstrap). A
+// repetition's three modes are drawn together: the grid loads them on the same trace offset and with the same
+// random losses. It says how far one run's three to five repetitions per page can move the regret; with so few it
+// is coarse. A page whose modes lack a common repetition is drawn per mode; pages the regret leaves out (no
+// energy, a mode missing) are left out here too.
+func regretInterval(pages []*DecisionPage, d *Decisions) (lo, hi float64) {
+	modes := [3]string{d.Single, d.Always, d.Adaptive}
+	type pageDraw struct {
+		paired [][3]float64 // utilities of the repetitions all three modes have
+		apart  [3][]float64 // else each mode's loads
+	}
+	var use []pageDraw
+	for _, p := range pages {
+		var pd pageDraw
+		ok := true
+		byRep := [3]map[int]float64{}
+		for i, m := range modes {
+			u := p.Us[m]
+			if len(u) == 0 || slices.ContainsFunc(u, math.IsNaN) {
+				ok = false
+				break
+			}
+			pd.apart[i] = u
+			byRep[i] = map[int]float64{}
+			for j, r := range p.Reps[m] {
+				byRep[i][r] = u[j]
+			}
+			if len(byRep[i]) != len(u) {
+				byRep[0] = nil // repetitions not told apart (or not recorded): drawn per mode
+			}
+		}
+		if !ok {
+			continue
+		}
+		for r, u0 := range byRep[0] {
+			u1, ok1 := byRep[1][r]
+			u2, ok2 := byRep[2][r]
+			if ok1 && ok2 {
+				pd.paired = append(pd.paired, [3]float64{u0, u1, u2})
+			}
+		}
+		sort.Slice(pd.paired, func(a, b int) bool { return pd.paired[a][0] < pd.paired[b][0] }) // map order is random
+		use = append(use, pd)
+	}
+	if len(use) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	rng := rand.New(rand.NewPCG(regretSeed, uint64(len(use))))
+	var x [3][]float64
+	rs := make([]float64, 0, regretResamples)
+	for range regretResamples {
+		var num, den float64
+		for _, pd := range use {
+			for i := range x {
+				x[i] = x[i][:0]
+			}
+			if n := len(pd.paired); n > 0 {
+				for range n {
+					t := pd.paired[rng.IntN(n)]
+					for i := range x {
+						x[i] = append(x[i], t[i])
+					}
+				}
+			} else {
+				for i, u := range pd.apart {
+					for range u {
+						x[i] = append(x[i], u[rng.IntN(len(u))])
+					}
+				}
+			}
+			uo := math.Max(median(x[0]), median(x[1]))
+			num += uo - median(x[2])
+			den += math.Abs(uo)
+		}
+		if den > 0 {
+			rs = append(rs, num/den)
+		}
+	}
+	if len(rs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	sort.Float64s(rs)
+	return rs[int(0.05*float64(len(rs)-1))], rs[int(math.Ceil(0.95*float64(len(rs)-1)))]
 }
 
 func heldWord(held bool) string {
@@ -387,6 +495,22 @@ func (pd *ProfileDecisions) RegretText() string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f %% %s", 100*pd.Regret, heldWord(pd.RegretHeld))
+}
+
+// regretCell is the report.md table's regret: the regret, then its resampled interval in brackets.
+func regretCell(pd *ProfileDecisions) string {
+	if iv := pd.RegretIntervalText(); iv != "" {
+		return pd.RegretText() + " (" + iv + ")"
+	}
+	return pd.RegretText()
+}
+
+// RegretIntervalText is the regret's resampled 90 % interval, "" when not defined.
+func (pd *ProfileDecisions) RegretIntervalText() string {
+	if math.IsNaN(pd.RegretLo) || math.IsNaN(pd.RegretHi) {
+		return ""
+	}
+	return fmt.Sprintf("%.1f to %.1f %%", 100*pd.RegretLo, 100*pd.RegretHi)
 }
 
 // BasisText gives the shares of decisions by basis.
@@ -492,7 +616,7 @@ func (d *Decisions) markdown() string {
 		p("- **Utility** of a load, in seconds-equivalent: U = −(%g × PLT s + %g × radio energy J + %g × cellular MB), with the weights of the mode a fresh install decides with, %s (`%s`: time_per_s, energy_per_j, cell_per_mb; its bytes_per_mb is left out, the measured PLT already counts what arrived in time). ",
 			d.Weights.TimePerS, d.Weights.EnergyPerJ, d.Weights.CellPerMB, cmp.Or(d.Weights.Mode, "unnamed"), d.Weights.Source)
 		p("Radio energy is WiFi + cellular from the packet timelines (the energy simulation above, tail included); cellular MB is wwan0 received + sent. ")
-		p("The **oracle** takes, per page, the better of %s and %s by median utility. **Regret** = Σ_pages (U_oracle − U_%s) / Σ_pages |U_oracle|, over pages with energy under all three modes. It is negative where %s beats both. Target ≤ %.0f %%.\n\n", d.Single, d.Always, d.Adaptive, d.Adaptive, 100*TargetRegret)
+		p("The **oracle** takes, per page, the better of %s and %s by median utility. **Regret** = Σ_pages (U_oracle − U_%s) / Σ_pages |U_oracle|, over pages with energy under all three modes. It is negative where %s beats both. Target ≤ %.0f %%. In brackets, the middle 90 %% of the regret over %d resamples of the run's repetitions (each page's repetitions drawn again with replacement, a repetition's three modes together, the medians and the oracle taken again): how far the run's few loads per page can move it.\n\n", d.Single, d.Always, d.Adaptive, d.Adaptive, 100*TargetRegret, regretResamples)
 	}
 	p("| profile | %s history | gain share | Σ large PLT s: %s / %s / %s | cell share | cell J share | regret | slower pages | decisions by basis | ok loads (failed): %s, %s, %s |\n", d.Adaptive, d.Single, d.Always, d.Adaptive, d.Single, d.Always, d.Adaptive)
 	p("|---|---|---|---|---|---|---|---|---|---|\n")
@@ -514,7 +638,7 @@ func (d *Decisions) markdown() string {
 			loads = append(loads, fmt.Sprintf("%d (%d)", pd.OK[m], pd.Failed[m]))
 		}
 		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdCell(pd.Profile), hist, pd.GainText(), sums, pd.CellText(), ratioText(pd.CellJShare),
-			pd.RegretText(), mdCell(slower), pd.BasisText(), strings.Join(loads, ", "))
+			regretCell(pd), mdCell(slower), pd.BasisText(), strings.Join(loads, ", "))
 	}
 	p("\n")
 	for _, pd := range d.Profiles {

@@ -176,12 +176,51 @@ func TestDecisionsByHand(t *testing.T) {
 		t.Errorf("summary:\n%s", b.String())
 	}
 	md := d.markdown()
-	for _, s := range []string{"## Decisions", "| p1 | session | 0.69 missed | 7.1 / 4.0 / 5.0 | 0.03 held | 0.00 | 14.1 % missed | 2 of 5: l1, s1 |",
+	for _, s := range []string{"## Decisions", "| p1 | session | 0.69 missed | 7.1 / 4.0 / 5.0 | 0.03 held | 0.00 | 14.1 % missed (12.1 to 16.1 %) | 2 of 5: l1, s1 |",
 		"U = −(1 × PLT s + 0.05 × radio energy J + 0.1 × cellular MB)", "fewer than 3 ok loads in some mode on l1", "### Decisions per page: profile `p2`",
 		"- `p3`: the utility oracle itself keeps 0.80 of mp-always's gain (it takes mp-always on 1 of 2 large pages)"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
 		}
+	}
+}
+
+// The regret's resampled interval: loads that repeat exactly leave nothing to resample (the interval is the
+// regret itself); loads that vary give an interval around the regret, the same on every run of the report.
+func TestRegretInterval(t *testing.T) {
+	d := &Decisions{Single: ModeSPWiFi, Always: ModeMPAlways, Adaptive: ModeMPAdaptive}
+	page := func(s, a, ad []float64) *DecisionPage {
+		return &DecisionPage{Us: map[string][]float64{ModeSPWiFi: s, ModeMPAlways: a, ModeMPAdaptive: ad}}
+	}
+	same := []*DecisionPage{page([]float64{-3, -3, -3}, []float64{-2, -2, -2}, []float64{-2.5, -2.5, -2.5})}
+	if lo, hi := regretInterval(same, d); !near(lo, 0.25) || !near(hi, 0.25) {
+		t.Errorf("identical loads: interval %v to %v, want 0.25 to 0.25", lo, hi)
+	}
+	varied := []*DecisionPage{
+		page([]float64{-3, -3.4, -2.8}, []float64{-2, -2.6, -1.9}, []float64{-2.5, -2.1, -2.9}),
+		page([]float64{-0.5, -0.6, -0.55}, []float64{-0.7, -0.65, -0.8}, []float64{-0.5, -0.62, -0.51}),
+		page([]float64{-1, math.NaN(), -1}, []float64{-1, -1, -1}, []float64{-5, -5, -5}), // no energy: left out
+	}
+	lo, hi := regretInterval(varied, d)
+	lo2, hi2 := regretInterval(varied, d)
+	// Point regret of the first two pages: oracle medians -2.0 and -0.55, adaptive -2.5 and -0.51.
+	point := (0.5 - 0.04) / (2.0 + 0.55)
+	if !(lo < point && point < hi) || hi-lo > 1 || lo != lo2 || hi != hi2 {
+		t.Errorf("varied loads: interval %v to %v (again %v to %v), want around %v", lo, hi, lo2, hi2, point)
+	}
+	// Repetitions drawn together: mp-adaptive trails mp-always by 0.1 s at every offset, however slow the offset;
+	// the regret is then 0.1 s of the oracle's at each draw, and the interval stays near it, where drawing the modes
+	// apart spreads it.
+	paired := page([]float64{-9, -9.5, -10}, []float64{-1, -2, -3}, []float64{-1.1, -2.1, -3.1})
+	paired.Reps = map[string][]int{ModeSPWiFi: {0, 1, 2}, ModeMPAlways: {0, 1, 2}, ModeMPAdaptive: {0, 1, 2}}
+	plo, phi := regretInterval([]*DecisionPage{paired}, d)
+	paired.Reps = nil
+	alo, ahi := regretInterval([]*DecisionPage{paired}, d)
+	if !(plo > 0.03 && phi < 0.11) || !(ahi-alo > phi-plo) {
+		t.Errorf("paired: interval %v to %v, drawn apart %v to %v", plo, phi, alo, ahi)
+	}
+	if lo, hi := regretInterval([]*DecisionPage{varied[2]}, d); !math.IsNaN(lo) || !math.IsNaN(hi) {
+		t.Errorf("no page with energy: %v to %v, want NaN", lo, hi)
 	}
 }
 
