@@ -795,12 +795,15 @@ export interface AnnounceReply {
   joined: boolean;
   why: string;
   actuation: string;
+  /** Tunnels through the user's MPTCP proxy told to join now. */
+  tunnels: number;
 }
 
 export function parseAnnounceReply(body: unknown): AnnounceReply {
   const b = object(body, 'announce');
   const why = b.why === undefined ? '' : string(b.why, 'announce.why', 512);
-  return { joined: bool(b.joined, 'announce.joined'), why, actuation: string(b.actuation, 'announce.actuation', 256) };
+  const tunnels = b.tunnels === undefined ? 0 : int(b.tunnels, 'announce.tunnels', 0, 64);
+  return { joined: bool(b.joined, 'announce.joined'), why, actuation: string(b.actuation, 'announce.actuation', 256), tunnels };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -37,12 +37,14 @@ type Announce struct {
 	Bytes  int64
 }
 
-// AnnounceReply is the body of a successful announce reply: whether the origin's connections were told to take
-// their cellular subflows now (joined), why not otherwise, and what the helper said.
+// AnnounceReply is the body of a successful announce reply: whether the origin's connections (or the page's
+// tunnels through the user's MPTCP proxy) were told to take their cellular subflows now (joined), why not
+// otherwise, and what the helper said of the origin's addresses.
 type AnnounceReply struct {
 	Joined    bool   `json:"joined"`
 	Why       string `json:"why,omitempty"`
 	Actuation string `json:"actuation"`
+	Tunnels   int    `json:"tunnels,omitempty"` // tunnels through the user's MPTCP proxy told to join now
 }
 
 // announce moves the origin's θ1 to 0 in the helper when the announced bytes reach the θ1 its current decision
@@ -68,8 +70,13 @@ func (s *Server) announce(req protocol.Request) protocol.Reply {
 	ctx, cancel := context.WithTimeout(context.Background(), actuateBudget)
 	defer cancel()
 	joined, why, res := s.act.joinNow(ctx, a.Origin, a.Bytes)
-	s.log.Info("announce", "origin", a.Origin, "tab", a.Tab, "nav", a.Nav, "bytes", a.Bytes, "joined", joined, "why", why, "result", res)
-	return protocol.OK(req, AnnounceReply{Joined: joined, Why: why, Actuation: clip(res)})
+	// The page's tunnels through the user's MPTCP proxy, if it goes there (proxy.go).
+	tunnels := s.proxy.joinNow(ctx, a.Origin, a.Bytes)
+	if tunnels > 0 && !joined {
+		joined, why = true, ""
+	}
+	s.log.Info("announce", "origin", a.Origin, "tab", a.Tab, "nav", a.Nav, "bytes", a.Bytes, "joined", joined, "why", why, "result", res, "tunnels", tunnels)
+	return protocol.OK(req, AnnounceReply{Joined: joined, Why: why, Actuation: clip(res), Tunnels: tunnels})
 }
 
 // joinNow sets θ1 = 0 for the origin's addresses, and for its peers' under the same decision, when the origin's

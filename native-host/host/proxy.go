@@ -88,7 +88,24 @@ type proxyHub struct {
 	pushes      chan any
 	hosts       map[string][]netip.Addr // EnvHosts, for the sites the relay dials directly
 	sitePort    string                  // the sites' port: 443, the only one the relay tunnels to
+	// tunnels are the recent tunnels handed to the helper waiting for θ1, newest last (announce.go: joinNow).
+	tunnels []tunnelRec
 }
+
+// tunnelRec is a tunnel the helper was told to give its cellular subflow at θ1.
+type tunnelRec struct {
+	local, remote netip.AddrPort
+	p             relay.Policy
+	at            time.Time
+}
+
+// A page's announce reaches the tunnels opened within tunnelFresh, at most tunnelsKept of them: a page's own and
+// its third parties' are a few dozen at most, and the browser reuses an idle one for minutes. A tunnel that has
+// closed since only leaves the helper a policy for a connection that never shows up, which it drops first.
+const (
+	tunnelsKept = 64
+	tunnelFresh = 5 * time.Minute
+)
 
 func newProxyHub(s *Server) *proxyHub {
 	h := &proxyHub{s: s, file: ProxyConfigPath(), routes: map[string]hubRoute{}, pushes: make(chan any, 4), sitePort: "443"}
@@ -274,8 +291,46 @@ func (h *proxyHub) conn(ctx context.Context, local, remote netip.AddrPort, p rel
 	if mp {
 		// The page's tunnels (its origin's and the third parties that follow it) pass θ1 on their sum.
 		req.Theta1, req.Theta2, req.Group = p.Theta1, p.Theta2, p.Group
+		if p.Theta1 > 0 && p.Group != 0 {
+			h.mu.Lock()
+			h.tunnels = append(h.tunnels, tunnelRec{local: local, remote: remote, p: p, at: time.Now()})
+			if len(h.tunnels) > tunnelsKept {
+				h.tunnels = h.tunnels[len(h.tunnels)-tunnelsKept:]
+			}
+			h.mu.Unlock()
+		}
 	}
 	return c.call(ctx, req)
+}
+
+// joinNow is the proxy leg of an announce: the routes of the origin's θ1 group (its host and the third parties
+// that follow it) and its recent tunnels whose θ1 the announced bytes reach get θ1 = 0, so that the helper gives
+// the tunnels their cellular subflows now and new tunnels of the page theirs at once. It answers how many tunnels
+// the helper was told of.
+func (h *proxyHub) joinNow(ctx context.Context, origin string, bytes int64) int {
+	group := thetaGroup(origin)
+	reaches := func(p relay.Policy) bool { return p.Multipath && p.Group == group && p.Theta1 > 0 && bytes >= p.Theta1 }
+	h.mu.Lock()
+	for host, r := range h.routes {
+		if reaches(r.policy) {
+			r.policy.Theta1 = 0
+			h.routes[host] = r
+		}
+	}
+	var send []tunnelRec
+	for i := range h.tunnels {
+		if t := &h.tunnels[i]; reaches(t.p) && time.Since(t.at) < tunnelFresh {
+			t.p.Theta1 = 0
+			send = append(send, *t)
+		}
+	}
+	h.mu.Unlock()
+	for _, t := range send {
+		if res := h.conn(ctx, t.local, t.remote, t.p); res != "ok" {
+			h.s.log.Warn("announce: tunnel", "origin", origin, "local", t.local, "result", res)
+		}
+	}
+	return len(send)
 }
 
 // route records an origin's decision for its host, so that the relay applies it to the origin's tunnels.
