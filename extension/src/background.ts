@@ -167,13 +167,13 @@ let peersSent = 0;
 let peersLast = '';
 const peers = new Peers({
   pageOf: (tab) => {
-    const r = pages.record(tab);
+    const r = pages.current(tab);
     return r && { origin: r.origin, nav: r.nav, decided: r.source === 'host' && !r.stale };
   },
   send: (origin, tab, list) => {
     // The page's other hosts (its CDNs, a third of a large page's bytes) take its route to the proxy too, from
     // their next request on, as they take its decision in the kernel.
-    const page = pages.record(tab);
+    const page = pages.current(tab);
     if (page !== undefined && page.origin === origin && !page.stale) {
       void proxy.follow(origin, list.map((p) => p.host));
     }
@@ -201,7 +201,7 @@ let announceSent = 0;
 let announceLast: { origin: string; bytes: number; joined: boolean; why: string; actuation: string } | null = null;
 const announcer = new Announcer({
   pageOf: (tab) => {
-    const r = pages.record(tab);
+    const r = pages.current(tab);
     return r && { origin: r.origin, nav: r.nav, decided: r.source === 'host' && !r.stale, theta1: r.theta1 };
   },
   send: (origin, tab, nav, bytes) => {

@@ -279,6 +279,12 @@ export class Pages {
     return r && structuredClone(r);
   }
 
+  /** The tab's page in brief, without copying its record: webRequest asks for it on every response. */
+  current(tabId: number): Pick<TabRecord, 'origin' | 'nav' | 'source' | 'stale' | 'theta1'> | undefined {
+    const r = this.tabs.get(tabId);
+    return r && { origin: r.origin, nav: r.nav, source: r.source, stale: r.stale, theta1: r.theta1 };
+  }
+
   /** Last record per tab, keyed by tab id. */
   decisions(): Record<string, TabRecord> {
     const out: Record<string, TabRecord> = {};

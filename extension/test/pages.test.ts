@@ -135,6 +135,8 @@ describe('Pages', () => {
     await begun;
     expect(asked.map((a) => a.origin)).toEqual(['https://news.test']);
     expect(pages.record(7)).toMatchObject({ source: 'host', multipath: true });
+    expect(pages.current(7)).toEqual({ origin: pages.record(7)!.origin, nav: pages.record(7)!.nav, source: 'host', stale: false, theta1: pages.record(7)!.theta1 });
+    expect(pages.current(99)).toBeUndefined();
     // A host that does not come within the wait: the safe default, no header.
     status = connecting;
     const again = pages.begin(8, 'https://other.test/');
