@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
@@ -109,33 +108,16 @@ func (c *actuatorClient) joinNow(ctx context.Context, origin string, bytes int64
 	return res == "ok", "", res
 }
 
-// parseAnnounce checks an announce body: origin (as in decide), tab, nav and bytes.
+// parseAnnounce checks an announce body: origin, tab and nav as decide's (protocol.ParseDecide), and bytes.
 func parseAnnounce(body json.RawMessage) (Announce, *protocol.Error) {
-	obj, perr := protocol.AsObject(body, "body")
+	d, perr := protocol.ParseDecide(body)
 	if perr != nil {
 		return Announce{}, perr
 	}
-	var a Announce
-	origin, perr := obj.String("origin", -1)
+	obj, _ := protocol.AsObject(body, "body") // ParseDecide has checked it is one
+	n, perr := obj.Int("bytes", 0, MaxAnnounced)
 	if perr != nil {
 		return Announce{}, perr
 	}
-	if a.Tab, perr = obj.Int("tab", -1, protocol.MaxID); perr != nil {
-		return Announce{}, perr
-	}
-	if a.Nav, perr = obj.String("nav", -1); perr != nil {
-		return Announce{}, perr
-	}
-	if n := utf8.RuneCountInString(a.Nav); n < 1 || n > protocol.MaxNavLen {
-		return Announce{}, protocol.Errorf(protocol.CodeBadRequest, "nav: must be 1 to %d characters", protocol.MaxNavLen)
-	}
-	if a.Bytes, perr = obj.Int("bytes", 0, MaxAnnounced); perr != nil {
-		return Announce{}, perr
-	}
-	norm, err := protocol.NormalizeOrigin(origin)
-	if err != nil {
-		return Announce{}, protocol.Errorf(protocol.CodeBadOrigin, "origin: %v", err)
-	}
-	a.Origin = norm
-	return a, nil
+	return Announce{Origin: d.Origin, Tab: d.Tab, Nav: d.Nav, Bytes: n}, nil
 }
