@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/diag"
 )
 
 // A waiting connection is read as often as it could get near θ1 at four times its last rate, between pollEvery
@@ -77,6 +79,26 @@ func TestStallWatch(t *testing.T) {
 	w.observe(t0.Add(3*time.Second), 20, 10)
 	if d := w.silent(t0.Add(3 * time.Second)); d != 2*time.Second {
 		t.Errorf("silent: %v, want 2s", d)
+	}
+}
+
+// A subflow whose in-order bytes wait on a hole still delivers: the segments arriving behind the hole move its
+// progress, and nothing else does.
+func TestDelivered(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		before, after diag.Sock
+		moved         bool
+	}{
+		{"in-order data", diag.Sock{BytesReceived: 1000, DataSegsIn: 1}, diag.Sock{BytesReceived: 2448, DataSegsIn: 2}, true},
+		{"out-of-order data behind a hole", diag.Sock{BytesReceived: 1000, DataSegsIn: 10}, diag.Sock{BytesReceived: 1000, DataSegsIn: 14}, true},
+		{"the hole filled, nothing new", diag.Sock{BytesReceived: 1000, DataSegsIn: 14}, diag.Sock{BytesReceived: 7000, DataSegsIn: 15}, true},
+		{"nothing arrived", diag.Sock{BytesReceived: 1000, DataSegsIn: 14}, diag.Sock{BytesReceived: 1000, DataSegsIn: 14}, false},
+		{"old kernel: bytes alone", diag.Sock{BytesReceived: 1000}, diag.Sock{BytesReceived: 1000}, false},
+	} {
+		if moved := delivered(&tc.after) != delivered(&tc.before); moved != tc.moved {
+			t.Errorf("%s: moved %v, want %v", tc.name, moved, tc.moved)
+		}
 	}
 }
 

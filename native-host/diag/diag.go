@@ -20,6 +20,7 @@ const (
 	tcpiSegsOut  = 136
 	tcpiMinRTT   = 148
 	tcpiMinRTTTo = tcpiMinRTT + 4
+	tcpiDataIn   = 152 // u32 tcpi_data_segs_in, since Linux 4.6
 	tcpiRcvWnd   = 232 // since Linux 6.2
 )
 
@@ -40,6 +41,9 @@ type Sock struct {
 	// ...Received): what the helper counts against θ1 and θ2 on an MPTCP subflow.
 	BytesAcked    uint64
 	BytesReceived uint64
+	// DataSegsIn counts segments with payload received, in order or not, retransmitted or not (0 on kernels
+	// before 4.6): it moves whenever the path delivers data, while BytesReceived waits for a hole to be filled.
+	DataSegsIn uint32
 	// One window in each direction: what may still be in flight when a subflow is closed. SndCwnd is in
 	// segments of SndMSS bytes; RcvWnd (bytes) is 0 on kernels before 6.2.
 	SndMSS  uint32
@@ -87,6 +91,9 @@ func Parse(b []byte) (s Sock, ok bool, err error) {
 	}
 	if len(info) >= tcpiMinRTTTo {
 		s.MinRTTUS = le.Uint32(info[tcpiMinRTT:])
+	}
+	if len(info) >= tcpiDataIn+4 {
+		s.DataSegsIn = le.Uint32(info[tcpiDataIn:])
 	}
 	return s, true, nil
 }

@@ -24,6 +24,7 @@ func TestTCPInfoOffsets(t *testing.T) {
 		{"total_retrans", unsafe.Offsetof(ti.Total_retrans), tcpiTotRetr},
 		{"segs_out", unsafe.Offsetof(ti.Segs_out), tcpiSegsOut},
 		{"min_rtt", unsafe.Offsetof(ti.Min_rtt), tcpiMinRTT},
+		{"data_segs_in", unsafe.Offsetof(ti.Data_segs_in), tcpiDataIn},
 		{"snd_mss", unsafe.Offsetof(ti.Snd_mss), tcpiSndMSS},
 		{"snd_cwnd", unsafe.Offsetof(ti.Snd_cwnd), tcpiSndCwnd},
 		{"rcv_wnd", unsafe.Offsetof(ti.Rcv_wnd), tcpiRcvWnd},
