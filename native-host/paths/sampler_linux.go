@@ -176,7 +176,11 @@ func (s *Sampler) discover(now time.Time) error {
 		s.order = append(s.order, ifc.Name)
 		ps := s.paths[ifc.Name]
 		if ps == nil {
-			ps = &pathState{down: NewRate(RateSpan, RateHorizon, RateStall), up: NewRate(RateSpan, RateHorizon, RateStall), seen: now}
+			span := RateSpan
+			if ifc.Kind == Cellular {
+				span = CellRateSpan
+			}
+			ps = &pathState{down: NewRate(span, RateHorizon, RateStall), up: NewRate(span, RateHorizon, RateStall), seen: now}
 			if sd, ok := s.seeds[ifc.Name]; ok {
 				ps.seed(sd, now)
 			}
