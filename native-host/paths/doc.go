@@ -16,7 +16,8 @@
 //   - A rate probe (rateprobe.go) when a path has no rate yet: the first 64 KiB of a configured https object,
 //     timed and inverted through slow start; at most once per 10 minutes per path, only after every path has
 //     been quiet for 2 s (never beside a page load), never on an idle cellular radio unless allowed.
-//   - Throughput as a windowed maximum over busy periods (see Rate).
+//   - Throughput as a windowed maximum over busy periods (see Rate): 1 s windows, half a second on a cellular
+//     path (CellRateSpan).
 //
 // Every read of /proc and /sys goes through Root, which tests point at fixture trees in testdata/. The
 // sampler runs on Linux only; elsewhere NewSampler says so.
