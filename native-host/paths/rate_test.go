@@ -343,16 +343,7 @@ func TestRateMean(t *testing.T) {
 // page, wwan0's bytes per 250 ms: 44, 424, 624 and 93 kB), beside WiFi (shared). The cellular span sees the link
 // at 17 Mbit/s; a 1 s span averages the slow start and the tail in, 9.5-11 Mbit/s as the samples fall, or has no window at all.
 func TestCellRateSpan(t *testing.T) {
-	var load []struct {
-		dur time.Duration
-		bps float64
-	}
-	for _, kB := range []float64{44, 424, 624, 93, 0, 0, 0, 0, 0, 0, 0, 0} {
-		load = append(load, struct {
-			dur time.Duration
-			bps float64
-		}{250 * time.Millisecond, kB * 1000 * 8 / 0.25})
-	}
+	perQuarter := []float64{44, 424, 624, 93, 0, 0, 0, 0, 0, 0, 0, 0} // kB per 250 ms
 	for _, tc := range []struct {
 		span     time.Duration
 		min, max float64 // -1: no estimate is as good
@@ -360,8 +351,9 @@ func TestCellRateSpan(t *testing.T) {
 		r := NewRate(tc.span, RateHorizon, RateStall)
 		now, cum := time.Unix(1000, 0), 0.0
 		r.Add(now, 0)
-		for _, s := range load {
-			now, cum = feed(r, now, cum, s.dur, s.bps, s.bps > 0)
+		for _, kB := range perQuarter {
+			bps := kB * 1000 * 8 / 0.25
+			now, cum = feed(r, now, cum, 250*time.Millisecond, bps, bps > 0)
 		}
 		v := -1.0
 		if got := r.BPS(); got != nil {
