@@ -56,6 +56,10 @@ func (e *evaluation) explain(out *Output, theta *float64, eu float64) {
 		out.Reason = "size unknown: single path until the site has sent θ1 = " + humanBytes(*theta) +
 			", then multipath (" + strconv.FormatFloat(100*pOver, 'f', 0, 64) + " % likely)"
 	}
+	if out.PreferCellular && theta != nil {
+		out.Reason += "; WiFi as backup once cellular joins: the cellular path alone (" + mbit(sc.sec.rate) +
+			") is faster than both together beside a " + mbit(sc.prim.rate) + " WiFi"
+	}
 	if e.prior {
 		out.Reason += "; links partly from priors"
 	}
@@ -77,6 +81,7 @@ func (e *evaluation) explain(out *Output, theta *float64, eu float64) {
 		term("primary_rtt", sc.prim.rtt*1000, "ms", "primary path's RTT"),
 		term("secondary_rate", sc.sec.rate*8, "bit/s", "cellular path's rate cap"+e.linkNote(1)),
 		term("secondary_rtt", sc.sec.rtt*1000, "ms", "cellular path's RTT"),
+		term("prefer_cellular", b2f(out.PreferCellular), "", "1: the WiFi subflow becomes a backup once the cellular one is up"),
 		term("learned_mp", e.rMP, "", "this origin's multipath loads over what its single-path loads' error predicts (1 until both kinds were measured)"),
 		term("weight_time", w.TimePerS, "1/s", "mode weight of a second saved"),
 		term("weight_late", w.LatePerS, "1/s", "mode weight of a second saved past T, on top"),
@@ -124,4 +129,14 @@ func humanBytes(n float64) string {
 		u++
 	}
 	return strconv.FormatFloat(math.Round(n*10)/10, 'f', -1, 64) + " " + units[u]
+}
+
+// mbit writes a rate in bytes per second as Mbit/s with one decimal.
+func mbit(bps float64) string { return strconv.FormatFloat(bps*8/1e6, 'f', 1, 64) + " Mbit/s" }
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

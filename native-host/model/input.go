@@ -153,6 +153,9 @@ type Output struct {
 	// Trial is true when the decision is multipath to learn: the weighing came out just short, within the
 	// model's own error (LearningParams.TrialError), and the origin has too few multipath loads to correct it.
 	Trial bool
+	// PreferCellular: once a connection's cellular subflow is up, its WiFi subflow becomes a backup, so that the
+	// page flows over the cellular path alone (the helper's prefer_cellular); only with Multipath or θ1 set.
+	PreferCellular bool
 	// Mode is the preference mode the weights came from.
 	Mode string
 	// Expected is the expected utility at θ1 (seconds-equivalent; 0 for never).

@@ -559,7 +559,7 @@ func TestTheta1CountsThePage(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{Origin: "https://a.test", Protocol: tc.proto, Conns: tc.conns, Primary: wifi(), Secondary: lte(), RRC: lteIdle,
 				Size: seen(tc.size, 3), Params: params(t)}
-			sp, mp, used, err := PredictLoad(in, i64(tc.theta1), tc.size)
+			sp, mp, used, err := PredictLoad(in, i64(tc.theta1), false, tc.size)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -694,6 +694,58 @@ func TestBoundRate(t *testing.T) {
 			}
 			if th(other) == th(same) && other.Expected == same.Expected {
 				t.Errorf("the case cannot tell the two readings apart: both θ1 %s, E[U] %.4f", th(other), other.Expected)
+			}
+		})
+	}
+}
+
+// WiFi as backup: only where the model's own head-of-line discount makes the cellular path alone faster than both
+// together (testbed profile poor-wifi-fast-lte's links), never beside the seeds' links or 3G, never under a θ2 cap,
+// and never for a page that stays under θ1.
+func TestPreferCellular(t *testing.T) {
+	poorWiFi, fastLTE := mk("wifi", 50, 2), mk("cellular", 70, 33.9)
+	capped := &protocol.Prefs{Mode: Balanced, DeadlineMS: 3000, BatteryFloorPercent: 20, QuotaBytes: i64(50e9)}
+	for _, tc := range []struct {
+		name            string
+		prim, sec       *Path
+		rrc             *RRC
+		size            int64
+		prefs           *protocol.Prefs
+		wantMP, wantPre bool
+	}{
+		{"2 Mbit/s WiFi, 33.9 Mbit/s LTE, 2 MB page", poorWiFi, fastLTE, lteConnected, 2_000_000, nil, true, true},
+		{"seeds' WiFi and LTE, 2 MB page", wifi(), lte(), lteConnected, 2_000_000, nil, true, false},
+		{"2 Mbit/s WiFi beside 3G", poorWiFi, g3(), g3DCH, 2_000_000, nil, false, false},
+		{"fast LTE, quota cap", poorWiFi, fastLTE, lteConnected, 2_000_000, capped, true, false},
+		{"fast LTE, 60 kB page", poorWiFi, fastLTE, lteConnected, 60_000, nil, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Origin: "https://a.test", Protocol: H2, Primary: tc.prim, Secondary: tc.sec, RRC: tc.rrc,
+				Size: seen(tc.size, 3), Prefs: tc.prefs, Params: params(t)}
+			out, err := Evaluate(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Multipath != tc.wantMP || out.PreferCellular != tc.wantPre {
+				t.Fatalf("multipath %v prefer_cellular %v, want %v %v: %s", out.Multipath, out.PreferCellular, tc.wantMP, tc.wantPre, out.Reason)
+			}
+			if out.PreferCellular != strings.Contains(out.Reason, "WiFi as backup") {
+				t.Errorf("reason does not say what was decided: %s", out.Reason)
+			}
+			if !out.PreferCellular || out.Theta1 == nil || tc.size <= *out.Theta1 {
+				return
+			}
+			// The curves behind the choice: cellular alone after the join beats the two paths together.
+			_, both, _, err := PredictLoad(in, out.Theta1, false, tc.size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, alone, _, err := PredictLoad(in, out.Theta1, true, tc.size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if alone >= both {
+				t.Errorf("WiFi as backup predicted %.0f ms, both paths %.0f ms", alone, both)
 			}
 		})
 	}

@@ -57,15 +57,17 @@ func (c *Curves) Rates() (primary, secondary float64) {
 }
 
 // PredictLoad is the page-load time (transfer and the browser's processing, in ms) the model predicts for a page
-// of size bytes with in's links, single path and with θ1 carried out (nil: never), and whether its cellular
-// subflow would carry data: what a measured load is compared with to learn a correction.
-func PredictLoad(in Input, theta1 *int64, size int64) (spMS, mpMS float64, used bool, err error) {
+// of size bytes with in's links, single path and with θ1 carried out (nil: never; preferCellular: WiFi as backup
+// once cellular joins, Output.PreferCellular), and whether its cellular subflow would carry data: what a measured
+// load is compared with to learn a correction.
+func PredictLoad(in Input, theta1 *int64, preferCellular bool, size int64) (spMS, mpMS float64, used bool, err error) {
 	if err := in.Validate(); err != nil {
 		return 0, 0, false, err
 	}
 	prefs := protocol.Prefs{Mode: in.Params.Defaults.Mode, DeadlineMS: in.Params.Defaults.DeadlineMS}
 	var notes []string
 	e := newEvaluation(in, in.Params.Modes[prefs.Mode], prefs, nil, &notes)
+	e.cellFirst = preferCellular
 	var th *float64
 	if theta1 != nil {
 		v := float64(*theta1)
