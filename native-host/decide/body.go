@@ -43,6 +43,9 @@ func (d *Decision) Body() Body {
 	if d.Theta2 != nil {
 		in["theta2_bytes"] = *d.Theta2
 	}
+	if d.PreferCellular {
+		in["prefer_cellular"] = true
+	}
 	if d.Size.Known && d.Size.Median != nil {
 		in["predicted_size_bytes"] = *d.Size.Median
 	}

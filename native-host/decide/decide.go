@@ -47,12 +47,14 @@ type Decision struct {
 	Multipath bool
 	// Theta1 is the bytes a connection must have received before its cellular subflow opens, enforced at run time
 	// by the helper for single-path and multipath decisions alike; nil: never.
-	Theta1     *int64
-	Theta2     *int64 // cap on a connection's cellular bytes; nil: none
-	DeadlineMS int64
-	Reason     string
-	Basis      Basis
-	Model      protocol.Model
+	Theta1 *int64
+	Theta2 *int64 // cap on a connection's cellular bytes; nil: none
+	// PreferCellular: the helper makes a connection's WiFi subflow a backup once its cellular subflow is up.
+	PreferCellular bool
+	DeadlineMS     int64
+	Reason         string
+	Basis          Basis
+	Model          protocol.Model
 
 	Mode     string // the preference mode whose weights applied
 	Protocol string // what the model assumed of the origin
@@ -217,6 +219,7 @@ func FromModel(r Request, in model.Input, out model.Output) Decision {
 		Reason: out.Reason, Model: protocol.Model{ID: p.ID, Version: p.Version},
 		Mode: out.Mode, Protocol: out.Protocol, Size: out.Size, Terms: out.Terms, Input: in,
 		Basis: BasisMeasured, PredictedSPMS: out.PredictedSPMS, PredictedMPMS: out.PredictedMPMS,
+		PreferCellular: out.PreferCellular,
 	}
 	dec.Input.Params = nil
 	switch {

@@ -40,7 +40,7 @@ func (d *Decider) Learn(ctx context.Context, o store.Observation) error {
 	if o.Objects > 0 {
 		in.Size.Objects = o.Objects
 	}
-	sp, mp, used, err := model.PredictLoad(in, dec.Theta1, o.TransferBytes)
+	sp, mp, used, err := model.PredictLoad(in, dec.Theta1, dec.PreferCellular, o.TransferBytes)
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,11 @@ import (
 // Decided is a logged decision as the learning needs it back: its θ1, the model input it was made from, and the
 // cellular counter at the time.
 type Decided struct {
-	Theta1      *int64
-	ModelInput  json.RawMessage // null when the decision had none (a fixed policy)
-	CellRxStart *int64
+	Theta1     *int64
+	ModelInput json.RawMessage // null when the decision had none (a fixed policy)
+	// PreferCellular is the decision's inputs.prefer_cellular: WiFi was to be the backup once cellular joined.
+	PreferCellular bool
+	CellRxStart    *int64
 }
 
 // ErrNoDecision says no decision is logged for a reported load.
@@ -36,9 +38,12 @@ func (s *Store) Decided(ctx context.Context, origin string, tab int64, nav strin
 	}
 	var reply struct {
 		ModelInput json.RawMessage `json:"model_input"`
+		Inputs     struct {
+			PreferCellular bool `json:"prefer_cellular"`
+		} `json:"inputs"`
 	}
 	if json.Unmarshal([]byte(body), &reply) == nil {
-		d.ModelInput = reply.ModelInput
+		d.ModelInput, d.PreferCellular = reply.ModelInput, reply.Inputs.PreferCellular
 	}
 	return d, nil
 }
