@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -240,7 +239,7 @@ func TestIntegrationSubflowSetBackup(t *testing.T) {
 			}
 		}
 	}
-	if localBackup(t, cli, initial, dst) {
+	if cli.SubflowLocalBackup(t, initial, dst) {
 		t.Fatal("the initial subflow is backup before SET_FLAGS")
 	}
 	if err := c.SubflowSetBackup(created.Token, initial, dst, true); err != nil {
@@ -249,10 +248,10 @@ func TestIntegrationSubflowSetBackup(t *testing.T) {
 	if ev := priority(); !ev.Backup {
 		t.Fatalf("server's SUB_PRIORITY after setting backup: %+v", ev)
 	}
-	if !localBackup(t, cli, initial, dst) {
+	if !cli.SubflowLocalBackup(t, initial, dst) {
 		t.Fatal("the initial subflow lacks the local backup flag after SET_FLAGS")
 	}
-	if localBackup(t, cli, sub.Src(), sub.Dst()) {
+	if cli.SubflowLocalBackup(t, sub.Src(), sub.Dst()) {
 		t.Fatal("the cellular subflow became backup too")
 	}
 	if err := c.SubflowSetBackup(created.Token, initial, dst, false); err != nil {
@@ -261,7 +260,7 @@ func TestIntegrationSubflowSetBackup(t *testing.T) {
 	if ev := priority(); ev.Backup {
 		t.Fatalf("server's SUB_PRIORITY after clearing backup: %+v", ev)
 	}
-	if localBackup(t, cli, initial, dst) {
+	if cli.SubflowLocalBackup(t, initial, dst) {
 		t.Fatal("the initial subflow is still backup after clearing it")
 	}
 	// A four-tuple no subflow has is the kernel's error, naming the command.
@@ -272,28 +271,4 @@ func TestIntegrationSubflowSetBackup(t *testing.T) {
 	if err := c.SubflowSetBackup(created.Token+1, initial, dst, true); err == nil {
 		t.Fatal("SET_FLAGS with an unknown token succeeded")
 	}
-}
-
-// localBackup reports whether the MPTCP subflow local -> remote in ns has the local backup flag, from sock_diag's
-// MPTCP subflow information as ss prints it ("tcp-ulp-mptcp flags:..."; 'b' is MPTCP_SUBFLOW_FLAG_BKUP_LOC).
-func localBackup(t *testing.T, ns *testNS, local, remote netip.AddrPort) bool {
-	t.Helper()
-	var out []byte
-	if err := ns.In(func() (err error) {
-		out, err = exec.Command("ss", "-tniH", "state", "established", "src", local.String(), "dst", remote.String()).Output()
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	i := strings.Index(string(out), "tcp-ulp-mptcp")
-	if i < 0 {
-		t.Fatalf("ss shows no MPTCP subflow %s -> %s: %q", local, remote, out)
-	}
-	for _, f := range strings.Fields(string(out[i:])) {
-		if flags, ok := strings.CutPrefix(f, "flags:"); ok {
-			return strings.Contains(flags, "b")
-		}
-	}
-	t.Fatalf("ss shows no subflow flags for %s -> %s: %q", local, remote, out)
-	return false
 }
