@@ -17,6 +17,9 @@ import (
 // Changes go through the Journal so that Release (lease over) and the helper's exit undo them.
 type Backend interface {
 	Name() string
+	// SetOrigin and SetConn: only the userspace backend carries them out, PreferCellular included (it needs the
+	// userspace path manager's per-subflow SET_FLAGS); the endpoint and sysctl backends refuse both verbs with
+	// CodeUnsupported, whatever the fields, and the dry run records PreferCellular with the rest.
 	SetOrigin(p OriginPolicy) error
 	// SetConn gives one connection its own decision, ahead of its destination address's.
 	SetConn(p ConnPolicy) error
@@ -159,10 +162,18 @@ func (d *dryRun) SetOrigin(p OriginPolicy) error {
 	if p.Group != 0 {
 		group = fmt.Sprintf(" group=%d", p.Group)
 	}
-	return d.note(fmt.Sprintf("map %v to multipath=%v theta1=%d theta2=%s%s", p.Addrs, p.Multipath, p.Theta1, theta2, group))
+	return d.note(fmt.Sprintf("map %v to multipath=%v theta1=%d theta2=%s%s%s", p.Addrs, p.Multipath, p.Theta1, theta2, group, preferNote(p.PreferCellular)))
 }
 func (d *dryRun) SetConn(p ConnPolicy) error {
-	return d.note(fmt.Sprintf("give connection %s -> %s multipath=%v theta1=%d", p.Local, p.Remote, p.Multipath, p.Theta1))
+	return d.note(fmt.Sprintf("give connection %s -> %s multipath=%v theta1=%d%s", p.Local, p.Remote, p.Multipath, p.Theta1, preferNote(p.PreferCellular)))
+}
+
+// preferNote is what the dry run says of PreferCellular: nothing when it is off.
+func preferNote(prefer bool) string {
+	if prefer {
+		return " prefer_cellular (the WiFi subflow becomes backup once the cellular one is up)"
+	}
+	return ""
 }
 func (d *dryRun) SetEndpointSubflow(on bool) error {
 	return d.note(fmt.Sprintf("set endpoint subflow=%v", on))

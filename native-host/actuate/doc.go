@@ -16,4 +16,11 @@
 // tcp_info through sock_diag, polled every 5 ms only while a connection waits for either), the in-kernel
 // endpoint's subflow flag (global), the net.mptcp.enabled sysctl (global; refused under mptcpize, where
 // enabled=0 makes socket() fail with ENOPROTOOPT and Chromium loads nothing), and a dry run that only records.
+//
+// prefer_cellular (set-origin-policy, set-conn-policy; a boolean, only with multipath) asks the userspace backend to
+// mark a connection's initial (WiFi) subflow backup once its cellular subflow is established (the userspace path
+// manager's SET_FLAGS; the kernel sends MP_PRIO): the server then sends on cellular and keeps WiFi as the fallback,
+// for a fast cellular link beside a slow WiFi. status shows it per connection as primary_backup and counts it in
+// stats.primary_backups; release gives WiFi its priority back. The endpoint and sysctl backends refuse both policy
+// verbs (unsupported) whatever their fields; the dry run records it.
 package actuate

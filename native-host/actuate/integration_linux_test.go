@@ -1103,6 +1103,180 @@ func TestIntegrationConnPolicy(t *testing.T) {
 	}
 }
 
+// TestIntegrationPreferCellular: with prefer_cellular, by set-origin-policy or by set-conn-policy, the helper marks
+// a connection's initial (WiFi) subflow backup once its cellular subflow is established. The test reads that back
+// from the kernel, not from the helper: the client subflow's local backup flag (sock_diag) and the server's
+// SUB_PRIORITY event (the MP_PRIO it received); the server then sends a download on cellular alone. A connection
+// without prefer_cellular keeps its WiFi subflow active and gets data on both links. Release gives WiFi its
+// priority back.
+func TestIntegrationPreferCellular(t *testing.T) {
+	needRoot(t)
+	cli, srv := newNS(t, "fc"), newNS(t, "fs")
+	vethPair(t, cli, srv, 1)
+	vethPair(t, cli, srv, 2)
+	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.3/24", "dev", "vb1")
+	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.4/24", "dev", "vb1")
+	// Source routing as on a phone, so that a subflow's bytes cross its own link and the link counters tell the
+	// paths apart.
+	run(t, "ip", "-n", cli.Name, "rule", "add", "from", "10.77.2.1", "table", "102")
+	run(t, "ip", "-n", cli.Name, "route", "add", "10.77.1.0/24", "via", "10.77.2.2", "dev", "va2", "table", "102")
+	run(t, "ip", "-n", srv.Name, "route", "add", "10.77.2.1/32", "dev", "vb2")
+	// Two equal 50 Mbit/s downlinks: a download needs both to go at full speed, so the scheduler uses WiFi
+	// unless it is backup.
+	for _, dev := range []string{"vb1", "vb2"} {
+		run(t, "tc", "-n", srv.Name, "qdisc", "add", "dev", dev, "root", "tbf", "rate", "50mbit", "burst", "32kb", "latency", "20ms")
+	}
+	// MP_PRIO is reported where it is received: on the server.
+	srvEvents, err := mptcp.Subscribe(srv.FD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srvEvents.Close()
+	var mu sync.Mutex
+	var prios []mptcp.Event
+	go func() {
+		for {
+			ev, err := srvEvents.Next()
+			if err != nil {
+				return
+			}
+			if ev.Type == mptcp.EventSubPriority {
+				mu.Lock()
+				prios = append(prios, ev)
+				mu.Unlock()
+			}
+		}
+	}()
+	// lastPrio is the server's latest SUB_PRIORITY for the subflow whose client end is local, if any.
+	lastPrio := func(local netip.AddrPort) (ev mptcp.Event, ok bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range prios {
+			if e.Dst() == local {
+				ev, ok = e, true
+			}
+		}
+		return ev, ok
+	}
+
+	h := startHelper(t, cli, t.TempDir(), map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1"})
+	port := thetaServer(t, srv)
+	c := h.conn()
+	hello := c.hello()
+	for _, r := range []map[string]any{
+		{"addrs": []string{"10.77.1.2"}, "multipath": true, "prefer_cellular": true},
+		{"addrs": []string{"10.77.1.3"}, "multipath": true},
+		{"addrs": []string{"10.77.1.4"}, "multipath": false}, // only the connection's own policy gives it a subflow
+	} {
+		r["verb"], r["session"], r["lease_ms"] = VerbOrigin, hello.Session, 10000
+		if resp := c.do(r); !resp.OK {
+			t.Fatalf("%v: %+v", r, resp)
+		}
+	}
+	get := func(conn net.Conn, n uint64) {
+		t.Helper()
+		var req [8]byte
+		binary.BigEndian.PutUint64(req[:], n)
+		conn.SetDeadline(time.Now().Add(30 * time.Second))
+		if _, err := conn.Write(req[:]); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.CopyN(io.Discard, conn, int64(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type ends struct{ local, remote netip.AddrPort }
+	dial := func(addr string) (net.Conn, ends) {
+		conn := cli.DialMPTCP(t, net.JoinHostPort(addr, fmt.Sprint(port)))
+		get(conn, 1) // MPTCP's ESTABLISHED needs data
+		return conn, ends{conn.LocalAddr().(*net.TCPAddr).AddrPort(), conn.RemoteAddr().(*net.TCPAddr).AddrPort()}
+	}
+	status := func() (recs map[netip.AddrPort]ConnRecord, stats usStats) {
+		st := c.do(map[string]any{"verb": "status"})
+		b, _ := json.Marshal(st.Result)
+		var res struct {
+			Backend struct {
+				Connections []ConnRecord `json:"connections"`
+				Stats       usStats      `json:"stats"`
+			} `json:"backend"`
+		}
+		json.Unmarshal(b, &res)
+		recs = map[netip.AddrPort]ConnRecord{}
+		for _, r := range res.Backend.Connections {
+			if r.Open {
+				recs[netip.MustParseAddrPort(r.Src)] = r
+			}
+		}
+		return recs, res.Backend.Stats
+	}
+	pref, prefE := dial("10.77.1.2") // prefer_cellular by its origin's policy
+	plain, plainE := dial("10.77.1.3")
+	_, ownE := dial("10.77.1.4") // prefer_cellular by its own policy
+	if r := c.do(map[string]any{"verb": VerbConn, "session": hello.Session, "lease_ms": 10000, "local": ownE.local.String(),
+		"remote": ownE.remote.String(), "multipath": true, "prefer_cellular": true}); !r.OK {
+		t.Fatalf("set-conn-policy with prefer_cellular: %+v", r)
+	}
+	if !waitUntil(3*time.Second, func() bool {
+		recs, _ := status()
+		return recs[prefE.local].PrimaryBackup && recs[ownE.local].PrimaryBackup && recs[plainE.local].Subflow
+	}) {
+		recs, stats := status()
+		t.Fatalf("no cellular subflows, or WiFi not made backup: %+v, stats %+v", recs, stats)
+	}
+
+	// The kernel's view. The server heard MP_PRIO(backup) on the two connections' initial subflows, and the client
+	// holds them as backup; the connection without prefer_cellular has neither.
+	for _, e := range []ends{prefE, ownE} {
+		waitFor(t, 2*time.Second, "the server's SUB_PRIORITY(backup) for "+e.local.String(), func() bool {
+			ev, ok := lastPrio(e.local)
+			return ok && ev.Backup && ev.Src() == e.remote
+		})
+		if !cli.SubflowLocalBackup(t, e.local, e.remote) {
+			t.Fatalf("initial subflow %s -> %s is not backup in the client's kernel", e.local, e.remote)
+		}
+	}
+	if cli.SubflowLocalBackup(t, plainE.local, plainE.remote) {
+		t.Fatal("the connection without prefer_cellular has a backup initial subflow")
+	}
+	if ev, ok := lastPrio(plainE.local); ok {
+		t.Fatalf("the server heard MP_PRIO on the connection without prefer_cellular: %+v", ev)
+	}
+
+	// The effect: with WiFi backup the server sends the download on cellular; without, on both links.
+	const size = 8_000_000
+	wifiShare := func(conn net.Conn) float64 {
+		before := linkBytes(t, cli, "va1")
+		get(conn, size)
+		return float64(linkBytes(t, cli, "va1")-before) / size
+	}
+	prefShare, plainShare := wifiShare(pref), wifiShare(plain)
+	t.Logf("WiFi link carried %.1f %% of %d bytes with prefer_cellular, %.1f %% without", 100*prefShare, size, 100*plainShare)
+	if prefShare > 0.05 {
+		t.Fatalf("with WiFi backup the WiFi link still carried %.1f %% of the download", 100*prefShare)
+	}
+	if plainShare < 0.2 {
+		t.Fatalf("without prefer_cellular the WiFi link carried only %.1f %%: the comparison says nothing", 100*plainShare)
+	}
+	if _, stats := status(); stats.PrimaryBackups != 2 || stats.PrimaryBackupErrors != 0 {
+		t.Fatalf("stats %+v, want 2 initial subflows made backup and no error", stats)
+	}
+
+	// Release closes the cellular subflows and gives WiFi its priority back.
+	if r := c.do(map[string]any{"verb": VerbRelease, "session": hello.Session}); !r.OK {
+		t.Fatalf("release: %+v", r)
+	}
+	for _, e := range []ends{prefE, ownE} {
+		waitFor(t, 2*time.Second, "the server's SUB_PRIORITY(not backup) for "+e.local.String(), func() bool {
+			ev, ok := lastPrio(e.local)
+			return ok && !ev.Backup
+		})
+		if cli.SubflowLocalBackup(t, e.local, e.remote) {
+			t.Fatalf("initial subflow %s -> %s still backup after release", e.local, e.remote)
+		}
+	}
+	get(pref, 100_000) // the connection goes on over WiFi
+}
+
 // TestIntegrationEndpointsIgnoredUnderUserspace is the evidence behind warning about NetworkManager's subflow
 // endpoints rather than refusing to start: while the helper selects the userspace path manager, an in-kernel
 // endpoint with the subflow flag (what NetworkManager ≥ 1.40 adds per connection) gives a new connection no

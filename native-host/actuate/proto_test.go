@@ -62,6 +62,19 @@ func TestParseRequest(t *testing.T) {
 		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true,"theta1":-1}`, CodeBadArgument},
 		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true,"addrs":["192.0.2.1"]}`, CodeBadArgument},
 		{`{"verb":"set-conn-policy","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true}`, CodeBadSession},
+		// prefer_cellular: on both verbs, with multipath only, a boolean only.
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"prefer_cellular":true}`, ""},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"theta1":262144,"prefer_cellular":false}`, ""},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":false,"prefer_cellular":true}`, CodeBadArgument},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":false,"prefer_cellular":false}`, ""},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"prefer_cellular":1}`, CodeBadRequest},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"prefer_cellular":"yes"}`, CodeBadRequest},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"prefer_cell":true}`, CodeBadRequest},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true,"prefer_cellular":true}`, ""},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true,"theta1":1,"theta2":2,"group":3,"prefer_cellular":true}`, ""},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":false,"prefer_cellular":true}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","prefer_cellular":true}`, CodeBadArgument},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true,"prefer_cellular":null}`, ""},
 	}
 	for _, tt := range tests {
 		_, err := parseRequest([]byte(tt.line))
@@ -105,6 +118,38 @@ func TestWebAddr(t *testing.T) {
 			if _, err := parseRequest([]byte(r)); err == nil {
 				t.Errorf("set-conn-policy to %s accepted", remote)
 			}
+		}
+	}
+}
+
+// prefer_cellular reaches both policies, and is off unless asked for.
+func TestPreferCellularCarried(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		want bool
+	}{
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true,"prefer_cellular":true}`, true},
+		{`{"verb":"set-origin-policy","session":"` + sess + `","lease_ms":1000,"addrs":["192.0.2.1"],"multipath":true}`, false},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true,"prefer_cellular":true}`, true},
+		{`{"verb":"set-conn-policy","session":"` + sess + `","lease_ms":1000,"local":"10.0.0.2:40000","remote":"192.0.2.1:8443","multipath":true}`, false},
+	} {
+		r, err := parseRequest([]byte(tt.line))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.line, err)
+		}
+		var got bool
+		if r.Verb == VerbOrigin {
+			p, _ := r.originPolicy()
+			got = p.PreferCellular
+		} else {
+			p, _ := r.connPolicy()
+			got = p.PreferCellular
+		}
+		if got != tt.want {
+			t.Errorf("%s: PreferCellular %v, want %v", tt.line, got, tt.want)
+		}
+		if a := argsOf(r); (a["prefer_cellular"] == true) != tt.want {
+			t.Errorf("%s: audited arguments %v", tt.line, a)
 		}
 	}
 }

@@ -581,6 +581,9 @@ func argsOf(r Request) map[string]any {
 	if r.Group != 0 {
 		m["group"] = r.Group
 	}
+	if r.PreferCellular {
+		m["prefer_cellular"] = true
+	}
 	if r.Enabled != nil {
 		m["enabled"] = *r.Enabled
 	}

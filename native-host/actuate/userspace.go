@@ -54,6 +54,9 @@ type addrPolicy struct {
 	theta2    int64 // close the cellular subflow once it has carried this many bytes; noCap: never
 	uid       uint32
 	group     uint32 // the θ1 group the address's bytes count in (OriginPolicy.Group); 0: its own
+	// preferCell: once the cellular subflow is established, the initial (WiFi) subflow becomes backup
+	// (OriginPolicy.PreferCellular).
+	preferCell bool
 }
 
 // Bounds of the backend's maps: whatever clients send, its memory stays bounded. An address forgotten (the least
@@ -114,7 +117,7 @@ type ConnRecord struct {
 	ClosedNS  int64  `json:"closed_ns,omitempty"` // unix ns of CLOSED; 0 while open
 	AskedNS   int64  `json:"asked_ns,omitempty"`  // unix ns of the SUBFLOW_CREATE; 0 if never asked
 	DelayUS   int64  `json:"subflow_delay_us"`    // ESTABLISHED to the cellular SUB_ESTABLISHED; 0 if none
-	Error     string `json:"error,omitempty"`     // SUBFLOW_CREATE's error
+	Error     string `json:"error,omitempty"`     // the last kernel error: SUBFLOW_CREATE's, SUBFLOW_DESTROY's or SET_FLAGS's
 	Open      bool   `json:"open"`
 	// Run-time thresholds. RxAtRequest: bytes the connection had received when the subflow was asked for
 	// (at least θ1 when θ1 > 0). CellBytes: the cellular subflow's bytes received plus acknowledged, when last
@@ -135,6 +138,11 @@ type ConnRecord struct {
 	// closed (stallWatch); StalledNS is when.
 	Stalled   bool  `json:"stalled,omitempty"`
 	StalledNS int64 `json:"stalled_ns,omitempty"`
+	// PrimaryBackup: the policy preferred cellular (PreferCellular) and the helper marked the initial (WiFi)
+	// subflow backup once the cellular subflow was established; PrimaryBackupNS is when. A failed SET_FLAGS
+	// leaves it false and says why in Error. It stays set after Release gives the subflow its priority back.
+	PrimaryBackup   bool  `json:"primary_backup,omitempty"`
+	PrimaryBackupNS int64 `json:"primary_backup_ns,omitempty"`
 }
 
 // closedKept bounds the closed-connection records status returns.
@@ -159,6 +167,8 @@ type conn struct {
 	waiting     bool  // multipath, but the connection has not received θ1 bytes yet
 	theta2      int64 // the cap the subflow was opened under; noCap if none
 	capped      bool  // θ2 reached, or the subflow stalled: it was closed and is not reopened
+	backupAsked bool  // SET_FLAGS backup was sent for the initial subflow (once per connection and lease)
+	backupSet   bool  // the initial subflow is backup by the helper's doing, and still open: Release undoes it
 	stall       stallWatch
 	rx          uint64
 	readAt      time.Time // when rx was read
@@ -173,16 +183,18 @@ func (c *conn) needsPoll() bool {
 }
 
 type usStats struct {
-	Connections     int    `json:"connections"`
-	SubflowsCreated int    `json:"subflows_created"`
-	SubflowErrors   int    `json:"subflow_errors"`
-	Theta1Waits     int    `json:"theta1_waits"` // connections whose subflow waited for θ1 bytes
-	Capped          int    `json:"capped"`       // cellular subflows closed at θ2
-	Stalled         int    `json:"stalled"`      // cellular subflows closed because they stalled (stallWatch)
-	Polls           int    `json:"polls"`        // sock_diag reads
-	PollErrors      int    `json:"poll_errors"`
-	AddrsForgotten  int    `json:"addrs_forgotten"` // addresses whose policy went beyond maxAddrPolicies
-	LastError       string `json:"last_error,omitempty"`
+	Connections         int    `json:"connections"`
+	SubflowsCreated     int    `json:"subflows_created"`
+	SubflowErrors       int    `json:"subflow_errors"`
+	Theta1Waits         int    `json:"theta1_waits"` // connections whose subflow waited for θ1 bytes
+	Capped              int    `json:"capped"`       // cellular subflows closed at θ2
+	Stalled             int    `json:"stalled"`      // cellular subflows closed because they stalled (stallWatch)
+	Polls               int    `json:"polls"`        // sock_diag reads
+	PollErrors          int    `json:"poll_errors"`
+	AddrsForgotten      int    `json:"addrs_forgotten"` // addresses whose policy went beyond maxAddrPolicies
+	PrimaryBackups      int    `json:"primary_backups"` // initial subflows marked backup (PreferCellular)
+	PrimaryBackupErrors int    `json:"primary_backup_errors"`
+	LastError           string `json:"last_error,omitempty"`
 }
 
 func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
@@ -295,6 +307,9 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 			if !c.estAt.IsZero() {
 				c.rec.DelayUS = time.Since(c.estAt).Microseconds()
 			}
+			if p, _ := u.policyOf(c); p.multipath {
+				u.maybePreferCell(ev.Token, c, p)
+			}
 			if c.needsPoll() {
 				u.kick()
 			}
@@ -306,6 +321,8 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 		}
 		if c.subflow == ev.Src() {
 			c.subflow = netip.AddrPort{}
+		} else if c.initial == ev.Src() {
+			c.backupSet = false // nothing left to give its priority back to
 		} else if c.cellSrc.IsValid() && ev.Saddr == c.cellSrc && !c.rec.Subflow && c.rec.Error == "" {
 			// The join the helper asked for failed (refused by the server, or the connection went first).
 			c.rec.Error = fmt.Sprintf("cellular subflow closed before it was established (error %d)", ev.Error)
@@ -372,13 +389,12 @@ func (u *userspaceBackend) groupRx() map[group]uint64 {
 // the connection, or with the rest of its group (groupRx, nil: summed here), has received θ1 bytes; until then it
 // leaves the connection to the poll loop. Caller holds u.mu.
 func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uint64) {
-	p, own := u.connPol[flow{c.initial, c.dst}]
-	if !own {
-		if e := u.policy[c.dst.Addr()]; e != nil && c.uidKnown && e.Value.(*addrEntry).p.uid == c.uid {
-			p = e.Value.(*addrEntry).p
-		}
-	}
+	p, own := u.policyOf(c)
 	c.rec.Multipath, c.rec.PerConn = p.multipath, own
+	if p.multipath {
+		// A decision that prefers cellular may come after the subflow it prefers (set-conn-policy once more).
+		u.maybePreferCell(token, c, p)
+	}
 	if !c.established || c.requested || c.capped || !p.multipath {
 		c.waiting = false
 		return
@@ -431,6 +447,45 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uin
 		return
 	}
 	u.stats.SubflowsCreated++
+}
+
+// policyOf is the decision that applies to the connection: its own (set-conn-policy, own true), else its owner's
+// for its destination address, else none (the zero addrPolicy: single path). Caller holds u.mu.
+func (u *userspaceBackend) policyOf(c *conn) (p addrPolicy, own bool) {
+	if p, own = u.connPol[flow{c.initial, c.dst}]; own {
+		return p, true
+	}
+	if e := u.policy[c.dst.Addr()]; e != nil && c.uidKnown && e.Value.(*addrEntry).p.uid == c.uid {
+		return e.Value.(*addrEntry).p, false
+	}
+	return addrPolicy{}, false
+}
+
+// maybePreferCell marks the connection's initial (WiFi) subflow backup once its cellular subflow is established,
+// when the decision p prefers cellular (OriginPolicy.PreferCellular says why). The kernel sends MP_PRIO, and the
+// server then sends on WiFi only while no cellular subflow can carry the data: the kernel marks a subflow stale
+// after net.mptcp.stale_loss_cnt retransmission timeouts, and its scheduler takes a backup subflow when no other
+// is active, so a dead cellular path falls back to WiFi without the helper. It is asked once per connection: a
+// failure (the initial subflow already gone, a kernel without the userspace PM's SET_FLAGS) leaves the
+// connection as plain multipath, recorded, and the helper goes on. The θ2 cap and the stall rule are unchanged;
+// with WiFi as backup the stall rule, which needs WiFi progress, stays quiet until the kernel has fallen back.
+// Caller holds u.mu.
+func (u *userspaceBackend) maybePreferCell(token uint32, c *conn, p addrPolicy) {
+	if !p.preferCell || c.backupAsked || !c.subflow.IsValid() || c.capped {
+		return
+	}
+	c.backupAsked = true
+	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
+	if err := u.pm.SubflowSetBackup(token, c.initial, c.dst, true); err != nil {
+		u.stats.PrimaryBackupErrors++
+		u.stats.LastError = err.Error()
+		c.rec.Error = err.Error()
+		u.log("initial subflow backup", "token", token, "src", c.initial, "dst", c.dst, "err", err)
+		return
+	}
+	u.stats.PrimaryBackups++
+	c.backupSet = true
+	c.rec.PrimaryBackup, c.rec.PrimaryBackupNS = true, time.Now().UnixNano()
 }
 
 // kick wakes the poll goroutine. Caller holds u.mu.
@@ -575,7 +630,9 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 }
 
 // watchStall reads the connection's two subflows for a stall (stallWatch), closes the cellular one if it
-// stalled, and says when to read them again. Caller holds u.mu.
+// stalled, and says when to read them again. Under PreferCellular the WiFi subflow is backup and carries nothing
+// while cellular works, so the rule, which needs WiFi progress, does not fire: the kernel's stale-subflow logic
+// (net.mptcp.stale_loss_cnt) moves a dead cellular path's data to WiFi first. Caller holds u.mu.
 func (u *userspaceBackend) watchStall(tok uint32, c *conn, socks map[flow]*diag.Sock, now time.Time) time.Duration {
 	cell, wifi := socks[flow{c.subflow, c.dst}], socks[flow{c.initial, c.dst}]
 	if cell == nil || wifi == nil {
@@ -753,7 +810,7 @@ func (u *userspaceBackend) dropOldestConn() {
 }
 
 func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
-	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, uid: p.UID, group: p.Group}
+	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, uid: p.UID, group: p.Group, preferCell: p.PreferCellular}
 	if p.Theta2 != nil {
 		ap.theta2 = *p.Theta2
 	}
@@ -783,7 +840,7 @@ func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
 // SetConn gives one connection its own decision. The connection may already be known (the usual order: the
 // caller learns its local port once connected) or not yet (its CREATED event is still on the way).
 func (u *userspaceBackend) SetConn(p ConnPolicy) error {
-	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, group: p.Group}
+	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, group: p.Group, preferCell: p.PreferCellular}
 	if p.Theta2 != nil {
 		ap.theta2 = *p.Theta2
 	}
@@ -821,7 +878,9 @@ func (u *userspaceBackend) SetEnabled(int, func() (bool, error)) error {
 	return unsupported(u, VerbEnabled, "use --backend sysctl")
 }
 
-// Release forgets every origin decision and closes the cellular subflows this helper opened.
+// Release forgets every origin decision, closes the cellular subflows this helper opened, and gives back their
+// normal priority to the initial subflows it made backup (a later decision may open a subflow again and not
+// prefer cellular).
 func (u *userspaceBackend) Release() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -835,7 +894,13 @@ func (u *userspaceBackend) Release() error {
 				errs = append(errs, err)
 			}
 		}
-		c.requested, c.waiting = false, false
+		if c.backupSet {
+			if err := u.pm.SubflowSetBackup(tok, c.initial, c.dst, false); err != nil {
+				errs = append(errs, err)
+			}
+			c.backupSet = false
+		}
+		c.requested, c.waiting, c.backupAsked = false, false, false
 	}
 	return errors.Join(errs...)
 }

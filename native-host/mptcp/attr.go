@@ -491,3 +491,40 @@ func subflowBody(token uint32, local Endpoint, remote netip.AddrPort, destroy bo
 	})
 	return ae.Encode()
 }
+
+// subflowBackupBody encodes the userspace path manager's SET_FLAGS for one subflow of connection token (the
+// token is what routes the command to the userspace PM rather than to the in-kernel endpoints). The kernel
+// finds the subflow by its local and remote addresses, and by their ports when given: both are required here,
+// so that the command can only ever name one subflow. The flags are sent even when zero, so that "not backup"
+// is said, not implied.
+func subflowBackupBody(token uint32, local, remote netip.AddrPort, backup bool) ([]byte, error) {
+	if token == 0 {
+		return nil, errors.New("mptcp: subflow flags: token 0")
+	}
+	if !local.Addr().IsValid() || !remote.Addr().IsValid() {
+		return nil, errors.New("mptcp: subflow flags: local and remote addresses are required")
+	}
+	if local.Addr().Is4() != remote.Addr().Is4() {
+		return nil, fmt.Errorf("mptcp: subflow flags: local %s and remote %s are of different families", local.Addr(), remote.Addr())
+	}
+	if local.Port() == 0 || remote.Port() == 0 {
+		return nil, errors.New("mptcp: subflow flags: missing port")
+	}
+	var flags Flags
+	if backup {
+		flags = FlagBackup
+	}
+	ae := netlink.NewAttributeEncoder()
+	ae.Uint32(attrToken, token)
+	ae.Nested(attrAddr, func(nae *netlink.AttributeEncoder) error {
+		if err := encodeAddr(nae, Endpoint{Addr: local.Addr(), Port: local.Port()}); err != nil {
+			return err
+		}
+		nae.Uint32(addrFlags, uint32(flags))
+		return nil
+	})
+	ae.Nested(attrAddrRemote, func(nae *netlink.AttributeEncoder) error {
+		return encodeAddr(nae, Endpoint{Addr: remote.Addr(), Port: remote.Port()})
+	})
+	return ae.Encode()
+}

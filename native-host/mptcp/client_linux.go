@@ -193,6 +193,19 @@ func (c *Client) SubflowDestroy(token uint32, local, remote netip.AddrPort) erro
 	return err
 }
 
+// SubflowSetBackup sets or clears the backup flag of the subflow of connection token with this four-tuple (the
+// userspace path manager's SET_FLAGS). The kernel sends MP_PRIO on that subflow, and the peer's scheduler then
+// sends on it only while no non-backup subflow is available. The peer reports the change with a SUB_PRIORITY
+// event; the local side emits none.
+func (c *Client) SubflowSetBackup(token uint32, local, remote netip.AddrPort, backup bool) error {
+	body, err := subflowBackupBody(token, local, remote, backup)
+	if err != nil {
+		return err
+	}
+	_, err = c.exec(cmdSetFlags, body, netlink.Acknowledge)
+	return err
+}
+
 // Events is a subscription to the mptcp_pm_events multicast group.
 type Events struct {
 	c       *genetlink.Conn

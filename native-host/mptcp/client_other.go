@@ -22,6 +22,9 @@ func (c *Client) Limits() (Limits, error)                                     { 
 func (c *Client) SetLimits(Limits) error                                      { return ErrUnsupported }
 func (c *Client) SubflowCreate(uint32, Endpoint, netip.AddrPort) error        { return ErrUnsupported }
 func (c *Client) SubflowDestroy(uint32, netip.AddrPort, netip.AddrPort) error { return ErrUnsupported }
+func (c *Client) SubflowSetBackup(uint32, netip.AddrPort, netip.AddrPort, bool) error {
+	return ErrUnsupported
+}
 
 // Events is unavailable outside Linux.
 type Events struct{}

@@ -167,3 +167,108 @@ func TestIntegrationDialBadNamespace(t *testing.T) {
 		t.Fatal("Dial with a bad namespace fd succeeded")
 	}
 }
+
+// TestIntegrationSubflowSetBackup: SET_FLAGS with a token marks one subflow of a userspace-PM connection backup
+// and back; the server hears it as MP_PRIO (its SUB_PRIORITY event names the subflow and the flag), and the
+// client's own subflow carries the local backup flag (sock_diag's MPTCP subflow flags, as ss shows them).
+func TestIntegrationSubflowSetBackup(t *testing.T) {
+	needRoot(t)
+	cli, srv := newNS(t, "bc"), newNS(t, "bs")
+	vethPair(t, cli, srv, 1)
+	vethPair(t, cli, srv, 2)
+	cli.Sysctl(t, "net.mptcp.path_manager", "userspace")
+
+	ln := srv.ListenMPTCP(t)
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	events, err := Subscribe(cli.FD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Close()
+	// MP_PRIO is reported where it is received: on the server.
+	srvEvents, err := Subscribe(srv.FD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srvEvents.Close()
+
+	dst := netip.AddrPortFrom(netip.MustParseAddr("10.77.1.2"), port)
+	conn := cli.DialMPTCP(t, dst.String())
+	la := conn.LocalAddr().(*net.TCPAddr).AddrPort()
+	initial := netip.AddrPortFrom(la.Addr().Unmap(), la.Port())
+	created := nextEvent(t, events, EventCreated, 0)
+	conn.Write([]byte("x"))
+	nextEvent(t, events, EventEstablished, created.Token)
+
+	c, err := Dial(cli.FD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	remote := netip.AddrPortFrom(netip.MustParseAddr("10.77.2.2"), port)
+	if err := c.SubflowCreate(created.Token, Endpoint{Addr: netip.MustParseAddr("10.77.2.1")}, remote); err != nil {
+		t.Fatal(err)
+	}
+	sub := nextEvent(t, events, EventSubEstablished, created.Token)
+
+	// priority waits for the server's SUB_PRIORITY of the initial subflow (its remote end is the client's
+	// initial source).
+	priority := func() Event {
+		t.Helper()
+		srvEvents.SetDeadline(time.Now().Add(5 * time.Second))
+		for {
+			ev, err := srvEvents.Next()
+			if err != nil {
+				t.Fatalf("waiting for the server's SUB_PRIORITY: %v", err)
+			}
+			if ev.Type == EventSubPriority {
+				if ev.Dst() != initial || ev.Src() != dst {
+					t.Fatalf("SUB_PRIORITY of another subflow: %+v, want %s -> %s", ev, dst, initial)
+				}
+				return ev
+			}
+		}
+	}
+	if cli.SubflowLocalBackup(t, initial, dst) {
+		t.Fatal("the initial subflow is backup before SET_FLAGS")
+	}
+	if err := c.SubflowSetBackup(created.Token, initial, dst, true); err != nil {
+		t.Fatal(err)
+	}
+	if ev := priority(); !ev.Backup {
+		t.Fatalf("server's SUB_PRIORITY after setting backup: %+v", ev)
+	}
+	if !cli.SubflowLocalBackup(t, initial, dst) {
+		t.Fatal("the initial subflow lacks the local backup flag after SET_FLAGS")
+	}
+	if cli.SubflowLocalBackup(t, sub.Src(), sub.Dst()) {
+		t.Fatal("the cellular subflow became backup too")
+	}
+	if err := c.SubflowSetBackup(created.Token, initial, dst, false); err != nil {
+		t.Fatal(err)
+	}
+	if ev := priority(); ev.Backup {
+		t.Fatalf("server's SUB_PRIORITY after clearing backup: %+v", ev)
+	}
+	if cli.SubflowLocalBackup(t, initial, dst) {
+		t.Fatal("the initial subflow is still backup after clearing it")
+	}
+	// A four-tuple no subflow has is the kernel's error, naming the command.
+	wrong := netip.AddrPortFrom(initial.Addr(), initial.Port()+1)
+	if err := c.SubflowSetBackup(created.Token, wrong, dst, true); err == nil || !strings.Contains(err.Error(), "SET_FLAGS") {
+		t.Fatalf("SET_FLAGS for a subflow that does not exist: %v", err)
+	}
+	if err := c.SubflowSetBackup(created.Token+1, initial, dst, true); err == nil {
+		t.Fatal("SET_FLAGS with an unknown token succeeded")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -119,6 +120,31 @@ func (ns *NS) DialMPTCP(t *testing.T, addr string) net.Conn {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// SubflowLocalBackup reports whether the MPTCP subflow local -> remote in ns has the local backup flag, as the
+// kernel's sock_diag reports it and ss prints it ("tcp-ulp-mptcp flags:...", where 'b' is
+// MPTCP_SUBFLOW_FLAG_BKUP_LOC). It fails the test when ss shows no such subflow or no flags.
+func (ns *NS) SubflowLocalBackup(t *testing.T, local, remote netip.AddrPort) bool {
+	t.Helper()
+	var out []byte
+	if err := ns.In(func() (err error) {
+		out, err = exec.Command("ss", "-tniH", "state", "established", "src", local.String(), "dst", remote.String()).Output()
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(out), "tcp-ulp-mptcp")
+	if i < 0 {
+		t.Fatalf("ss shows no MPTCP subflow %s -> %s: %q", local, remote, out)
+	}
+	for _, f := range strings.Fields(string(out[i:])) {
+		if flags, ok := strings.CutPrefix(f, "flags:"); ok {
+			return strings.Contains(flags, "b")
+		}
+	}
+	t.Fatalf("ss shows no subflow flags for %s -> %s: %q", local, remote, out)
+	return false
 }
 
 // ThrowawayUID returns a uid that no account in /etc/passwd and no running process has, for a test to run a
