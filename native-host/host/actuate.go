@@ -435,6 +435,7 @@ func (c *actuatorClient) Carry(ctx context.Context, d *decide.Decision) {
 	if mp {
 		// The origin's group: its peers (refreshPeers, setPeers copy this request) count towards the same θ1.
 		req.Theta1, req.Theta2, req.Group = *d.Theta1, d.Theta2, thetaGroup(d.Origin)
+		req.PreferCellular = d.PreferCellular
 	}
 	res := c.setOrigin(ctx, req, d.Origin)
 	c.mu.Lock()

@@ -231,10 +231,10 @@ func reachedByMe(addrs []netip.Addr) (map[netip.Addr]bool, error) {
 	return got, nil
 }
 
-// samePolicy compares two helper policies: multipath, θ1 and θ2.
+// samePolicy compares two helper policies: multipath, θ1, θ2 and WiFi as backup.
 func samePolicy(a, b actuate.Request) bool {
 	return (a.Multipath == nil) == (b.Multipath == nil) && (a.Multipath == nil || *a.Multipath == *b.Multipath) &&
-		a.Theta1 == b.Theta1 && equalCap(a.Theta2, b.Theta2)
+		a.Theta1 == b.Theta1 && equalCap(a.Theta2, b.Theta2) && a.PreferCellular == b.PreferCellular
 }
 
 // screenPeers splits a page's reported peers into those that may follow the page origin's decision and those

@@ -344,3 +344,28 @@ func TestIntegrationReachedByMe(t *testing.T) {
 		t.Fatalf("reached: %v", got)
 	}
 }
+
+// A page's peers follow its origin's helper policy; a change of WiFi-as-backup alone is a change they must get.
+func TestSamePolicy(t *testing.T) {
+	mp, sp := true, false
+	base := actuate.Request{Multipath: &mp, Theta1: 200_000}
+	for _, tc := range []struct {
+		name string
+		b    func(r *actuate.Request)
+		want bool
+	}{
+		{"same", func(*actuate.Request) {}, true},
+		{"θ1", func(r *actuate.Request) { r.Theta1 = 0 }, false},
+		{"θ2", func(r *actuate.Request) { c := int64(1 << 20); r.Theta2 = &c }, false},
+		{"multipath", func(r *actuate.Request) { r.Multipath = &sp }, false},
+		{"WiFi as backup", func(r *actuate.Request) { r.PreferCellular = true }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := base
+			tc.b(&b)
+			if got := samePolicy(base, b); got != tc.want {
+				t.Errorf("samePolicy = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
