@@ -235,8 +235,8 @@ func FitProcessing(loads []*Load) (p Processing, onePage, multi int) {
 
 // HOLGrid is the grid hol is fitted on.
 func HOLGrid() []float64 {
-	g := make([]float64, 0, 51)
-	for i := 50; i <= 100; i++ {
+	g := make([]float64, 0, 101)
+	for i := 0; i <= 100; i++ {
 		g = append(g, float64(i)/100)
 	}
 	return g

@@ -61,15 +61,15 @@ func TestRunOnGrid(t *testing.T) {
 		}
 	}
 	// The fit minimises the multipath error over a grid that holds the sweep's points.
-	if len(r.Sweep) != 6 {
-		t.Errorf("sweep of %d points, want 6", len(r.Sweep))
+	if len(r.Sweep) != 11 {
+		t.Errorf("sweep of %d points, want 11", len(r.Sweep))
 	}
 	for _, sw := range r.Sweep {
 		if r.After.MP > sw[1]+1e-9 {
 			t.Errorf("fitted multipath MdAPE %v > %v at hol %v", r.After.MP, sw[1], sw[0])
 		}
 	}
-	if r.FittedHOL < 0.5 || r.FittedHOL > 1 {
+	if r.FittedHOL < 0 || r.FittedHOL > 1 {
 		t.Errorf("hol %v outside its grid", r.FittedHOL)
 	}
 	// The grid has both page classes, all three modes and both protocols on one profile: 12 rows.

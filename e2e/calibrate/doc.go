@@ -28,6 +28,6 @@
 // The processing constants are fitted on the single-path loads only, so that they cannot absorb multipath's
 // error: the per-page constant is the median residual (measured − network) of single-object pages, the
 // per-object constant the median of (residual − per-page constant)/(objects − 1) over multi-object pages. Then
-// hol is the value on the grid 0.50, 0.51, ..., 1.00 that minimises the median absolute percentage error
+// hol is the value on the grid 0.00, 0.01, ..., 1.00 that minimises the median absolute percentage error
 // (MdAPE) of the multipath loads, with the fitted processing constants. Ties go to the value nearest the file's.
 package calibrate

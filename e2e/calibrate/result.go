@@ -30,7 +30,7 @@ type Result struct {
 	// repetitions predict the odd ones and the other way round, so no load is predicted by numbers fitted on it.
 	OutOfSample Errors
 	Folds       int // how many folds had loads to fit on and to predict
-	// Sweep is the multipath MdAPE at hol = 0.5, 0.6, ..., 1.0 with the fitted processing constants.
+	// Sweep is the multipath MdAPE at hol = 0.0, 0.1, ..., 1.0 with the fitted processing constants.
 	Sweep [][2]float64
 	Rows  []Row
 }
@@ -61,7 +61,7 @@ func Run(runs string, recs []report.Record, c *corpus.Corpus, p *model.Params) (
 	}
 	r.Before = errorsOf(loads)
 	r.FittedProc, r.ProcOnePage, r.ProcMulti = FitProcessing(loads)
-	for h := 5; h <= 10; h++ {
+	for h := 0; h <= 10; h++ {
 		if err := Predict(loads, float64(h)/10, r.FittedProc); err != nil {
 			return nil, err
 		}
@@ -174,7 +174,7 @@ func (r *Result) WriteMarkdown(w io.Writer, command string) error {
 		"Target: MdAPE ≤ 15 %%.\n\n")
 
 	p("## Fit\n\n| number | model.json | fitted | fitted on |\n|---|---|---|---|\n")
-	p("| multipath.hol_discount | %.2f | %.2f | MdAPE of %d mp-always loads, grid 0.50..1.00 step 0.01 |\n",
+	p("| multipath.hol_discount | %.2f | %.2f | MdAPE of %d mp-always loads, grid 0.00..1.00 step 0.01 |\n",
 		r.FileHOL, r.FittedHOL, len(Filter(r.Loads, func(l *Load) bool { return l.Rec.Mode == report.ModeMPAlways })))
 	p("| page.processing_ms | %.1f | %.1f | median residual of %d single-path single-object loads |\n",
 		r.FileProc.PerPageMS, r.FittedProc.PerPageMS, r.ProcOnePage)
