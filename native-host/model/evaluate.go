@@ -146,7 +146,6 @@ type evaluation struct {
 	process  float64 // the browser's processing time of this page, s
 	rSP, rMP float64 // learned corrections: single-path page-load times stay as predicted (1), multipath ones by rMP
 	prior    bool
-	hol      float64 // share of the secondary's bytes that shorten the transfer, by its technology
 	// cellFirst: the primary subflow becomes a backup once the secondary is up (Output.PreferCellular), so the
 	// curves have the secondary carry every byte from then on.
 	cellFirst bool
@@ -163,6 +162,7 @@ type scen struct {
 	tEst      float64
 	tJoin     float64   // request to the secondary's first data byte: promotion, join, first data
 	secUseful float64   // head-of-line: the secondary's bytes count towards completion this much later
+	hol       float64   // share of the secondary's bytes that shorten the transfer (MultipathParams.HOL)
 	fixedJ    float64   // cellular energy every join costs: promotion, the join itself, the tail it adds
 	activeW   float64   // cellular radio power while the subflow carries data
 	tSP       []float64 // single-path transfer time of each size of the distribution
@@ -195,10 +195,7 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 		*notes = append(*notes, "RRC state unknown, assumed idle")
 	}
 	e.radio = rs
-	e.hol = p.Multipath.HOLDiscount
-	if tech == radio.ThreeG {
-		e.hol = p.Multipath.HOLDiscount3G
-	}
+	threeG := tech == radio.ThreeG
 	tailExt := rs.tailExtensionJ()
 	if wm, ok := p.Radios[radio.WiFi]; ok && (in.Primary == nil || in.Primary.Kind != "ethernet") {
 		e.wifiW = activeW(wm, 0)
@@ -237,6 +234,10 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 			// Bytes on the slower path arrive that much later than the same bytes would have on the primary, and
 			// in-order delivery waits for them.
 			s.secUseful = math.Max(0, b.l.rtt-a.l.rtt) / 2
+			s.hol = p.Multipath.HOL(b.l.rate / a.l.rate)
+			if threeG {
+				s.hol = p.Multipath.HOLDiscount3G
+			}
 			s.activeW = activeW(rm, b.l.rate*8)
 			s.fixedJ = rs.promotionJ + s.activeW*tr.JoinRTTs*b.l.rtt + tailExt
 			e.scens = append(e.scens, s)
@@ -525,7 +526,7 @@ func (e *evaluation) mpCurve(sc *scen, theta float64) (plf, float64) {
 		return sum(&prim, &sec, 1), t0
 	}
 	sec := shifted(&sc.secBase, t0+sc.secUseful)
-	return sum(&sc.primSP, &sec, e.hol), t0
+	return sum(&sc.primSP, &sec, sc.hol), t0
 }
 
 // eval is the utility of size s under scenario sc with the multipath curve mp (secondary data from t0); tSP is

@@ -135,6 +135,12 @@ func Parse(name string, data []byte) (File, error) {
 	t.MaxSlowStartRs = int(r.num("transport.max_slow_start_rounds", 1, 60, true, true))
 	p.Multipath.HOLDiscount = r.num("multipath.hol_discount", 0, 1, false, true)
 	p.Multipath.HOLDiscount3G = r.num("multipath.hol_discount_3g", 0, 1, false, true)
+	p.Multipath.HOLRateRatio = r.num("multipath.hol_rate_ratio", 0.001, 1000, false, true)
+	p.Multipath.HOLDiscountFast = r.num("multipath.hol_discount_fast", 0, 1, false, true)
+	p.Multipath.HOLFastRateRatio = r.num("multipath.hol_fast_rate_ratio", 0.001, 1000, false, true)
+	if r.err == nil && !(p.Multipath.HOLFastRateRatio > p.Multipath.HOLRateRatio) {
+		r.fail("multipath.hol_fast_rate_ratio", "must be above multipath.hol_rate_ratio")
+	}
 	p.Multipath.ReactMS = r.num("multipath.react_ms", 0, 10000, false, true)
 
 	p.Modes = make(map[string]Weights, len(modeNames))

@@ -54,6 +54,8 @@ func TestParseRejects(t *testing.T) {
 			name + ": theta.max_bytes: must be > theta.min_bytes"},
 		{"size prior out of order", func(m map[string]any) { obj(m, "sizes")["prior_p10_bytes"] = 1e7 }, "",
 			name + ": sizes.prior_p50_bytes: must lie between sizes.prior_p10_bytes and sizes.prior_p90_bytes"},
+		{"head-of-line ratios inverted", func(m map[string]any) { obj(m, "multipath")["hol_fast_rate_ratio"] = 1.0 }, "",
+			name + ": multipath.hol_fast_rate_ratio: must be above multipath.hol_rate_ratio"},
 		{"prior without spread", func(m map[string]any) { delete(obj(obj(m, "priors"), "lte"), "spread") }, "",
 			name + ": priors.lte.spread: missing"},
 		{"not JSON", nil, `{"id":`, name + ": not one JSON object"},

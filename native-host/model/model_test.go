@@ -750,3 +750,28 @@ func TestPreferCellular(t *testing.T) {
 		})
 	}
 }
+
+// The head-of-line discount between its two measured points: the file's values at and beyond them, the logarithmic
+// middle halfway, and the seeds' value for anything it cannot place.
+func TestHOL(t *testing.T) {
+	m := params(t).Multipath
+	mid := math.Sqrt(m.HOLRateRatio * m.HOLFastRateRatio)
+	for _, tc := range []struct {
+		name  string
+		ratio float64
+		want  float64
+	}{
+		{"slower secondary", 0.5, m.HOLDiscount},
+		{"at the seeds' ratio", m.HOLRateRatio, m.HOLDiscount},
+		{"logarithmic middle", mid, (m.HOLDiscount + m.HOLDiscountFast) / 2},
+		{"at the fast ratio", m.HOLFastRateRatio, m.HOLDiscountFast},
+		{"beyond it", 100, m.HOLDiscountFast},
+		{"NaN", math.NaN(), m.HOLDiscount},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := m.HOL(tc.ratio); math.Abs(got-tc.want) > 1e-9 {
+				t.Errorf("HOL(%v) = %v, want %v", tc.ratio, got, tc.want)
+			}
+		})
+	}
+}

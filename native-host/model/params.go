@@ -52,7 +52,10 @@ type Transport struct {
 type MultipathParams struct {
 	HOLDiscount   float64 // share of the secondary subflow's bytes that count towards completion
 	HOLDiscount3G float64 // the same for a 3G secondary
-	ReactMS       float64 // from the event (ESTABLISHED, θ1 bytes received) to the helper's SUBFLOW_CREATE
+	// HOLRateRatio is the secondary-to-primary rate ratio HOLDiscount was measured at; HOLDiscountFast the share
+	// measured beside a secondary HOLFastRateRatio times faster than the primary (HOL interpolates).
+	HOLRateRatio, HOLDiscountFast, HOLFastRateRatio float64
+	ReactMS                                         float64 // from the event (ESTABLISHED, θ1 bytes received) to the helper's SUBFLOW_CREATE
 }
 
 // Weights value time, lateness, energy and cellular data against each other, in seconds-equivalent.
@@ -152,4 +155,20 @@ type LearningParams struct {
 	// predicted to lose by less than this share of the page's single-path time, the prediction cannot tell, and
 	// the origin's first MinLoads multipath loads are tried so that their measurements decide. 0: never tried.
 	TrialError float64
+}
+
+// HOL is the share of the secondary's bytes that shorten a transfer when the secondary is ratio times as fast as
+// the primary: HOLDiscount up to HOLRateRatio, HOLDiscountFast from HOLFastRateRatio, linear in the ratio's
+// logarithm between. The faster the secondary, the more of the page waits behind what the scheduler still puts on
+// the slow primary's queue.
+func (m MultipathParams) HOL(ratio float64) float64 {
+	lo, hi := m.HOLRateRatio, m.HOLFastRateRatio
+	switch {
+	case !(ratio > lo) || !(hi > lo):
+		return m.HOLDiscount
+	case ratio >= hi:
+		return m.HOLDiscountFast
+	}
+	f := math.Log(ratio/lo) / math.Log(hi/lo)
+	return m.HOLDiscount + f*(m.HOLDiscountFast-m.HOLDiscount)
 }
