@@ -321,6 +321,11 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 		}
 		if c.subflow == ev.Src() {
 			c.subflow = netip.AddrPort{}
+			if c.backupSet {
+				// WiFi must not stay a backup with no cellular subflow beside it: in the testbed, a connection
+				// left so reinjected the same data over its WiFi subflow for two minutes (11 MB for 0.3 MB).
+				u.restorePrimary(ev.Token, c)
+			}
 		} else if c.initial == ev.Src() {
 			c.backupSet = false // nothing left to give its priority back to
 		} else if c.cellSrc.IsValid() && ev.Saddr == c.cellSrc && !c.rec.Subflow && c.rec.Error == "" {
@@ -467,9 +472,8 @@ func (u *userspaceBackend) policyOf(c *conn) (p addrPolicy, own bool) {
 // after net.mptcp.stale_loss_cnt retransmission timeouts, and its scheduler takes a backup subflow when no other
 // is active, so a dead cellular path falls back to WiFi without the helper. It is asked once per connection: a
 // failure (the initial subflow already gone, a kernel without the userspace PM's SET_FLAGS) leaves the
-// connection as plain multipath, recorded, and the helper goes on. The θ2 cap and the stall rule are unchanged;
-// with WiFi as backup the stall rule, which needs WiFi progress, stays quiet until the kernel has fallen back.
-// Caller holds u.mu.
+// connection as plain multipath, recorded, and the helper goes on. The θ2 cap is unchanged; the stall rule is off
+// while WiFi is a backup (watchStall). Caller holds u.mu.
 func (u *userspaceBackend) maybePreferCell(token uint32, c *conn, p addrPolicy) {
 	if !p.preferCell || c.backupAsked || !c.subflow.IsValid() || c.capped {
 		return
@@ -486,6 +490,19 @@ func (u *userspaceBackend) maybePreferCell(token uint32, c *conn, p addrPolicy) 
 	u.stats.PrimaryBackups++
 	c.backupSet = true
 	c.rec.PrimaryBackup, c.rec.PrimaryBackupNS = true, time.Now().UnixNano()
+}
+
+// restorePrimary gives the initial subflow its priority back (maybePreferCell took it) once the cellular subflow
+// is gone, so that the connection goes on over WiFi as plain single path. Caller holds u.mu.
+func (u *userspaceBackend) restorePrimary(token uint32, c *conn) {
+	c.backupSet = false
+	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
+	if err := u.pm.SubflowSetBackup(token, c.initial, c.dst, false); err != nil {
+		u.stats.PrimaryBackupErrors++
+		u.stats.LastError = err.Error()
+		c.rec.Error = err.Error()
+		u.log("initial subflow restored", "token", token, "src", c.initial, "dst", c.dst, "err", err)
+	}
 }
 
 // kick wakes the poll goroutine. Caller holds u.mu.
@@ -630,13 +647,16 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 }
 
 // watchStall reads the connection's two subflows for a stall (stallWatch), closes the cellular one if it
-// stalled, and says when to read them again. Under PreferCellular the WiFi subflow is backup and carries nothing
-// while cellular works, so the rule, which needs WiFi progress, does not fire: the kernel's stale-subflow logic
-// (net.mptcp.stale_loss_cnt) moves a dead cellular path's data to WiFi first. Caller holds u.mu.
+// stalled, and says when to read them again. Not while the WiFi subflow is a backup (PreferCellular): the
+// kernel's stale-subflow logic (net.mptcp.stale_loss_cnt) moves a dead cellular path's data to WiFi, and a
+// cellular subflow closed for any reason gives WiFi its priority back (restorePrimary). Caller holds u.mu.
 func (u *userspaceBackend) watchStall(tok uint32, c *conn, socks map[flow]*diag.Sock, now time.Time) time.Duration {
 	cell, wifi := socks[flow{c.subflow, c.dst}], socks[flow{c.initial, c.dst}]
-	if cell == nil || wifi == nil {
-		return stallIdle // WiFi gone: cellular is all there is; read again, seldom
+	if cell == nil || wifi == nil || c.backupSet {
+		// WiFi gone: cellular is all there is. WiFi a backup: what it receives is the kernel's retransmissions
+		// and reinjections, not a working path beside a silent one, and closing cellular on that left
+		// connections stuck. Read again, seldom.
+		return stallIdle
 	}
 	stalled, busy := c.stall.observe(now, delivered(cell), wifi.BytesReceived)
 	if c.uidKnown && !stalled {
