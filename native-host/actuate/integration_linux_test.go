@@ -1116,6 +1116,7 @@ func TestIntegrationPreferCellular(t *testing.T) {
 	vethPair(t, cli, srv, 2)
 	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.3/24", "dev", "vb1")
 	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.4/24", "dev", "vb1")
+	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.5/24", "dev", "vb1")
 	// Source routing as on a phone, so that a subflow's bytes cross its own link and the link counters tell the
 	// paths apart.
 	run(t, "ip", "-n", cli.Name, "rule", "add", "from", "10.77.2.1", "table", "102")
@@ -1259,6 +1260,29 @@ func TestIntegrationPreferCellular(t *testing.T) {
 	}
 	if _, stats := status(); stats.PrimaryBackups != 2 || stats.PrimaryBackupErrors != 0 {
 		t.Fatalf("stats %+v, want 2 initial subflows made backup and no error", stats)
+	}
+
+	// A cellular subflow that goes (here closed at θ2) gives WiFi its priority back: a connection must not be left
+	// with a backup subflow alone.
+	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 10000, "addrs": []string{"10.77.1.5"},
+		"multipath": true, "prefer_cellular": true, "theta2": 300_000}); !r.OK {
+		t.Fatalf("prefer_cellular with θ2: %+v", r)
+	}
+	capped, cappedE := dial("10.77.1.5")
+	waitFor(t, 3*time.Second, "WiFi made backup on the capped connection", func() bool {
+		recs, _ := status()
+		return recs[cappedE.local].PrimaryBackup
+	})
+	get(capped, 2_000_000)
+	waitFor(t, 2*time.Second, "the server's SUB_PRIORITY(not backup) once θ2 closed the cellular subflow", func() bool {
+		ev, ok := lastPrio(cappedE.local)
+		return ok && !ev.Backup
+	})
+	if cli.SubflowLocalBackup(t, cappedE.local, cappedE.remote) {
+		t.Fatal("the capped connection's WiFi subflow is still backup with no cellular subflow beside it")
+	}
+	if recs, _ := status(); !recs[cappedE.local].Capped {
+		t.Fatalf("θ2 did not close the cellular subflow: %+v", recs[cappedE.local])
 	}
 
 	// Release closes the cellular subflows and gives WiFi its priority back.
