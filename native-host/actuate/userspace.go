@@ -479,30 +479,33 @@ func (u *userspaceBackend) maybePreferCell(token uint32, c *conn, p addrPolicy) 
 		return
 	}
 	c.backupAsked = true
-	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
-	if err := u.pm.SubflowSetBackup(token, c.initial, c.dst, true); err != nil {
-		u.stats.PrimaryBackupErrors++
-		u.stats.LastError = err.Error()
-		c.rec.Error = err.Error()
-		u.log("initial subflow backup", "token", token, "src", c.initial, "dst", c.dst, "err", err)
+	if !u.setPrimaryBackup(token, c, true) {
 		return
 	}
 	u.stats.PrimaryBackups++
-	c.backupSet = true
 	c.rec.PrimaryBackup, c.rec.PrimaryBackupNS = true, time.Now().UnixNano()
 }
 
 // restorePrimary gives the initial subflow its priority back (maybePreferCell took it) once the cellular subflow
 // is gone, so that the connection goes on over WiFi as plain single path. Caller holds u.mu.
 func (u *userspaceBackend) restorePrimary(token uint32, c *conn) {
-	c.backupSet = false
+	u.setPrimaryBackup(token, c, false)
+}
+
+// setPrimaryBackup sets the initial subflow's backup flag, records a failure (stats, the connection's record, the
+// log) and says whether it took. Caller holds u.mu.
+func (u *userspaceBackend) setPrimaryBackup(token uint32, c *conn, backup bool) bool {
 	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
-	if err := u.pm.SubflowSetBackup(token, c.initial, c.dst, false); err != nil {
+	if err := u.pm.SubflowSetBackup(token, c.initial, c.dst, backup); err != nil {
 		u.stats.PrimaryBackupErrors++
 		u.stats.LastError = err.Error()
 		c.rec.Error = err.Error()
-		u.log("initial subflow restored", "token", token, "src", c.initial, "dst", c.dst, "err", err)
+		u.log("initial subflow backup flag", "backup", backup, "token", token, "src", c.initial, "dst", c.dst, "err", err)
+		c.backupSet = false
+		return false
 	}
+	c.backupSet = backup
+	return true
 }
 
 // kick wakes the poll goroutine. Caller holds u.mu.
