@@ -752,30 +752,35 @@ func linkBytes(t *testing.T, ns *testNS, dev string) uint64 {
 	return n
 }
 
+// shapedTwoPaths is a client and a server namespace (tag+"c", tag+"s") joined by a WiFi link (10.77.1.0/24) and a
+// cellular one (10.77.2.0/24), the server holding 10.77.1.2 to 10.77.1.last on the WiFi side. The client routes by
+// source as a phone does: what leaves from the cellular address goes out the cellular link. Both downlinks are
+// shaped to 50 Mbit/s (tbf; netem is not built here): on a bare veth a subflow moves gigabytes a second, so the
+// few milliseconds between the helper reading a counter and its action taking effect carried more than a window
+// whenever the machine was busy, and checks measured the scheduler's luck. At 50 Mbit/s one 480 KB window is 77 ms.
+func shapedTwoPaths(t *testing.T, tag string, last int) (cli, srv *testNS) {
+	t.Helper()
+	cli, srv = newNS(t, tag+"c"), newNS(t, tag+"s")
+	vethPair(t, cli, srv, 1)
+	vethPair(t, cli, srv, 2)
+	for i := 3; i <= last; i++ {
+		run(t, "ip", "-n", srv.Name, "addr", "add", fmt.Sprintf("10.77.1.%d/24", i), "dev", "vb1")
+	}
+	run(t, "ip", "-n", cli.Name, "rule", "add", "from", "10.77.2.1", "table", "102")
+	run(t, "ip", "-n", cli.Name, "route", "add", "10.77.1.0/24", "via", "10.77.2.2", "dev", "va2", "table", "102")
+	run(t, "ip", "-n", srv.Name, "route", "add", "10.77.2.1/32", "dev", "vb2")
+	for _, dev := range []string{"vb1", "vb2"} {
+		run(t, "tc", "-n", srv.Name, "qdisc", "add", "dev", dev, "root", "tbf", "rate", "50mbit", "burst", "32kb", "latency", "20ms")
+	}
+	return cli, srv
+}
+
 // TestIntegrationUserspaceThetas: θ1 holds the cellular subflow back until the connection has received θ1
 // bytes; θ2 closes it once it has carried θ2 bytes, and the cellular link's own counter agrees within one
 // window; the download completes either way.
 func TestIntegrationUserspaceThetas(t *testing.T) {
 	needRoot(t)
-	cli, srv := newNS(t, "tc"), newNS(t, "ts")
-	vethPair(t, cli, srv, 1)
-	vethPair(t, cli, srv, 2)
-	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.3/24", "dev", "vb1")
-	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.4/24", "dev", "vb1")
-	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.5/24", "dev", "vb1")
-	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.6/24", "dev", "vb1")
-	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.7/24", "dev", "vb1")
-	// Source routing as on a phone: what leaves from the cellular address goes out the cellular link.
-	run(t, "ip", "-n", cli.Name, "rule", "add", "from", "10.77.2.1", "table", "102")
-	run(t, "ip", "-n", cli.Name, "route", "add", "10.77.1.0/24", "via", "10.77.2.2", "dev", "va2", "table", "102")
-	run(t, "ip", "-n", srv.Name, "route", "add", "10.77.2.1/32", "dev", "vb2")
-	// Both downlinks shaped to 50 Mbit/s (tbf; netem is not built here): on a bare veth the subflow moves
-	// gigabytes a second, so the few milliseconds between the helper reading the counter and the close taking
-	// effect carried more than a window whenever the machine was busy, and the check measured the scheduler's
-	// luck rather than the cap. At 50 Mbit/s one 480 KB window is 77 ms of slack.
-	for _, dev := range []string{"vb1", "vb2"} {
-		run(t, "tc", "-n", srv.Name, "qdisc", "add", "dev", dev, "root", "tbf", "rate", "50mbit", "burst", "32kb", "latency", "20ms")
-	}
+	cli, srv := shapedTwoPaths(t, "t", 7)
 	// The cellular source named by interface (--cell-if), as the systemd unit does.
 	h := startHelper(t, cli, t.TempDir(), map[string]any{"Backend": BackendUserspace, "CellIf": "va2"})
 	port := thetaServer(t, srv)
@@ -1111,22 +1116,9 @@ func TestIntegrationConnPolicy(t *testing.T) {
 // priority back.
 func TestIntegrationPreferCellular(t *testing.T) {
 	needRoot(t)
-	cli, srv := newNS(t, "fc"), newNS(t, "fs")
-	vethPair(t, cli, srv, 1)
-	vethPair(t, cli, srv, 2)
-	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.3/24", "dev", "vb1")
-	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.4/24", "dev", "vb1")
-	run(t, "ip", "-n", srv.Name, "addr", "add", "10.77.1.5/24", "dev", "vb1")
-	// Source routing as on a phone, so that a subflow's bytes cross its own link and the link counters tell the
-	// paths apart.
-	run(t, "ip", "-n", cli.Name, "rule", "add", "from", "10.77.2.1", "table", "102")
-	run(t, "ip", "-n", cli.Name, "route", "add", "10.77.1.0/24", "via", "10.77.2.2", "dev", "va2", "table", "102")
-	run(t, "ip", "-n", srv.Name, "route", "add", "10.77.2.1/32", "dev", "vb2")
-	// Two equal 50 Mbit/s downlinks: a download needs both to go at full speed, so the scheduler uses WiFi
-	// unless it is backup.
-	for _, dev := range []string{"vb1", "vb2"} {
-		run(t, "tc", "-n", srv.Name, "qdisc", "add", "dev", dev, "root", "tbf", "rate", "50mbit", "burst", "32kb", "latency", "20ms")
-	}
+	// Two equal downlinks: a download needs both to go at full speed, so the scheduler uses WiFi unless it is
+	// backup; each subflow's bytes cross its own link, so the link counters tell the paths apart.
+	cli, srv := shapedTwoPaths(t, "f", 5)
 	// MP_PRIO is reported where it is received: on the server.
 	srvEvents, err := mptcp.Subscribe(srv.FD)
 	if err != nil {

@@ -101,17 +101,7 @@ func TestIntegrationUserspaceSubflow(t *testing.T) {
 	vethPair(t, cli, srv, 2)
 	cli.Sysctl(t, "net.mptcp.path_manager", "userspace")
 
-	ln := srv.ListenMPTCP(t)
-	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(io.Discard, c); c.Close() }()
-		}
-	}()
+	port := discardServer(t, srv)
 
 	events, err := Subscribe(cli.FD)
 	if err != nil {
@@ -178,17 +168,7 @@ func TestIntegrationSubflowSetBackup(t *testing.T) {
 	vethPair(t, cli, srv, 2)
 	cli.Sysctl(t, "net.mptcp.path_manager", "userspace")
 
-	ln := srv.ListenMPTCP(t)
-	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() { io.Copy(io.Discard, c); c.Close() }()
-		}
-	}()
+	port := discardServer(t, srv)
 	events, err := Subscribe(cli.FD)
 	if err != nil {
 		t.Fatal(err)
@@ -271,4 +251,20 @@ func TestIntegrationSubflowSetBackup(t *testing.T) {
 	if err := c.SubflowSetBackup(created.Token+1, initial, dst, true); err == nil {
 		t.Fatal("SET_FLAGS with an unknown token succeeded")
 	}
+}
+
+// discardServer accepts MPTCP connections in srv and reads whatever they send; it returns the port.
+func discardServer(t *testing.T, srv *testNS) uint16 {
+	t.Helper()
+	ln := srv.ListenMPTCP(t)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, c); c.Close() }()
+		}
+	}()
+	return uint16(ln.Addr().(*net.TCPAddr).Port)
 }
