@@ -657,8 +657,8 @@ func (u *userspaceBackend) watchStall(tok uint32, c *conn, socks map[flow]*diag.
 	cell, wifi := socks[flow{c.subflow, c.dst}], socks[flow{c.initial, c.dst}]
 	if cell == nil || wifi == nil || c.backupSet {
 		// WiFi gone: cellular is all there is. WiFi a backup: what it receives is the kernel's retransmissions
-		// and reinjections, not a working path beside a silent one, and closing cellular on that left
-		// connections stuck. Read again, seldom.
+		// and reinjections, not a working path beside a silent one (in the testbed, connections whose cellular
+		// subflows had gone under WiFi as backup hung). Read again, seldom.
 		return stallIdle
 	}
 	stalled, busy := c.stall.observe(now, delivered(cell), wifi.BytesReceived)
