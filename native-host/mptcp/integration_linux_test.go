@@ -121,17 +121,8 @@ func TestIntegrationUserspaceSubflow(t *testing.T) {
 	conn.Write([]byte("x"))
 	nextEvent(t, events, EventEstablished, created.Token)
 
-	c, err := Dial(cli.FD)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, remote, sub := joinCellular(t, cli, events, created.Token, port)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	remote := netip.AddrPortFrom(netip.MustParseAddr("10.77.2.2"), port)
-	if err := c.SubflowCreate(created.Token, Endpoint{Addr: netip.MustParseAddr("10.77.2.1")}, remote); err != nil {
-		t.Fatal(err)
-	}
-	sub := nextEvent(t, events, EventSubEstablished, created.Token)
 	if sub.Saddr != netip.MustParseAddr("10.77.2.1") || sub.Dst() != remote || sub.Sport == 0 {
 		t.Fatalf("SUB_ESTABLISHED %+v", sub)
 	}
@@ -189,17 +180,8 @@ func TestIntegrationSubflowSetBackup(t *testing.T) {
 	conn.Write([]byte("x"))
 	nextEvent(t, events, EventEstablished, created.Token)
 
-	c, err := Dial(cli.FD)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _, sub := joinCellular(t, cli, events, created.Token, port)
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(5 * time.Second))
-	remote := netip.AddrPortFrom(netip.MustParseAddr("10.77.2.2"), port)
-	if err := c.SubflowCreate(created.Token, Endpoint{Addr: netip.MustParseAddr("10.77.2.1")}, remote); err != nil {
-		t.Fatal(err)
-	}
-	sub := nextEvent(t, events, EventSubEstablished, created.Token)
 
 	// priority waits for the server's SUB_PRIORITY of the initial subflow (its remote end is the client's
 	// initial source).
@@ -267,4 +249,22 @@ func discardServer(t *testing.T, srv *testNS) uint16 {
 		}
 	}()
 	return uint16(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// joinCellular asks cli's userspace path manager for connection token's subflow from the cellular address
+// 10.77.2.1 to the server's 10.77.2.2 at port and waits for it: the client, the subflow's remote end and its
+// SUB_ESTABLISHED event.
+func joinCellular(t *testing.T, cli *testNS, events *Events, token uint32, port uint16) (*Client, netip.AddrPort, Event) {
+	t.Helper()
+	c, err := Dial(cli.FD)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	remote := netip.AddrPortFrom(netip.MustParseAddr("10.77.2.2"), port)
+	if err := c.SubflowCreate(token, Endpoint{Addr: netip.MustParseAddr("10.77.2.1")}, remote); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c, remote, nextEvent(t, events, EventSubEstablished, token)
 }
