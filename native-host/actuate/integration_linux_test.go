@@ -901,7 +901,7 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 		t.Fatalf("cellular link carried only %d bytes: the scheduler never used the subflow, so the cap was not tested", cell)
 	}
 
-	// A stall: the cellular link stops delivering (its queue shrunk to nothing) in the middle of a 20 MB
+	// A stall: the cellular link stops delivering data in the middle of a 20 MB
 	// download; the helper closes the subflow after stallAfter without a byte while WiFi carries on, and the
 	// download completes over WiFi. A second, idle connection's subflow, as silent, goes with it: the path
 	// stalled.
@@ -915,7 +915,10 @@ func TestIntegrationUserspaceThetas(t *testing.T) {
 	go func() { defer close(done); get(s, 20_000_000) }()
 	time.Sleep(400 * time.Millisecond)
 	stallAt := time.Now()
-	run(t, "tc", "-n", srv.Name, "qdisc", "change", "dev", "vb2", "root", "tbf", "rate", "8kbit", "burst", "1600", "latency", "1ms")
+	// A bucket smaller than a data segment drops every one (tbf drops packets over its burst) and lets the
+	// 66-byte ACKs through: an outage for data. A trickle instead (8 kbit/s with a 1600-byte bucket) lets a
+	// retransmission through every 1.5 s or so, which resets the one-second silence by chance.
+	run(t, "tc", "-n", srv.Name, "qdisc", "change", "dev", "vb2", "root", "tbf", "rate", "8kbit", "burst", "200", "latency", "1ms")
 	if !waitUntil(5*time.Second, func() bool { return record(s).Stalled }) {
 		t.Fatalf("the stalled cellular subflow was not closed: %+v", record(s))
 	}

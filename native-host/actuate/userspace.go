@@ -615,6 +615,7 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 	}
 	u.link.observe(now, cellRx)
 	var next time.Duration
+	stalledBefore := u.stats.Stalled
 	for tok, c := range u.conns {
 		wait := pollEvery
 		if r, ok := reads[tok]; ok {
@@ -644,6 +645,16 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 		}
 		if c.needsPoll() && (next == 0 || wait < next) {
 			next = wait
+		}
+	}
+	if u.stats.Stalled > stalledBefore {
+		// A subflow closed as stalled in this pass marks its owner's cellular path (cellStalled); the owner's
+		// other silent subflows go with it now, whichever order the map gave, not at their next idle read a
+		// second later, when the mark has lapsed.
+		for tok, c := range u.conns {
+			if c.subflow.IsValid() && !c.capped && !c.waiting {
+				u.watchStall(tok, c, socks, now)
+			}
 		}
 	}
 	return buf, next
