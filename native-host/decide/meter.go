@@ -16,6 +16,7 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/paths"
 	"github.com/mpsurf/mpsurf/native-host/radio"
+	"github.com/mpsurf/mpsurf/native-host/rrc"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
@@ -310,6 +311,22 @@ func (m *Meter) loadEstimates(ctx context.Context) {
 	m.mu.Lock()
 	m.kept = k
 	m.mu.Unlock()
+	if m.sampler == nil {
+		return
+	}
+	marks, err := m.db.Radios(ctx, time.Now().Add(-EstimateMaxAge))
+	if err != nil {
+		m.log.Warn("kept radio state unreadable", "err", err)
+		return
+	}
+	for iface, b := range marks {
+		var mk rrc.Mark
+		if err := json.Unmarshal(b, &mk); err != nil {
+			m.log.Warn("kept radio state unreadable", "interface", iface, "err", err)
+			continue
+		}
+		m.sampler.ResumeRadio(iface, mk)
+	}
 }
 
 // fillFromKept completes a live path that has no RTT or rate yet with the kept estimate of the same interface,
@@ -364,6 +381,13 @@ func (m *Meter) saveEstimates(ctx context.Context) {
 			continue
 		}
 		est[p.Name], kept[p.Name] = b, keptPath{at: now, path: *mp}
+	}
+	if iface, mk, ok := m.sampler.RadioMark(); ok {
+		if b, err := json.Marshal(mk); err == nil {
+			if err := m.db.SaveRadio(ctx, now, iface, b); err != nil {
+				m.log.Warn("radio state not kept", "err", err)
+			}
+		}
 	}
 	if err := m.db.SavePaths(ctx, now, est); err != nil {
 		m.log.Warn("path estimates not kept", "err", err)

@@ -30,6 +30,7 @@ type Sampler struct {
 	ticks  uint64
 	known  map[string]time.Time // rates known from elsewhere (kept by an earlier host), by interface
 	seeds  map[string]Seed      // estimates an earlier host kept, for paths not yet discovered
+	marks  map[string]rrc.Mark  // RRC marks an earlier host kept, by interface, until its first sample here
 }
 
 type pathState struct {
@@ -236,7 +237,12 @@ func (s *Sampler) counters(now time.Time) error {
 			ps.rxBytes, ps.active = st.BytesRecv, now
 		}
 		if st.Name == s.cellIf && s.cell != nil {
-			s.cell.Observe(now, rrc.Counters{RxPackets: st.PacketsRecv, TxPackets: st.PacketsSent, RxBytes: st.BytesRecv, TxBytes: st.BytesSent})
+			c := rrc.Counters{RxPackets: st.PacketsRecv, TxPackets: st.PacketsSent, RxBytes: st.BytesRecv, TxBytes: st.BytesSent}
+			if mk, ok := s.marks[st.Name]; ok && s.cell.LastSample().IsZero() {
+				s.cell.Resume(mk, c, now)
+				delete(s.marks, st.Name)
+			}
+			s.cell.Observe(now, c)
 		}
 	}
 	return nil
@@ -427,6 +433,29 @@ func (s *Sampler) Seed(name string, sd Seed) {
 	if ps := s.paths[name]; ps != nil {
 		ps.seed(sd, sd.At)
 	}
+}
+
+// ResumeRadio has the cellular interface's RRC inference go on from an earlier host's mark (rrc.Machine.Resume)
+// at its first sample here. Call it before Run.
+func (s *Sampler) ResumeRadio(iface string, m rrc.Mark) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.marks == nil {
+		s.marks = map[string]rrc.Mark{}
+	}
+	s.marks[iface] = m
+}
+
+// RadioMark is the cellular interface's RRC mark, for the next host (ResumeRadio); ok is false while there is
+// none (no cellular interface, or no sample of it yet).
+func (s *Sampler) RadioMark() (iface string, m rrc.Mark, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cell == nil {
+		return "", rrc.Mark{}, false
+	}
+	m, ok = s.cell.Mark()
+	return s.cellIf, m, ok
 }
 
 func (ps *pathState) seed(sd Seed, now time.Time) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/rrc"
 )
 
 // Sampler is not available on this system.
@@ -30,3 +32,9 @@ func (*Sampler) Seed(string, Seed) {}
 
 // Known does nothing here.
 func (*Sampler) Known(string, time.Time) {}
+
+// ResumeRadio does nothing here.
+func (*Sampler) ResumeRadio(string, rrc.Mark) {}
+
+// RadioMark has nothing here.
+func (*Sampler) RadioMark() (string, rrc.Mark, bool) { return "", rrc.Mark{}, false }

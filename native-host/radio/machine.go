@@ -90,7 +90,8 @@ func (m *Model) PowerMW(s State) float64 {
 	return m.IdlePowerMW
 }
 
-func (m *Model) valid(s State) bool {
+// Valid says whether s is one of the model's states (a state read back from storage may not be).
+func (m *Model) Valid(s State) bool {
 	switch s.Kind {
 	case KindIdle, KindConnected:
 		return true
@@ -139,7 +140,7 @@ func (m *Model) Schedule(anchor State) []Piece {
 // Demote returns the state a radio is in after `since` without packets from the moment it entered anchor,
 // and how much longer it stays there without packets (a huge value in idle). since < 0 counts as 0.
 func (m *Model) Demote(anchor State, since time.Duration) (State, time.Duration) {
-	if !m.valid(anchor) {
+	if !m.Valid(anchor) {
 		panic(fmt.Sprintf("radio: state %+v is not a state of model %q", anchor, m.ID))
 	}
 	if since < 0 {
@@ -164,7 +165,7 @@ type Packet struct {
 // Wake returns where a packet moves a radio that is in cur. reset reports whether the new state's clock
 // starts at this packet; it is false while a promotion runs (the packet waits for its end).
 func (m *Model) Wake(cur State, p Packet) (next State, reset bool) {
-	if !m.valid(cur) {
+	if !m.Valid(cur) {
 		panic(fmt.Sprintf("radio: state %+v is not a state of model %q", cur, m.ID))
 	}
 	switch cur.Kind {

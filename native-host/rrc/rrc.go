@@ -154,3 +154,53 @@ func (x *Machine) report(s radio.State) string {
 	}
 	return x.model.Name(s)
 }
+
+// Mark is what a machine knows of the radio that a later one on the same interface can go on from (Resume):
+// the state the radio entered at the last reset, when, and the interface's packet counters at the last sample.
+// A host is started anew with each browser session, and its machine would otherwise start idle: the testbed's
+// hosts, one per page load, found every decision "at the margin of RRC state idle" although most loads started
+// inside the previous load's tail (e2e/RESULTS.md), and so charged each join a promotion and a whole tail.
+type Mark struct {
+	Kind      radio.Kind `json:"kind"`
+	Phase     int        `json:"phase"`
+	AtMS      int64      `json:"at_ms"`     // unix ms of the reset
+	SampleMS  int64      `json:"sample_ms"` // unix ms of the last counter sample; 0: none
+	RxPackets uint64     `json:"rx_packets"`
+	TxPackets uint64     `json:"tx_packets"`
+}
+
+// Mark returns the machine's mark; ok is false before the first counter sample (nothing is known then).
+func (x *Machine) Mark() (Mark, bool) {
+	if !x.primed {
+		return Mark{}, false
+	}
+	return Mark{Kind: x.anchor.Kind, Phase: x.anchor.Phase, AtMS: x.anchorT.UnixMilli(), SampleMS: x.lastT.UnixMilli(),
+		RxPackets: x.last.RxPackets, TxPackets: x.last.TxPackets}, true
+}
+
+// Resume goes on from an earlier machine's mark, given this machine's first counter sample c taken at t: with
+// the same packet counts no packet crossed the interface since, and the earlier schedule holds as it was;
+// with others, packets crossed it some time after the mark's last sample, and the radio is at least as awake
+// as one packet then would leave it (never less: the cost of a join is not underrated). A mark from the future,
+// of another model's states, or with counters that went backwards (an interface re-created) is ignored: the
+// machine stays as it started, idle. It reports whether the mark was taken.
+func (x *Machine) Resume(m Mark, c Counters, t time.Time) bool {
+	at, sample := time.UnixMilli(m.AtMS), time.UnixMilli(m.SampleMS)
+	s := radio.State{Kind: m.Kind, Phase: m.Phase}
+	if m.SampleMS <= 0 || at.After(t) || sample.After(t) || at.After(sample) || !x.model.Valid(s) ||
+		c.RxPackets < m.RxPackets || c.TxPackets < m.TxPackets {
+		return false
+	}
+	x.anchor, x.anchorT = s, at
+	x.name, x.since = "idle", at
+	if c.RxPackets != m.RxPackets || c.TxPackets != m.TxPackets {
+		x.eval(sample)
+		x.packet(sample, &radio.Packet{T: sample.UnixNano(), Bytes: fullPacket})
+	}
+	x.eval(t)
+	return true
+}
+
+// fullPacket is the size of the packet Resume assumes: a full Ethernet frame, which wakes a 3G radio to DCH as a
+// page's data would, not only to FACH.
+const fullPacket = 1500

@@ -194,3 +194,61 @@ func TestLateSample(t *testing.T) {
 		})
 	}
 }
+
+// TestResume: a machine that goes on from an earlier one's mark. The earlier LTE machine saw a transfer end at
+// 1 s (continuous until 1.1 s, then DRX, idle at 12.576 s) and kept its mark at 2 s.
+func TestResume(t *testing.T) {
+	lte := load(t, radio.LTE)
+	earlier, err := New(lte, "wwan0", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const step = 50 * time.Millisecond
+	var c Counters
+	for at := time.Duration(0); at <= 2*time.Second; at += step {
+		if at > 0 && at <= time.Second {
+			c.RxPackets, c.TxPackets = c.RxPackets+10, c.TxPackets+5
+		}
+		earlier.Observe(t0.Add(at), c)
+	}
+	mark, ok := earlier.Mark()
+	if !ok {
+		t.Fatal("no mark after samples")
+	}
+	if _, ok := (&Machine{model: lte}).Mark(); ok {
+		t.Error("a machine without samples gave a mark")
+	}
+	more := Counters{RxPackets: c.RxPackets + 3, TxPackets: c.TxPackets + 1}
+	cases := []struct {
+		name  string
+		mark  Mark
+		c     Counters
+		at    time.Duration // the new machine's first sample
+		ok    bool
+		state string
+	}{
+		{"no packet since, inside the tail", mark, c, 3 * time.Second, true, "long_drx"},
+		{"no packet since, tail over", mark, c, 13 * time.Second, true, "idle"},
+		{"packets since: awake at least from the mark's sample", mark, more, 13 * time.Second, true, "long_drx"},
+		{"packets since, long ago", mark, more, 14 * time.Second, true, "idle"},
+		{"counters went backwards", mark, Counters{RxPackets: 1}, 3 * time.Second, false, "idle"},
+		{"mark from the future", mark, c, time.Second, false, "idle"},
+		{"no sample in the mark", Mark{Kind: mark.Kind, AtMS: mark.AtMS}, c, 3 * time.Second, false, "idle"},
+		{"a state the model lacks", Mark{Kind: radio.KindTail, Phase: 7, AtMS: mark.AtMS, SampleMS: mark.SampleMS}, c, 3 * time.Second, false, "idle"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			x, err := New(lte, "wwan0", t0.Add(tc.at))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := x.Resume(tc.mark, tc.c, t0.Add(tc.at)); got != tc.ok {
+				t.Fatalf("Resume = %v, want %v", got, tc.ok)
+			}
+			x.Observe(t0.Add(tc.at), tc.c)
+			if s := x.State(t0.Add(tc.at)).State; s != tc.state {
+				t.Errorf("state %s, want %s", s, tc.state)
+			}
+		})
+	}
+}

@@ -62,3 +62,42 @@ func (s *Store) Paths(ctx context.Context, since time.Time) ([]PathEstimate, err
 	}
 	return out, nil
 }
+
+// SaveRadio replaces the kept RRC mark (rrc.Mark as JSON) of the named cellular interface.
+func (s *Store) SaveRadio(ctx context.Context, at time.Time, iface string, mark json.RawMessage) error {
+	if !json.Valid(mark) {
+		return fmt.Errorf("store: radio %q: mark is not JSON", iface)
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO radio_marks (interface, time_ms, mark) VALUES (?, ?, ?)
+			ON CONFLICT (interface) DO UPDATE SET time_ms = excluded.time_ms, mark = excluded.mark`,
+			iface, at.UnixMilli(), string(mark)); err != nil {
+			return fmt.Errorf("store: radio %q: %w", iface, err)
+		}
+		return nil
+	})
+}
+
+// Radios returns the kept RRC marks by interface, those kept at or after since.
+func (s *Store) Radios(ctx context.Context, since time.Time) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
+	err := s.with(func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, "SELECT interface, mark FROM radio_marks WHERE time_ms >= ?", since.UnixMilli())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var iface, mark string
+			if err := rows.Scan(&iface, &mark); err != nil {
+				return err
+			}
+			out[iface] = json.RawMessage(mark)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: radios: %w", err)
+	}
+	return out, nil
+}

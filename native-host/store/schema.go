@@ -120,6 +120,13 @@ var migrations = []string{
 		PRIMARY KEY (origin, addr)
 	) WITHOUT ROWID;
 	CREATE INDEX peers_time ON peers(time_ms);`,
+	// 5: the cellular radio's inferred RRC state (rrc.Mark, JSON) by interface, so that a host started by a new
+	// browser session knows whether the radio is still awake from the last one's traffic.
+	`CREATE TABLE radio_marks (
+		interface TEXT    PRIMARY KEY,
+		time_ms   INTEGER NOT NULL,
+		mark      TEXT    NOT NULL
+	) WITHOUT ROWID;`,
 }
 
 // SchemaVersion is the version Open brings every database to.

@@ -615,6 +615,31 @@ func TestPathEstimates(t *testing.T) {
 	}
 }
 
+// TestRadioMarks: a kept RRC mark replaces the interface's earlier one, is read back while young enough, and
+// what is not JSON is refused.
+func TestRadioMarks(t *testing.T) {
+	s := open(t, Options{})
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for i, m := range []string{`{"kind":2,"at_ms":1}`, `{"kind":3,"at_ms":2}`} {
+		if err := s.SaveRadio(ctx, t0.Add(time.Duration(i)*time.Minute), "wwan0", json.RawMessage(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.SaveRadio(ctx, t0, "wwan1", json.RawMessage(`{nope`)); err == nil {
+		t.Error("invalid JSON accepted")
+	}
+	got, err := s.Radios(ctx, t0.Add(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || string(got["wwan0"]) != `{"kind":3,"at_ms":2}` {
+		t.Errorf("marks %v, want wwan0's second only", got)
+	}
+	if old, _ := s.Radios(ctx, t0.Add(2*time.Minute)); len(old) != 0 {
+		t.Errorf("marks older than since returned: %v", old)
+	}
+}
+
 // Point 8 of issue 12: a database path with URI characters ('?', '#', '%') names that file and no other. The path
 // went into SQLite's URI as it was, so MPSURF_DB=/x/a?b.db opened /x/a (the rest read as URI parameters), and
 // "delete all" removed a?b.db, an empty file, while the rows stayed in /x/a.
