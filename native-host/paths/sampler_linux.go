@@ -237,15 +237,20 @@ func (s *Sampler) counters(now time.Time) error {
 			ps.rxBytes, ps.active = st.BytesRecv, now
 		}
 		if st.Name == s.cellIf && s.cell != nil {
-			c := rrc.Counters{RxPackets: st.PacketsRecv, TxPackets: st.PacketsSent, RxBytes: st.BytesRecv, TxBytes: st.BytesSent}
-			if mk, ok := s.marks[st.Name]; ok && s.cell.LastSample().IsZero() {
-				s.cell.Resume(mk, c, now)
-				delete(s.marks, st.Name)
-			}
-			s.cell.Observe(now, c)
+			s.observeCell(now, rrc.Counters{RxPackets: st.PacketsRecv, TxPackets: st.PacketsSent, RxBytes: st.BytesRecv, TxBytes: st.BytesSent})
 		}
 	}
 	return nil
+}
+
+// observeCell passes one sample of the cellular interface's counters to its RRC machine, the first one after an
+// earlier host's mark (ResumeRadio), if there is one. Caller holds s.mu.
+func (s *Sampler) observeCell(now time.Time, c rrc.Counters) {
+	if mk, ok := s.marks[s.cellIf]; ok && s.cell.LastSample().IsZero() {
+		s.cell.Resume(mk, c, now)
+		delete(s.marks, s.cellIf)
+	}
+	s.cell.Observe(now, c)
 }
 
 // sockets groups established TCP sockets (MPTCP subflows included) by source address.
