@@ -143,9 +143,6 @@ type ConnRecord struct {
 	// leaves it false and says why in Error. It stays set after Release gives the subflow its priority back.
 	PrimaryBackup   bool  `json:"primary_backup,omitempty"`
 	PrimaryBackupNS int64 `json:"primary_backup_ns,omitempty"`
-	// PrimaryRestoredNS: when the helper gave the WiFi subflow its priority back because the cellular subflow had
-	// received nothing for backupSilence (watchStall); 0: it did not.
-	PrimaryRestoredNS int64 `json:"primary_restored_ns,omitempty"`
 }
 
 // closedKept bounds the closed-connection records status returns.
@@ -197,7 +194,6 @@ type usStats struct {
 	AddrsForgotten      int    `json:"addrs_forgotten"` // addresses whose policy went beyond maxAddrPolicies
 	PrimaryBackups      int    `json:"primary_backups"` // initial subflows marked backup (PreferCellular)
 	PrimaryBackupErrors int    `json:"primary_backup_errors"`
-	PrimaryRestores     int    `json:"primary_restores"` // WiFi subflows given their priority back (backupSilence)
 	LastError           string `json:"last_error,omitempty"`
 }
 
@@ -670,28 +666,13 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 // cellular subflow closed for any reason gives WiFi its priority back (restorePrimary). Caller holds u.mu.
 func (u *userspaceBackend) watchStall(tok uint32, c *conn, socks map[flow]*diag.Sock, now time.Time) time.Duration {
 	cell, wifi := socks[flow{c.subflow, c.dst}], socks[flow{c.initial, c.dst}]
-	if cell == nil || wifi == nil {
-		return stallIdle // WiFi gone: cellular is all there is
-	}
-	stalled, busy := c.stall.observe(now, delivered(cell), wifi.BytesReceived)
-	if c.backupSet {
-		// WiFi a backup: what it receives is the kernel's retransmissions and reinjections, not a working path
-		// beside a silent one, and closing the cellular subflow then hung connections in the testbed. But a
-		// cellular subflow silent for backupSilence gets the WiFi subflow its priority back, the connection going
-		// on as plain multipath: the kernel's stale-subflow detection alone left a page hanging for 180 s (held-out
-		// check at 6987948, 2 Mbit/s WiFi beside 50 Mbit/s LTE). An idle connection loses WiFi as backup too,
-		// which costs it nothing but the preference.
-		if c.stall.silent(now) >= backupSilence {
-			u.stats.PrimaryRestores++
-			c.rec.PrimaryRestoredNS = now.UnixNano()
-			u.restorePrimary(tok, c)
-			u.log("cellular subflow silent under WiFi as backup: WiFi priority restored", "token", tok, "src", c.initial, "dst", c.dst)
-		}
-		if busy {
-			return stallPoll
-		}
+	if cell == nil || wifi == nil || c.backupSet {
+		// WiFi gone: cellular is all there is. WiFi a backup: what it receives is the kernel's retransmissions
+		// and reinjections, not a working path beside a silent one (in the testbed, connections whose cellular
+		// subflows had gone under WiFi as backup hung). Read again, seldom.
 		return stallIdle
 	}
+	stalled, busy := c.stall.observe(now, delivered(cell), wifi.BytesReceived)
 	if c.uidKnown && !stalled {
 		// The cellular path stalled under another connection of this owner within the last stallAfter: one
 		// silent as long is stuck behind the same outage, busy or not (a connection whose data waits on its
@@ -759,10 +740,6 @@ const (
 	// is idle (a kept-alive connection between pages).
 	stallPoll = 100 * time.Millisecond
 	stallIdle = time.Second
-	// backupSilence: how long a cellular subflow under WiFi as backup may receive nothing before WiFi gets its
-	// priority back. Twice stallAfter: the kernel's own stale detection (net.mptcp.stale_loss_cnt = 4 timeouts,
-	// about 3 s) may act first, and an idle page should not lose the preference at its first pause.
-	backupSilence = 2 * stallAfter
 )
 
 // delivered is a cellular subflow's progress counter: bytes received in order plus data segments received at
