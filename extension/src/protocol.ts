@@ -200,6 +200,8 @@ export interface RrcInfo {
   state: string;
   since_ms: number;
   source: 'inferred' | 'modemmanager';
+  /** While the host is unsure of the state: the states the radio may be in, with their probabilities. */
+  spread?: { state: string; since_ms: number; p: number }[];
 }
 
 export interface StoreInfo {
@@ -738,7 +740,20 @@ function parseRrc(v: unknown): RrcInfo {
     state: string(r.state, 'status.rrc.state', 64),
     since_ms: int(r.since_ms, 'status.rrc.since_ms', 0, Number.MAX_SAFE_INTEGER),
     source: oneOf(r.source, 'status.rrc.source', ['inferred', 'modemmanager'] as const),
+    ...(r.spread === undefined || r.spread === null ? {} : { spread: parseSpread(r.spread) }),
   };
+}
+
+function parseSpread(v: unknown): NonNullable<RrcInfo['spread']> {
+  if (!Array.isArray(v)) throw new ProtocolError(`status.rrc.spread: expected an array, got ${show(v)}`);
+  if (v.length > 32) throw new ProtocolError('status.rrc.spread: more than 32 states');
+  return v.map((x, i) => {
+    const at = `status.rrc.spread[${i}]`;
+    const s = object(x, at);
+    const p = num(s.p, `${at}.p`);
+    if (p === null || p < 0 || p > 1) throw new ProtocolError(`${at}.p: expected a probability, got ${show(s.p)}`);
+    return { state: string(s.state, `${at}.state`, 64), since_ms: int(s.since_ms, `${at}.since_ms`, 0, Number.MAX_SAFE_INTEGER), p };
+  });
 }
 
 function parseStore(v: unknown): StoreInfo {

@@ -209,7 +209,11 @@ export function rrcText(host: StatusReply | null, now = Date.now()): string {
   const r = host?.rrc;
   if (r === undefined) return NOT_MEASURED;
   const since = Math.max(0, now - r.since_ms);
-  return `${r.state} on ${r.interface} (${r.tech.toUpperCase()}, ${r.source}) for ${seconds(since)}`;
+  const text = `${r.state} on ${r.interface} (${r.tech.toUpperCase()}, ${r.source}) for ${seconds(since)}`;
+  if (!r.spread || r.spread.length < 2) return text;
+  // The host started after traffic it did not see: say so, and what it weighs.
+  const likely = r.spread.map((s) => `${s.state} ${Math.round(s.p * 100)} %`).join(', ');
+  return `${text}; unsure (traffic no host saw): ${likely}`;
 }
 
 export type Level = 'ok' | 'warn' | 'bad' | 'unknown';

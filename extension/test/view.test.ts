@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { HostStatus } from '../src/host';
 import type { TabRecord } from '../src/pages';
 import type { StatusReply } from '../src/protocol';
-import { HELPER_COMMAND, MPTCPIZE_COMMAND, NOT_MEASURED, bytes, healthItems, hostRows, pageRows, pathViews, usageText } from '../src/view';
+import { HELPER_COMMAND, MPTCPIZE_COMMAND, NOT_MEASURED, bytes, healthItems, hostRows, pageRows, pathViews, rrcText, usageText } from '../src/view';
 import { ProtocolError, parseStatusReply } from '../src/protocol';
 
 const status: HostStatus = {
@@ -128,6 +128,21 @@ describe('cellular usage line', () => {
   it('says why when nothing is measured', () => {
     expect(usageText(null, 'missing')).toMatch(/not measured yet.*missing/);
     expect(usageText(reply(), '')).toMatch(/does not report/);
+  });
+});
+
+describe('radio state line', () => {
+  const reply = (rrc: unknown) =>
+    parseStatusReply({ host: 'mpsurf-host', version: '0.1.0', protocol: 1, pid: 1, uptime_ms: 1, decisions: 0, policy: status.policy!, rrc });
+  const rrc = { interface: 'wwan0', tech: 'lte', state: 'idle', since_ms: 10_000, source: 'inferred' };
+  it('names the state, and what the host weighs when it is unsure', () => {
+    expect(rrcText(reply(rrc), 12_000)).toBe('idle on wwan0 (LTE, inferred) for 2 s');
+    const spread = [{ state: 'idle', since_ms: 10_000, p: 0.4 }, { state: 'long_drx', since_ms: 11_000, p: 0.6 }];
+    expect(rrcText(reply({ ...rrc, spread }), 12_000)).toBe('idle on wwan0 (LTE, inferred) for 2 s; unsure (traffic no host saw): idle 40 %, long_drx 60 %');
+  });
+  it('refuses a spread that is not one', () => {
+    expect(() => reply({ ...rrc, spread: [{ state: 'idle', since_ms: 1, p: 1.5 }] })).toThrow(/spread\[0\]\.p/);
+    expect(() => reply({ ...rrc, spread: 'idle' })).toThrow(/spread: expected an array/);
   });
 });
 

@@ -173,8 +173,12 @@ func (m *Meter) View() View {
 	m.fillFromKept(v.Primary)
 	m.fillFromKept(v.Secondary)
 	if snap.RRC != nil {
+		now := time.Now().UnixMilli()
 		v.RRC = &model.RRC{Interface: snap.RRC.Interface, Tech: snap.RRC.Tech, State: snap.RRC.State,
-			SinceMS: max(time.Now().UnixMilli()-snap.RRC.SinceMS, 0), Source: snap.RRC.Source}
+			SinceMS: max(now-snap.RRC.SinceMS, 0), Source: snap.RRC.Source}
+		for _, sh := range snap.RRC.Spread {
+			v.RRC.Spread = append(v.RRC.Spread, model.RRCShare{State: sh.State, SinceMS: max(now-sh.SinceMS, 0), P: sh.P})
+		}
 	}
 	return v
 }

@@ -149,7 +149,7 @@ type evaluation struct {
 	// cellFirst: the primary subflow becomes a backup once the secondary is up (Output.PreferCellular), so the
 	// curves have the secondary carry every byte from then on.
 	cellFirst bool
-	radio     radioState
+	states    []weightedState // the cellular radio's states, each with its probability (one when it is sure)
 	wifiW     float64
 }
 
@@ -166,6 +166,7 @@ type scen struct {
 	fixedJ    float64   // cellular energy every join costs: promotion, the join itself, the tail it adds
 	activeW   float64   // cellular radio power while the subflow carries data
 	tSP       []float64 // single-path transfer time of each size of the distribution
+	rrc       string    // the radio's state in this scenario
 }
 
 func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, notes *[]string) *evaluation {
@@ -190,13 +191,9 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 		rm = p.Radios[tech]
 		*notes = append(*notes, "cellular technology unknown, assumed LTE")
 	}
-	rs, known := stateOf(rm, in.RRC)
-	if !known {
-		*notes = append(*notes, "RRC state unknown, assumed idle")
-	}
-	e.radio = rs
+	states := radioStates(rm, in.RRC, notes)
+	e.states = states
 	threeG := tech == radio.ThreeG
-	tailExt := rs.tailExtensionJ()
 	if wm, ok := p.Radios[radio.WiFi]; ok && (in.Primary == nil || in.Primary.Kind != "ethernet") {
 		e.wifiW = activeW(wm, 0)
 	}
@@ -224,23 +221,9 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 	}
 	for _, a := range prims {
 		for _, b := range secs {
-			s := scen{w: a.w * b.w, prim: a.l, sec: b.l}
-			s.primSP = curve(a.l, firstByte(a.l.rtt, tr), tr, e.conns)
-			s.secBase = capped(curve(b.l, 0, tr, e.conns), cap)
-			s.tEst = tr.EstablishedRTTs * a.l.rtt
-			// The join's SYN waits for the radio; the server may send on the subflow once the join's last ACK has
-			// reached it, and that data needs the other half of a round trip.
-			s.tJoin = rs.delay + (tr.JoinRTTs+1)*b.l.rtt
-			// Bytes on the slower path arrive that much later than the same bytes would have on the primary, and
-			// in-order delivery waits for them.
-			s.secUseful = math.Max(0, b.l.rtt-a.l.rtt) / 2
-			s.hol = p.Multipath.HOL(b.l.rate / a.l.rate)
-			if threeG {
-				s.hol = p.Multipath.HOLDiscount3G
+			for _, st := range states {
+				e.scens = append(e.scens, e.scenario(a, b, st.s, a.w*b.w*st.w, threeG, rm, cap))
 			}
-			s.activeW = activeW(rm, b.l.rate*8)
-			s.fixedJ = rs.promotionJ + s.activeW*tr.JoinRTTs*b.l.rtt + tailExt
-			e.scens = append(e.scens, s)
 		}
 	}
 	e.sizes, e.typical, e.observed = sizeDist(p, in.Size)
@@ -261,6 +244,29 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 		e.rMP = math.Min(math.Max(c.MP/c.SP, 1/p.Learning.MaxFactor), p.Learning.MaxFactor)
 	}
 	return e
+}
+
+// scenario is one link scenario: links a and b with the radio in state rs, of probability w.
+func (e *evaluation) scenario(a, b weighted, rs radioState, w float64, threeG bool, rm *radio.Model, cap float64) scen {
+	p := e.p
+	tr := &p.Transport
+	s := scen{w: w, prim: a.l, sec: b.l, rrc: rs.name}
+	s.primSP = curve(a.l, firstByte(a.l.rtt, tr), tr, e.conns)
+	s.secBase = capped(curve(b.l, 0, tr, e.conns), cap)
+	s.tEst = tr.EstablishedRTTs * a.l.rtt
+	// The join's SYN waits for the radio; the server may send on the subflow once the join's last ACK has
+	// reached it, and that data needs the other half of a round trip.
+	s.tJoin = rs.delay + (tr.JoinRTTs+1)*b.l.rtt
+	// Bytes on the slower path arrive that much later than the same bytes would have on the primary, and
+	// in-order delivery waits for them.
+	s.secUseful = math.Max(0, b.l.rtt-a.l.rtt) / 2
+	s.hol = p.Multipath.HOL(b.l.rate / a.l.rate)
+	if threeG {
+		s.hol = p.Multipath.HOLDiscount3G
+	}
+	s.activeW = activeW(rm, b.l.rate*8)
+	s.fixedJ = rs.promotionJ + s.activeW*tr.JoinRTTs*b.l.rtt + rs.tailExtensionJ()
+	return s
 }
 
 // weighted is a link and its probability.

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // explain fills the decision's flag, reason, terms and predictions from the chosen θ1 (nil: never).
@@ -75,7 +76,7 @@ func (e *evaluation) explain(out *Output, theta *float64, eu float64) {
 		term("time_saved", a.saved, "s", "plt_sp - plt_mp"),
 		term("late_saved", a.late, "s", "seconds saved past the tolerance T"),
 		term("cellular_bytes", a.cellBytes, "B", "bytes the cellular subflow carries (capped at θ2)"),
-		term("cellular_energy", a.cellJ, "J", "promotion, join, active and tail at the margin of RRC state "+e.radio.name),
+		term("cellular_energy", a.cellJ, "J", "promotion, join, active and tail at the margin of RRC state "+sc.rrc+e.spreadNote()),
 		term("wifi_energy", a.wifiJ, "J", "WiFi active time saved (negative: a saving)"),
 		term("primary_rate", sc.prim.rate*8, "bit/s", "primary path's rate cap (link rate or loss bound)"+e.linkNote(0)),
 		term("primary_rtt", sc.prim.rtt*1000, "ms", "primary path's RTT"),
@@ -139,4 +140,16 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// spreadNote names the radio's states and their probabilities when the model weighed more than one.
+func (e *evaluation) spreadNote() string {
+	if len(e.states) < 2 {
+		return ""
+	}
+	parts := make([]string, len(e.states))
+	for i, st := range e.states {
+		parts[i] = st.s.name + " " + strconv.FormatFloat(100*st.w, 'f', 0, 64) + " %"
+	}
+	return " (the radio unsure, each weighed: " + strings.Join(parts, ", ") + ")"
 }

@@ -42,6 +42,16 @@ type RRC struct {
 	State     string `json:"state"`
 	SinceMS   int64  `json:"since_ms"`
 	Source    string `json:"source,omitempty"`
+	// Spread, when the state is not sure (the host resumed after packets it did not see): the states the radio
+	// may be in with their probabilities (summing to 1); the model weighs each. State is then the least awake.
+	Spread []RRCShare `json:"spread,omitempty"`
+}
+
+// RRCShare is one state of RRC.Spread: its name, how long the radio has been in it, its probability.
+type RRCShare struct {
+	State   string  `json:"state"`
+	SinceMS int64   `json:"since_ms"`
+	P       float64 `json:"p"`
 }
 
 // Battery is the device's battery as /sys/class/power_supply reports it.

@@ -97,6 +97,41 @@ func stateOf(m *radio.Model, r *RRC) (radioState, bool) {
 	return idle, false
 }
 
+// weightedState is a radio state and its probability.
+type weightedState struct {
+	s radioState
+	w float64
+}
+
+// radioStates is the radio's state as the model weighs it: the one state reported, or each state of the spread
+// (RRC.Spread) with its probability. A spread state the radio model lacks leaves the spread aside for the sure,
+// least awake state.
+func radioStates(m *radio.Model, r *RRC, notes *[]string) []weightedState {
+	rs, known := stateOf(m, r)
+	if !known {
+		*notes = append(*notes, "RRC state unknown, assumed idle")
+		return []weightedState{{rs, 1}}
+	}
+	if len(r.Spread) == 0 {
+		return []weightedState{{rs, 1}}
+	}
+	out := make([]weightedState, 0, len(r.Spread))
+	for _, sh := range r.Spread {
+		s, ok := stateOf(m, &RRC{Tech: r.Tech, State: sh.State, SinceMS: sh.SinceMS})
+		if !ok {
+			*notes = append(*notes, "RRC spread names a state the radio model lacks ("+sh.State+"): taken as "+rs.name)
+			return []weightedState{{rs, 1}}
+		}
+		if sh.P > 0 {
+			out = append(out, weightedState{s, sh.P})
+		}
+	}
+	if len(out) == 0 {
+		return []weightedState{{rs, 1}}
+	}
+	return out
+}
+
 // tailExtensionJ is the tail energy the transfer adds: the whole tail from idle, otherwise the whole tail minus
 // the part of the current one the radio would have run anyway.
 func (r *radioState) tailExtensionJ() float64 {

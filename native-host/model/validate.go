@@ -63,8 +63,26 @@ func (in *Input) Validate() error {
 	if in.Conns < 0 || in.Conns > 1000 {
 		return &InputError{"conns", fmt.Sprintf("%d is not 0 to 1000", in.Conns)}
 	}
-	if r := in.RRC; r != nil && r.SinceMS < 0 {
-		return &InputError{"rrc.since_ms", "negative"}
+	if r := in.RRC; r != nil {
+		if r.SinceMS < 0 {
+			return &InputError{"rrc.since_ms", "negative"}
+		}
+		if len(r.Spread) > 32 {
+			return &InputError{"rrc.spread", fmt.Sprintf("%d states; a radio has fewer than 32", len(r.Spread))}
+		}
+		total := 0.0
+		for _, sh := range r.Spread {
+			if sh.SinceMS < 0 {
+				return &InputError{"rrc.spread.since_ms", "negative"}
+			}
+			if !(sh.P >= 0 && sh.P <= 1) {
+				return &InputError{"rrc.spread.p", fmt.Sprintf("%g is not 0 to 1", sh.P)}
+			}
+			total += sh.P
+		}
+		if len(r.Spread) > 0 && math.Abs(total-1) > 1e-6 {
+			return &InputError{"rrc.spread.p", fmt.Sprintf("probabilities sum to %g, not 1", total)}
+		}
 	}
 	if b := in.Battery; b != nil && !(b.Percent >= 0 && b.Percent <= 100) {
 		return &InputError{"battery.percent", fmt.Sprintf("%g is not 0 to 100", b.Percent)}

@@ -17,6 +17,16 @@ type Info struct {
 	State     string `json:"state"`
 	SinceMS   int64  `json:"since_ms"` // unix ms at which the radio entered State
 	Source    string `json:"source"`
+	// Spread is set while the machine is unsure of the state (Resume after packets it did not see): the states
+	// the radio may be in, each with its probability; State is then the least awake of them.
+	Spread []Share `json:"spread,omitempty"`
+}
+
+// Share is one state the radio may be in, with its probability (Info.Spread).
+type Share struct {
+	State   string  `json:"state"`
+	SinceMS int64   `json:"since_ms"` // unix ms at which the radio entered State
+	P       float64 `json:"p"`
 }
 
 // Counters is one sample of an interface's counters.
@@ -36,6 +46,13 @@ type Machine struct {
 	last    Counters
 	lastT   time.Time
 	primed  bool
+	// unsure: packets crossed the interface at some unseen time in [gapFrom, gapTo] (Resume); the state before
+	// them is gapAnchor at gapAnchorT. A packet seen later ends it: the radio's state then no longer depends on
+	// when the unseen ones came.
+	unsure         bool
+	gapFrom, gapTo time.Time
+	gapAnchor      radio.State
+	gapAnchorT     time.Time
 }
 
 // New returns a machine for iface that starts idle at start. Only cellular models (LTE, 3G) have RRC states.
@@ -59,6 +76,9 @@ func (x *Machine) Observe(t time.Time, c Counters) {
 		return
 	}
 	dRx, dTx := c.RxPackets-prev.RxPackets, c.TxPackets-prev.TxPackets
+	if dRx > 0 || dTx > 0 {
+		x.unsure = false
+	}
 	// Packets of an interval count at its end. When the interval is longer than half the first tail phase (the
 	// sampler was late: a loaded machine, a suspended process), they may have come at any time in it, and a
 	// single event at the end would let the radio demote inside an interval that carried traffic; so they are
@@ -116,7 +136,47 @@ func meanSize(now, before, n uint64) int {
 // State reports the radio's state at now (not before the last sample).
 func (x *Machine) State(now time.Time) Info {
 	x.eval(now)
-	return Info{Interface: x.iface, Tech: x.model.Technology, State: x.name, SinceMS: x.since.UnixMilli(), Source: SourceInferred}
+	in := Info{Interface: x.iface, Tech: x.model.Technology, State: x.name, SinceMS: x.since.UnixMilli(), Source: SourceInferred}
+	if x.unsure {
+		in.Spread = x.spread(now)
+	}
+	return in
+}
+
+// spreadPoints is how many instants of the unseen gap spread evaluates: each carries 1/spreadPoints of the
+// probability, finer than the model's other uncertainties (three rate points per link).
+const spreadPoints = 20
+
+// spread is the distribution of the state at now over when, in the gap, the unseen packets' last one came. The
+// counters say that packets crossed, not when: each instant of the gap is taken as likely as any other for the
+// last of them. That errs on the idle side where several bursts came (the last of several is likelier late), as
+// the least awake state (State) errs all the way. Nil when every instant leads to the same state.
+func (x *Machine) spread(now time.Time) []Share {
+	var names []string
+	entered := map[string][]time.Time{}
+	gap := x.gapTo.Sub(x.gapFrom)
+	for k := range spreadPoints {
+		u := x.gapFrom.Add(gap * time.Duration(2*k+1) / (2 * spreadPoints))
+		anchor, anchorT := x.gapAnchor, x.gapAnchorT
+		if next, reset := x.model.Step(anchor, u.Sub(anchorT), &radio.Packet{T: u.UnixNano(), Bytes: fullPacket}); reset {
+			anchor, anchorT = next, u
+		}
+		name, t := walk(x.model, anchor, anchorT, now, anchorT)
+		if _, ok := entered[name]; !ok {
+			names = append(names, name)
+		}
+		entered[name] = append(entered[name], t)
+	}
+	if len(names) < 2 {
+		return nil
+	}
+	out := make([]Share, len(names))
+	for i, name := range names {
+		ts := entered[name]
+		// The middle instant of those that lead to a state stands for them.
+		out[i] = Share{State: name, SinceMS: ts[len(ts)/2].UnixMilli(), P: float64(len(ts)) / spreadPoints}
+	}
+	return out
 }
 
 // Name is the reported name of the state at now, and when the radio entered it.
@@ -129,30 +189,35 @@ func (x *Machine) eval(now time.Time) {
 
 // at walks the anchor's schedule to the state at now and the time it began.
 func (x *Machine) at(now time.Time) (string, time.Time) {
-	m := x.model
-	since := now.Sub(x.anchorT)
+	return walk(x.model, x.anchor, x.anchorT, now, x.since)
+}
+
+// walk is the state at now of a radio that entered anchor at anchorT, and the time it began; idleSince is when
+// an idle anchor's idleness began (the schedule of idle has no pieces).
+func walk(m *radio.Model, anchor radio.State, anchorT, now, idleSince time.Time) (string, time.Time) {
+	since := now.Sub(anchorT)
 	if since < 0 {
 		since = 0
 	}
-	t := x.anchorT
-	for _, p := range m.Schedule(x.anchor) {
+	t := anchorT
+	for _, p := range m.Schedule(anchor) {
 		if since < p.Dur {
-			return x.report(p.State), t
+			return report(m, p.State), t
 		}
 		since -= p.Dur
 		t = t.Add(p.Dur)
 	}
-	if x.anchor == radio.Idle {
-		return "idle", x.since
+	if anchor == radio.Idle {
+		return "idle", idleSince
 	}
 	return "idle", t
 }
 
-func (x *Machine) report(s radio.State) string {
+func report(m *radio.Model, s radio.State) string {
 	if s.Kind == radio.KindTail && s.Phase == 0 {
-		return x.model.Name(radio.Connected)
+		return m.Name(radio.Connected)
 	}
-	return x.model.Name(s)
+	return m.Name(s)
 }
 
 // Mark is what a machine knows of the radio that a later one on the same interface can go on from (Resume):
@@ -181,7 +246,9 @@ func (x *Machine) Mark() (Mark, bool) {
 // Resume goes on from an earlier machine's mark, given this machine's first counter sample c taken at t: with
 // the same packet counts no packet crossed the interface since, and the earlier schedule holds as it was;
 // with others, packets crossed it some time after the mark's last sample, and the radio is at least as awake
-// as one packet then would leave it (never less: the cost of a join is not underrated). A mark from the future,
+// as one packet then would leave it (never less: the cost of a join is not underrated), and until the machine sees
+// a packet itself, State spreads the radio over the states a packet at any instant of the gap would leave it in.
+// A mark from the future,
 // of another model's states, or with counters that went backwards (an interface re-created) is ignored: the
 // machine stays as it started, idle. It reports whether the mark was taken.
 func (x *Machine) Resume(m Mark, c Counters, t time.Time) bool {
@@ -195,6 +262,7 @@ func (x *Machine) Resume(m Mark, c Counters, t time.Time) bool {
 	x.name, x.since = "idle", at
 	if c.RxPackets != m.RxPackets || c.TxPackets != m.TxPackets {
 		x.eval(sample)
+		x.unsure, x.gapFrom, x.gapTo, x.gapAnchor, x.gapAnchorT = true, sample, t, s, at
 		x.packet(sample, &radio.Packet{T: sample.UnixNano(), Bytes: fullPacket})
 	}
 	x.eval(t)

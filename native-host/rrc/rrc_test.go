@@ -1,7 +1,9 @@
 package rrc
 
 import (
+	"math"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -145,7 +147,7 @@ func TestInfoAndErrors(t *testing.T) {
 	}
 	got := x.State(t0.Add(time.Second))
 	want := Info{Interface: "wwan0", Tech: "lte", State: "idle", SinceMS: t0.UnixMilli(), Source: "inferred"}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 	// Counters going backwards (interface re-created) are no activity.
@@ -226,15 +228,21 @@ func TestResume(t *testing.T) {
 		at    time.Duration // the new machine's first sample
 		ok    bool
 		state string
+		// awake is the spread's probability of a state other than idle; -1: no spread (the state is sure).
+		awake float64
 	}{
-		{"no packet since, inside the tail", mark, c, 3 * time.Second, true, "long_drx"},
-		{"no packet since, tail over", mark, c, 13 * time.Second, true, "idle"},
-		{"packets since: awake at least from the mark's sample", mark, more, 13 * time.Second, true, "long_drx"},
-		{"packets since, long ago", mark, more, 14 * time.Second, true, "idle"},
-		{"counters went backwards", mark, Counters{RxPackets: 1}, 3 * time.Second, false, "idle"},
-		{"mark from the future", mark, c, time.Second, false, "idle"},
-		{"no sample in the mark", Mark{Kind: mark.Kind, AtMS: mark.AtMS}, c, 3 * time.Second, false, "idle"},
-		{"a state the model lacks", Mark{Kind: radio.KindTail, Phase: 7, AtMS: mark.AtMS, SampleMS: mark.SampleMS}, c, 3 * time.Second, false, "idle"},
+		{"no packet since, inside the tail", mark, c, 3 * time.Second, true, "long_drx", -1},
+		{"no packet since, tail over", mark, c, 13 * time.Second, true, "idle", -1},
+		// Packets at any instant of a 2..13 s gap leave the radio awake: in long DRX, or just connected.
+		{"packets since: awake at least from the mark's sample", mark, more, 13 * time.Second, true, "long_drx", 1},
+		// A 2..30 s gap: the radio is awake if the last packet came in the last tail (~11.8 s with the
+		// promotion) of it, 11.8/28 of the gap.
+		{"packets since, long ago: idle at least, awake as likely as the tail is long", mark, more, 30 * time.Second, true, "idle", 11.8 / 28},
+		{"packets since, very long ago", mark, more, 120 * time.Second, true, "idle", 11.8 / 118},
+		{"counters went backwards", mark, Counters{RxPackets: 1}, 3 * time.Second, false, "idle", -1},
+		{"mark from the future", mark, c, time.Second, false, "idle", -1},
+		{"no sample in the mark", Mark{Kind: mark.Kind, AtMS: mark.AtMS}, c, 3 * time.Second, false, "idle", -1},
+		{"a state the model lacks", Mark{Kind: radio.KindTail, Phase: 7, AtMS: mark.AtMS, SampleMS: mark.SampleMS}, c, 3 * time.Second, false, "idle", -1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -246,8 +254,27 @@ func TestResume(t *testing.T) {
 				t.Fatalf("Resume = %v, want %v", got, tc.ok)
 			}
 			x.Observe(t0.Add(tc.at), tc.c)
-			if s := x.State(t0.Add(tc.at)).State; s != tc.state {
-				t.Errorf("state %s, want %s", s, tc.state)
+			info := x.State(t0.Add(tc.at))
+			if info.State != tc.state {
+				t.Errorf("state %s, want %s", info.State, tc.state)
+			}
+			awake, total := 0.0, 0.0
+			for _, sh := range info.Spread {
+				total += sh.P
+				if sh.State != "idle" {
+					awake += sh.P
+				}
+			}
+			switch {
+			case tc.awake < 0 && info.Spread != nil:
+				t.Errorf("spread %+v for a sure state", info.Spread)
+			case tc.awake >= 0 && (math.Abs(awake-tc.awake) > 1.0/spreadPoints || math.Abs(total-1) > 1e-9):
+				t.Errorf("spread %+v: awake %.3f of %.3f, want %.3f of 1", info.Spread, awake, total, tc.awake)
+			}
+			// A packet the machine sees itself ends the doubt: the radio is awake from then on, whatever came before.
+			x.Observe(t0.Add(tc.at+50*time.Millisecond), Counters{RxPackets: tc.c.RxPackets + 10, TxPackets: tc.c.TxPackets + 10, RxBytes: 15000})
+			if sp := x.State(t0.Add(tc.at + 50*time.Millisecond)).Spread; sp != nil {
+				t.Errorf("spread %+v after a packet seen", sp)
 			}
 		})
 	}
