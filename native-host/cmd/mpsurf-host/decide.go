@@ -25,6 +25,7 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 	rrcState := fs.String("rrc", "", "")
 	rrcTech := fs.String("rrc-tech", "lte", "")
 	rrcSince := fs.Int64("rrc-since-ms", 0, "")
+	rrcSpread := fs.String("rrc-spread", "", "")
 	prefsFile := fs.String("prefs", "", "")
 	modelsDir := fs.String("models", "", "")
 	path := fs.String("path", "/", "")
@@ -70,6 +71,17 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	if *rrcState != "" {
 		given.Paths.RRC = &model.RRC{Tech: *rrcTech, State: *rrcState, SinceMS: *rrcSince, Source: "command line"}
+	}
+	if *rrcSpread != "" {
+		spread, err := parseSpread(*rrcSpread)
+		if err != nil {
+			return badUsage(stderr, "decide: --rrc-spread: %v", err)
+		}
+		if given.Paths.RRC == nil {
+			// The least awake state stands first in a host's spread; here the first given.
+			given.Paths.RRC = &model.RRC{Tech: *rrcTech, State: spread[0].State, SinceMS: *rrcSince, Source: "command line"}
+		}
+		given.Paths.RRC.Spread = spread
 	}
 	if *prefsFile != "" {
 		var p protocol.Prefs
@@ -124,4 +136,18 @@ func readJSON(name string, v any) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// parseSpread reads --rrc-spread: STATE:P pairs, comma-separated; the model checks that the P sum to 1.
+func parseSpread(v string) ([]model.RRCShare, error) {
+	var out []model.RRCShare
+	for _, f := range strings.Split(v, ",") {
+		state, p, ok := strings.Cut(strings.TrimSpace(f), ":")
+		x, err := strconv.ParseFloat(p, 64)
+		if !ok || state == "" || err != nil {
+			return nil, fmt.Errorf("%q is not STATE:PROBABILITY", f)
+		}
+		out = append(out, model.RRCShare{State: state, P: x})
+	}
+	return out, nil
 }

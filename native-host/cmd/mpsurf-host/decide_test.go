@@ -22,6 +22,9 @@ func TestDecideCmd(t *testing.T) {
 		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "2000000", "--paths", paths, "--rrc", "idle"}, true, "multipath"},
 		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "50000,52000", "--paths", paths, "--rrc", "idle"}, false, "single path"},
 		{[]string{"--origin", "https://a.example", "--proto", "h3", "--size", "2000000", "--paths", paths}, false, "QUIC"},
+		// A 610 kB page: not worth a promotion and a whole tail, worth it with the radio as likely in long DRX.
+		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "609600,609600", "--paths", paths, "--rrc", "idle", "--rrc-since-ms", "8000"}, false, "single path"},
+		{[]string{"--origin", "https://a.example", "--proto", "h2", "--size", "609600,609600", "--paths", paths, "--rrc-spread", "idle:0.5,long_drx:0.5"}, true, "multipath"},
 		{[]string{"--origin", "https://a.example"}, false, "priors"},
 	}
 	for _, tc := range tests {
@@ -47,6 +50,17 @@ func TestDecideCmd(t *testing.T) {
 	}
 	if code := run([]string{"decide", "--origin", "https://x", "--paths", filepath.Join(dir, "none")}, nil, &out, &errb); code != exitFailed {
 		t.Errorf("missing paths file: exit %d", code)
+	}
+	for _, bad := range []string{"idle", "idle:x", ":0.5"} {
+		errb.Reset()
+		if code := run([]string{"decide", "--origin", "https://x", "--rrc-spread", bad}, nil, &out, &errb); code != exitUsage {
+			t.Errorf("--rrc-spread %s: exit %d", bad, code)
+		}
+	}
+	errb.Reset()
+	if code := run([]string{"decide", "--origin", "https://x", "--rrc-spread", "idle:0.5,long_drx:0.2"}, nil, &out, &errb); code != exitFailed ||
+		!strings.Contains(errb.String(), "rrc.spread.p") {
+		t.Errorf("a spread not summing to 1: exit %d: %s", code, errb.String())
 	}
 	// Numbers no link has are refused with the field named, not decided from.
 	absurd := filepath.Join(dir, "absurd.json")

@@ -94,11 +94,13 @@ const (
         read frames from stdin and print each payload as one line
 `
 	decideUsage = `mpsurf-host decide --origin URL [--path /a/b] [--proto h2] [--size BYTES[,BYTES...]] [--paths FILE]
-                   [--rrc STATE] [--rrc-tech lte] [--rrc-since-ms N] [--prefs FILE] [--models DIR] [--json]
+                   [--rrc STATE] [--rrc-tech lte] [--rrc-since-ms N] [--rrc-spread STATE:P,...] [--prefs FILE]
+                   [--models DIR] [--json]
         evaluate the cost-benefit model offline, with the native decide's code; --size lists loads of the
         page seen before (none: never seen); --paths FILE is a JSON array of paths (status --json prints
         them): the first wifi one is the primary, the first cellular one the secondary; a path left out, or
-        without numbers, is taken from the model's priors
+        without numbers, is taken from the model's priors; --rrc-spread weighs each radio state by its
+        probability (summing to 1), as a host does that is unsure of the state (PROTOCOL.md RRC spread)
 `
 	fetchUsage = `mpsurf-host fetch URL -o FILE [--via IF,IF | --mptcp] [--http1] [--ca PEM] [--resolve HOST=ADDR,...] [--size N]
                   [--resume] [--secondary-cap BYTES] [--json] [-v]
