@@ -191,8 +191,7 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 		rm = p.Radios[tech]
 		*notes = append(*notes, "cellular technology unknown, assumed LTE")
 	}
-	states := radioStates(rm, in.RRC, notes)
-	e.states = states
+	e.states = radioStates(rm, in.RRC, notes)
 	threeG := tech == radio.ThreeG
 	if wm, ok := p.Radios[radio.WiFi]; ok && (in.Primary == nil || in.Primary.Kind != "ethernet") {
 		e.wifiW = activeW(wm, 0)
@@ -221,7 +220,7 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 	}
 	for _, a := range prims {
 		for _, b := range secs {
-			for _, st := range states {
+			for _, st := range e.states {
 				e.scens = append(e.scens, e.scenario(a, b, st.s, a.w*b.w*st.w, threeG, rm, cap))
 			}
 		}
