@@ -58,14 +58,16 @@ func Cases(p *model.Params) []Case {
 	}
 	prior := in(model.H2, model.Size{Source: "bench"})
 	prior.Primary, prior.Secondary = nil, nil
-	// A host unsure of the radio (rrc spread): every link scenario once per state.
-	unsure := prior
-	unsure.Size = known
+	// A host unsure of the radio (rrc spread): every link scenario once per state; beside it, the same at a sure one.
+	sure := prior
+	sure.Size = known
+	unsure := sure
 	unsure.RRC = &model.RRC{Tech: "lte", State: "idle", SinceMS: 9000, Spread: []model.RRCShare{
 		{State: "idle", SinceMS: 9000, P: 0.4}, {State: "long_drx", SinceMS: 3000, P: 0.55}, {State: "continuous", SinceMS: 50, P: 0.05}}}
 	return []Case{
 		{"unknown size, h2 (θ1 over the size prior)", in(model.H2, model.Size{Source: "bench"})},
 		{"unknown size and links (9 link scenarios)", prior},
+		{"history, unknown links (9 scenarios)", sure},
 		{"history, unknown links, radio unsure (9 scenarios x 3 states)", unsure},
 		{"2 MB page with 40 loads of history, h2", in(model.H2, known)},
 		{"h3", in(model.H3, known)},

@@ -17,7 +17,7 @@ func TestCasesTakeTheirBranches(t *testing.T) {
 		multipath bool
 		reason    string
 	}{
-		{false, "size unknown"}, {false, "size unknown"}, {true, "multipath"}, {true, "multipath"}, {false, "h3"}, {true, "multipath"},
+		{false, "size unknown"}, {false, "size unknown"}, {true, "multipath"}, {true, "multipath"}, {true, "multipath"}, {false, "h3"}, {true, "multipath"},
 	}
 	cs := Cases(p)
 	if len(cs) != len(want) {
@@ -36,8 +36,8 @@ func TestRun(t *testing.T) {
 	if err := run(200, &b); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(b.String(), "\n"); got != 9 {
-		t.Errorf("%d lines, want 9:\n%s", got, b.String())
+	if got := strings.Count(b.String(), "\n"); got != 10 {
+		t.Errorf("%d lines, want 10:\n%s", got, b.String())
 	}
 	if err := run(10, &b); err == nil {
 		t.Error("n = 10 accepted")
