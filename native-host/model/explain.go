@@ -34,9 +34,9 @@ func (e *evaluation) explain(out *Output, theta *float64, eu float64) {
 	}
 	out.PredictedSPMS, out.PredictedMPMS, _ = e.predict(theta, st)
 
-	page := "this page (" + humanBytes(st) + ", " + e.evidence(out.Size) + ")"
+	page := "this page (" + HumanBytes(st) + ", " + e.evidence(out.Size) + ")"
 	gain := "saves " + strconv.FormatFloat(a.saved, 'f', 2, 64) + " s for " + strconv.FormatFloat(a.cellJ, 'f', 1, 64) +
-		" J and " + humanBytes(a.cellBytes) + " cellular"
+		" J and " + HumanBytes(a.cellBytes) + " cellular"
 	switch {
 	case theta == nil:
 		out.Multipath = false
@@ -47,14 +47,14 @@ func (e *evaluation) explain(out *Output, theta *float64, eu float64) {
 		out.Reason = "multipath from the first byte: " + page + " " + gain
 	case e.observed && st > *theta:
 		out.Multipath = true
-		out.Reason = "multipath once the site has sent θ1 = " + humanBytes(*theta) + ": " + page + " " + gain
+		out.Reason = "multipath once the site has sent θ1 = " + HumanBytes(*theta) + ": " + page + " " + gain
 	case e.observed:
 		out.Multipath = false
-		out.Reason = "single path: " + page + " stays under θ1 = " + humanBytes(*theta) +
+		out.Reason = "single path: " + page + " stays under θ1 = " + HumanBytes(*theta) +
 			"; past it, cellular joins"
 	default:
 		out.Multipath = false
-		out.Reason = "size unknown: single path until the site has sent θ1 = " + humanBytes(*theta) +
+		out.Reason = "size unknown: single path until the site has sent θ1 = " + HumanBytes(*theta) +
 			", then multipath (" + strconv.FormatFloat(100*pOver, 'f', 0, 64) + " % likely)"
 	}
 	if out.PreferCellular && theta != nil {
@@ -119,7 +119,7 @@ func term(name string, v float64, unit, note string) Term {
 }
 
 // humanBytes writes n in SI units with at most one decimal: 200000 -> "200 kB".
-func humanBytes(n float64) string {
+func HumanBytes(n float64) string {
 	if n < 1000 {
 		return strconv.FormatFloat(math.Round(n), 'f', 0, 64) + " B"
 	}
@@ -134,6 +134,17 @@ func humanBytes(n float64) string {
 
 // mbit writes a rate in bytes per second as Mbit/s with one decimal.
 func mbit(bps float64) string { return strconv.FormatFloat(bps*8/1e6, 'f', 1, 64) + " Mbit/s" }
+
+// HumanBits writes a rate in bits per second with an SI prefix and at most one decimal: 7040000 -> "7 Mbit/s".
+func HumanBits(bps float64) string {
+	units := []string{"bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s"}
+	u := 0
+	for math.Abs(bps) >= 1000 && u < len(units)-1 {
+		bps /= 1000
+		u++
+	}
+	return strconv.FormatFloat(math.Round(bps*10)/10, 'f', -1, 64) + " " + units[u]
+}
 
 func b2f(b bool) float64 {
 	if b {

@@ -92,7 +92,7 @@ func th(o Output) string {
 	if o.Theta1 == nil {
 		return "never"
 	}
-	return humanBytes(float64(*o.Theta1))
+	return HumanBytes(float64(*o.Theta1))
 }
 
 // Never seen, nothing measured: the model decides under its priors, with a run-time θ1, and says so.

@@ -158,3 +158,22 @@ func tailJ(m *radio.Model, offset float64) float64 {
 func activeW(m *radio.Model, downBps float64) float64 {
 	return (m.Connected.BetaMW + m.Connected.AlphaDownMWPerMbps*downBps/1e6) / 1000
 }
+
+// RRCStates lists the radio states a decision's RRC input may name for the technology tech ("lte", "3g"): idle,
+// the promotion, the connected state and each tail phase (with a phase's own promotion). ok is false when the
+// model has no radio of that technology. The command line checks --rrc against it rather than let an unknown
+// state pass as idle.
+func (p *Params) RRCStates(tech string) (states []string, ok bool) {
+	m, ok := p.Radios[tech]
+	if !ok || tech == radio.WiFi {
+		return nil, false
+	}
+	states = []string{"idle", m.Promotion.Name, m.Connected.Name}
+	for _, ph := range m.Tail {
+		states = append(states, ph.Name)
+		if ph.Wake != nil {
+			states = append(states, ph.Wake.Name)
+		}
+	}
+	return states, true
+}

@@ -70,10 +70,10 @@ func TestFileArgumentsRelativeAndAbsolute(t *testing.T) {
 	for _, tc := range [][]string{
 		{"decide", "--origin", "https://a.example", "--paths", "paths.json", "--models", relModels},
 		{"decide", "--origin", "https://a.example", "--paths", filepath.Join(dir, "paths.json"), "--models", models},
-		{"log", "export", "--format", "csv", "--db", "rel.db"},
-		{"log", "export", "--format", "csv", "--db", filepath.Join(dir, "abs.db")},
-		{"replay", "--model", relModels, "--db", "rel.db"},
-		{"replay", "--model", models, "--db", filepath.Join(dir, "abs.db")},
+		{"log", "export", "--format", "csv", "--db", "rel.db", "--create"},
+		{"log", "export", "--format", "csv", "--db", filepath.Join(dir, "abs.db"), "--create"},
+		{"replay", "--models", relModels, "--db", "rel.db"},
+		{"replay", "--models", models, "--db", filepath.Join(dir, "abs.db")},
 	} {
 		cmd := exec.Command(bin, tc...)
 		cmd.Dir, cmd.Env = dir, hostEnv()

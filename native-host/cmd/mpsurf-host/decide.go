@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,10 +39,34 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return badUsage(stderr, "decide: --origin: %v", err)
 	}
+	for _, f := range []struct {
+		flag, path string
+		dir        bool
+	}{{"--models", *modelsDir, true}, {"--paths", *pathsFile, false}, {"--prefs", *prefsFile, false}} {
+		if err := needPath(f.flag, f.path, f.dir); err != nil {
+			return badUsage(stderr, "decide: %v", err)
+		}
+	}
 	params, src, err := model.Open(*modelsDir)
 	if err != nil {
+		if *modelsDir != "" {
+			// The directory the user named holds no usable model: a bad argument, like a missing one.
+			return badUsage(stderr, "decide: --models: %v", err)
+		}
 		fmt.Fprintf(stderr, "mpsurf-host: decide: %v\n", err)
 		return exitFailed
+	}
+	if *rrcState != "" || *rrcSpread != "" {
+		states, ok := params.RRCStates(*rrcTech)
+		if !ok {
+			return badUsage(stderr, "decide: --rrc-tech %q: want lte or 3g", *rrcTech)
+		}
+		if *rrcState != "" && !slices.Contains(states, *rrcState) {
+			return badUsage(stderr, "decide: --rrc %q: not a state of the %s radio model; want one of %s", *rrcState, strings.ToUpper(*rrcTech), strings.Join(states, ", "))
+		}
+	}
+	if *rrcSince < 0 {
+		return badUsage(stderr, "decide: --rrc-since-ms %d: want 0 or more", *rrcSince)
 	}
 	given := &decide.Given{Proto: *proto}
 	// --size is one observed load of the page (repeated: several); the model still weighs its size prior.
@@ -57,8 +83,7 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 	if *pathsFile != "" {
 		var paths []model.Path
 		if err := readJSON(*pathsFile, &paths); err != nil {
-			fmt.Fprintf(stderr, "mpsurf-host: decide: --paths: %v\n", err)
-			return exitFailed
+			return badUsage(stderr, "decide: --paths: %v", err)
 		}
 		for i := range paths {
 			switch {
@@ -77,6 +102,12 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return badUsage(stderr, "decide: --rrc-spread: %v", err)
 		}
+		states, _ := params.RRCStates(*rrcTech)
+		for _, sh := range spread {
+			if !slices.Contains(states, sh.State) {
+				return badUsage(stderr, "decide: --rrc-spread: %q is not a state of the %s radio model; want one of %s", sh.State, strings.ToUpper(*rrcTech), strings.Join(states, ", "))
+			}
+		}
 		if given.Paths.RRC == nil {
 			// The least awake state stands first in a host's spread; here the first given.
 			given.Paths.RRC = &model.RRC{Tech: *rrcTech, State: spread[0].State, SinceMS: *rrcSince, Source: "command line"}
@@ -86,16 +117,15 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 	if *prefsFile != "" {
 		var p protocol.Prefs
 		if err := readJSON(*prefsFile, &p); err != nil {
-			fmt.Fprintf(stderr, "mpsurf-host: decide: --prefs: %v\n", err)
-			return exitFailed
+			return badUsage(stderr, "decide: --prefs: %v", err)
 		}
 		given.Settings = &p
 	}
 	// The serving host sets refused measurements aside for priors; here they came from the user: say what is wrong.
 	check := model.Input{Params: params, Primary: given.Paths.Primary, Secondary: given.Paths.Secondary, RRC: given.Paths.RRC}
 	if err := check.Validate(); err != nil {
-		fmt.Fprintf(stderr, "mpsurf-host: decide: %v\n", err)
-		return exitFailed
+		// Paths, RRC and spread all came from the command line: a value out of range is a bad argument.
+		return badUsage(stderr, "decide: %v", err)
 	}
 	dec := decide.New(decide.Config{Params: params, ParamsSource: src, Links: given, Memory: given})
 	d, err := dec.Decide(context.Background(), decide.Request{Origin: norm, Path: *path, Tab: -1, Nav: "offline"})
@@ -109,20 +139,39 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s\n", data)
 		return exitOK
 	}
-	theta1 := "never"
-	if body.Theta1 != nil {
-		theta1 = strconv.FormatInt(*body.Theta1, 10) + " bytes"
-	}
-	fmt.Fprintf(stdout, "%s: multipath %v, theta1 %s, deadline %d ms, basis %s\nreason: %s\n",
-		body.Origin, body.Multipath, theta1, body.DeadlineMS, body.Basis, body.Reason)
+	fmt.Fprintf(stdout, "%s: multipath %v, theta1 %s, theta2 %s, deadline %s, basis %s\nreason: %s\n",
+		body.Origin, body.Multipath, theta1Text(body.Theta1), theta2Text(body.Theta2), msText(body.DeadlineMS), body.Basis, body.Reason)
 	for _, t := range body.Terms {
-		v := "-"
-		if t.Value != nil {
-			v = strconv.FormatFloat(*t.Value, 'g', 6, 64)
-		}
-		fmt.Fprintf(stdout, "  %-24s %12s %-5s %s\n", t.Name, v, t.Unit, t.Note)
+		fmt.Fprintf(stdout, "  %-24s %14s  %s\n", t.Name, termText(t), t.Note)
 	}
 	return exitOK
+}
+
+// termText is a model term's value for a person: sizes in kB/MB, rates in Mbit/s, energy in J or mJ, a few
+// significant digits otherwise, never a float's exponent.
+func termText(t model.Term) string {
+	if t.Value == nil {
+		return "-"
+	}
+	v := *t.Value
+	switch t.Unit {
+	case "B":
+		return model.HumanBytes(v)
+	case "bit/s":
+		return model.HumanBits(v)
+	case "J":
+		if math.Abs(v) < 1 && v != 0 {
+			return strconv.FormatFloat(v*1000, 'f', 1, 64) + " mJ"
+		}
+	}
+	text := strconv.FormatFloat(v, 'f', -1, 64)
+	if math.Abs(v) >= 1e-3 || v == 0 {
+		text = strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
+	}
+	if t.Unit == "" {
+		return text
+	}
+	return text + " " + t.Unit
 }
 
 func readJSON(name string, v any) error {

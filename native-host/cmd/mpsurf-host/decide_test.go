@@ -48,7 +48,7 @@ func TestDecideCmd(t *testing.T) {
 	if code := run([]string{"decide", "--origin", "ftp://x"}, nil, &out, &errb); code != exitUsage {
 		t.Errorf("bad origin: exit %d", code)
 	}
-	if code := run([]string{"decide", "--origin", "https://x", "--paths", filepath.Join(dir, "none")}, nil, &out, &errb); code != exitFailed {
+	if code := run([]string{"decide", "--origin", "https://x", "--paths", filepath.Join(dir, "none")}, nil, &out, &errb); code != exitUsage {
 		t.Errorf("missing paths file: exit %d", code)
 	}
 	for _, bad := range []string{"idle", "idle:x", ":0.5"} {
@@ -58,15 +58,15 @@ func TestDecideCmd(t *testing.T) {
 		}
 	}
 	errb.Reset()
-	if code := run([]string{"decide", "--origin", "https://x", "--rrc-spread", "idle:0.5,long_drx:0.2"}, nil, &out, &errb); code != exitFailed ||
+	if code := run([]string{"decide", "--origin", "https://x", "--rrc-spread", "idle:0.5,long_drx:0.2"}, nil, &out, &errb); code != exitUsage ||
 		!strings.Contains(errb.String(), "rrc.spread.p") {
 		t.Errorf("a spread not summing to 1: exit %d: %s", code, errb.String())
 	}
-	// Numbers no link has are refused with the field named, not decided from.
+	// Numbers no link has are refused with the field named, not decided from: a bad value, exit 2 like a bad flag.
 	absurd := filepath.Join(dir, "absurd.json")
 	os.WriteFile(absurd, []byte(`[{"name":"wlan0","kind":"wifi","up":true,"rtt_ms":50,"down_bps":1e12,"loss":5}]`), 0o600)
 	errb.Reset()
-	if code := run([]string{"decide", "--origin", "https://x", "--paths", absurd}, nil, &out, &errb); code != exitFailed ||
+	if code := run([]string{"decide", "--origin", "https://x", "--paths", absurd}, nil, &out, &errb); code != exitUsage ||
 		!strings.Contains(errb.String(), "primary.down_bps") {
 		t.Errorf("absurd paths: exit %d: %s", code, errb.String())
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	neturl "net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/cli"
+	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/mph2"
 )
 
@@ -47,6 +49,12 @@ func fetchCmd(args []string, stdout, stderr io.Writer) int {
 		return badUsage(stderr, "fetch: a URL and -o FILE are required")
 	}
 	url := pos[0]
+	if u, err := neturl.Parse(url); err != nil || u.Scheme != "https" || u.Host == "" {
+		return badUsage(stderr, "fetch: %.200q is not an https URL (want https://HOST/PATH)", url)
+	}
+	if err := needPath("--ca", *caFile, false); err != nil {
+		return badUsage(stderr, "fetch: %v", err)
+	}
 	paths, err := viaPaths(*via, *mptcp)
 	if err != nil {
 		return badUsage(stderr, "fetch: --via: %v", err)
@@ -107,9 +115,9 @@ func fetchCmd(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	if !*asJSON {
-		fmt.Fprintf(stdout, "%s: %d bytes in %.2f s, %d requests, %d range moves\n", result.File, result.Size, result.ElapsedMS/1000, result.Requests, result.Moves)
+		fmt.Fprintf(stdout, "%s: %s in %.2f s, %d requests, %d range moves\n", result.File, model.HumanBytes(float64(result.Size)), result.ElapsedMS/1000, result.Requests, result.Moves)
 		for _, p := range result.Paths {
-			fmt.Fprintf(stdout, "  %-8s %-8s %10d bytes  %d requests  %s\n", p.Name, p.Proto, p.Bytes, p.Requests, p.Error)
+			fmt.Fprintf(stdout, "  %-8s %-8s %10s  %d requests  %s\n", p.Name, p.Proto, model.HumanBytes(float64(p.Bytes)), p.Requests, p.Error)
 		}
 		if result.Fallback != "" {
 			fmt.Fprintf(stdout, "  single path: %s\n", result.Fallback)

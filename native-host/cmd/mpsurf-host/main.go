@@ -14,6 +14,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -232,6 +233,32 @@ func helpCmd(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 // newFlags returns a FlagSet that reports nothing itself: the command reports errors in one line.
 func newFlags(name string) *flag.FlagSet {
 	return cli.Flags("mpsurf-host " + name)
+}
+
+// needPath checks a file or directory named on the command line before the command uses it: one that does not
+// exist, or is a file where a directory is wanted (or the other way round), is a command-line mistake, reported
+// in one line with exit status 2 like a bad flag value, never a failure of the command (1). "" passes: the
+// argument was not given.
+func needPath(flagName, p string, dir bool) error {
+	if p == "" {
+		return nil
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		what := "file"
+		if dir {
+			what = "directory"
+		}
+		return cli.Usagef("%s %s: no such %s", flagName, p, what)
+	case err != nil:
+		return cli.Usagef("%s %s: %v", flagName, p, err)
+	case dir && !fi.IsDir():
+		return cli.Usagef("%s %s: not a directory", flagName, p)
+	case !dir && fi.IsDir():
+		return cli.Usagef("%s %s: a directory, not a file", flagName, p)
+	}
+	return nil
 }
 
 // badUsage reports a command-line mistake in one line and returns exit status 2.

@@ -17,12 +17,12 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
-const replayUsage = `mpsurf-host replay [--model DIR] [--db PATH] [--since WHEN] [--json]
+const replayUsage = `mpsurf-host replay [--models DIR] [--db PATH] [--since WHEN] [--json]
         evaluate every logged decision again, from the model input the log kept, under the model in DIR (a
         policy-models directory: model.json with the power and baseline files it names; default: MPSURF_MODELS,
         else the models built into this binary), and report how the decisions, the predicted time saved,
         cellular bytes and radio energy would change; WHEN is a date (2026-11-01), an RFC 3339 time or unix
-        milliseconds
+        milliseconds; --model DIR, the older name of --models, still works
 `
 
 // replayDecision is one logged decision and its re-evaluation.
@@ -65,29 +65,36 @@ type replayReport struct {
 
 func replayCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("replay")
-	dir := fs.String("model", "", "")
+	dir := fs.String("models", "", "")
+	// --model was replay's own name for the directory every other command calls --models: kept so that scripts
+	// written for it go on working.
+	fs.StringVar(dir, "model", "", "")
 	dbPath := fs.String("db", "", "")
 	since := fs.String("since", "", "")
 	asJSON := fs.Bool("json", false, "")
 	if err := cli.ParseNone(fs, args); err != nil {
 		return badUsage(stderr, "replay: %v", err)
 	}
+	if err := needPath("--models", *dir, true); err != nil {
+		return badUsage(stderr, "replay: %v", err)
+	}
 	params, name, err := model.Open(*dir)
 	if err != nil {
+		if *dir != "" {
+			return badUsage(stderr, "replay: --models: %v", err)
+		}
 		fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
 		return exitFailed
 	}
 	var sinceMS int64
 	if *since != "" {
 		if sinceMS, err = store.ParseSince(*since); err != nil {
-			fmt.Fprintf(stderr, "mpsurf-host: replay: --since: %v\n", err)
-			return exitUsage
+			return badUsage(stderr, "replay: --since: %v", err)
 		}
 	}
-	db, _, err := openLog(*dbPath)
+	db, _, err := openLog(*dbPath, false)
 	if err != nil {
-		fmt.Fprintf(stderr, "mpsurf-host: replay: %v\n", err)
-		return exitFailed
+		return logOpenFailed(stderr, "replay", err)
 	}
 	defer db.Close()
 	dec := decide.New(decide.Config{Params: params, ParamsSource: name})

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/cli"
@@ -64,6 +65,15 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if *cell != radio.LTE && *cell != radio.ThreeG {
 		return badUsage(stderr, "status: --cell %q: want %s or %s", *cell, radio.LTE, radio.ThreeG)
 	}
+	if err := needPath("--models", *models, true); err != nil {
+		return badUsage(stderr, "status: %v", err)
+	}
+	if err := needPath("--policy", *policyFile, false); err != nil {
+		return badUsage(stderr, "status: %v", err)
+	}
+	if err := needPath("--radio-model", *radioModel, false); err != nil {
+		return badUsage(stderr, "status: %v", err)
+	}
 	src, err := policy.Resolve(*models, *policyFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: status: %v\n", err)
@@ -103,12 +113,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "policy: not loaded: %s\n", out.PolicyError)
 	} else {
 		p := out.Policy
-		theta2 := "none"
-		if p.Theta2 != nil {
-			theta2 = fmt.Sprintf("%d bytes", *p.Theta2)
-		}
-		fmt.Fprintf(stdout, "policy: %s v%d: multipath %v, theta1 %d bytes, theta2 %s, deadline %d ms\nreason: %s\n",
-			p.Model.ID, p.Model.Version, p.Multipath, p.Theta1, theta2, p.DeadlineMS, p.Reason)
+		fmt.Fprintf(stdout, "policy: %s v%d: multipath %v, theta1 %s, theta2 %s, deadline %s\nreason: %s\n",
+			p.Model.ID, p.Model.Version, p.Multipath, theta1Text(p.Theta1), theta2Text(p.Theta2), msText(p.DeadlineMS), p.Reason)
 	}
 	if m := out.Model; m.Error != "" {
 		fmt.Fprintf(stdout, "model: not loaded from %s: %s\n", m.Source, m.Error)
@@ -119,8 +125,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "paths: not measured: %s\n", out.PathsError)
 	}
 	for _, p := range out.Paths {
-		fmt.Fprintf(stdout, "path %s (%s) up %v %v: rtt %s ms (%s), down %s bit/s, up %s bit/s, loss %s\n", p.Name, p.Kind, p.Up,
-			p.Addrs, num(p.RTTMS), str(p.RTTSource), num(p.DownBPS), num(p.UpBPS), num(p.Loss))
+		fmt.Fprintf(stdout, "path %s (%s) up %v %v: rtt %s (%s), down %s, up %s, loss %s\n", p.Name, p.Kind, p.Up,
+			p.Addrs, unit(p.RTTMS, " ms"), str(p.RTTSource), rate(p.DownBPS), rate(p.UpBPS), percent(p.Loss))
 	}
 	if out.RRC != nil {
 		data, _ := json.Marshal(out.RRC)
@@ -134,11 +140,52 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func num(p *float64) string {
+// unit prints a measurement with its unit, or "?" when it is not measured.
+func unit(p *float64, u string) string {
 	if p == nil {
 		return "?"
 	}
-	return fmt.Sprintf("%.4g", *p)
+	return strconv.FormatFloat(*p, 'f', -1, 64) + u
+}
+
+func rate(bps *float64) string {
+	if bps == nil {
+		return "?"
+	}
+	return model.HumanBits(*bps)
+}
+
+func percent(p *float64) string {
+	if p == nil {
+		return "?"
+	}
+	return strconv.FormatFloat(*p*100, 'f', -1, 64) + " %"
+}
+
+// theta1Text is θ1 for a person: never (no multipath), from the first byte, or a size in kB/MB.
+func theta1Text(t *int64) string {
+	switch {
+	case t == nil:
+		return "never"
+	case *t == 0:
+		return "0 (from the first byte)"
+	}
+	return model.HumanBytes(float64(*t))
+}
+
+// theta2Text is θ2 for a person: none (no cap) or a size.
+func theta2Text(t *int64) string {
+	if t == nil {
+		return "none"
+	}
+	return model.HumanBytes(float64(*t))
+}
+
+func msText(ms int64) string {
+	if ms >= 1000 {
+		return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) + " s"
+	}
+	return strconv.FormatInt(ms, 10) + " ms"
 }
 
 func str(p *string) string {

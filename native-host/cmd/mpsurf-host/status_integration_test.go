@@ -222,7 +222,7 @@ func TestIntegrationStatusTestbed(t *testing.T) {
 		}
 		t.Logf("%s (%s): rtt %.2f ms (%s; configured %.0f ms, %+.1f %%), down %.3f Mbit/s (configured %.3f, %+.1f %%), loss %v",
 			ifn, p.Kind, *p.RTTMS, str(p.RTTSource), wantRTT, 100*(*p.RTTMS/wantRTT-1),
-			*p.DownBPS/1e6, wantDown/1e6, 100*(*p.DownBPS/wantDown-1), num(p.Loss))
+			*p.DownBPS/1e6, wantDown/1e6, 100*(*p.DownBPS/wantDown-1), percent(p.Loss))
 		if d := *p.RTTMS/wantRTT - 1; d < -0.10 || d > 0.10 {
 			t.Errorf("%s: rtt %.2f ms, configured %.0f ms: off by %+.1f %%", ifn, *p.RTTMS, wantRTT, 100*d)
 		}
