@@ -65,14 +65,15 @@ test('the popup shows the decision, paths, chart and health, as text', { skip },
   await popup.goto(`${base}/popup.html`);
   await popup.waitForFunction(() => document.getElementById('health').children.length > 0);
   // The host's own status (which says how the browser was started) arrives after the first render.
-  await popup.waitForFunction(() => /Browser sockets are/.test(document.body.innerText), null, { timeout: 10000 });
+  await popup.waitForFunction(() => /Browser connections are/.test(document.body.innerText), null, { timeout: 10000 });
   const text = await popup.locator('body').innerText();
-  assert.match(text, /Host connected/);
+  assert.match(text, /Host running/);
   // This browser was started without mptcpize, and the host sees that in its inherited environment.
-  assert.match(text, /Browser sockets are plain TCP/);
+  assert.match(text, /Browser connections are plain TCP/);
   assert.match(text, /mptcpize run chromium/);
-  assert.match(text, /Helper not configured/);
-  assert.match(text, /not measured yet|RTT/);
+  assert.match(text, /Helper not installed/);
+  assert.match(text, /sudo MPSURF_ENABLE_ACTUATOR=1 bash scripts\/setup\.sh/);
+  assert.match(text, /not measured yet|Delay/);
   assert.equal(await popup.locator('#chart svg rect').count(), loads.length);
   assert.equal(await popup.locator('#error').isHidden(), true);
   await popup.screenshot({ path: path.join(shots, 'popup.png'), fullPage: true });

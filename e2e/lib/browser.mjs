@@ -63,6 +63,12 @@ export async function launch(profileDir, { headless = true, executablePath = chr
   return { context, worker };
 }
 
+// withoutDailyLimit turns the daily cellular data limit off (a fresh install has one): a testbed run measures the
+// model's decisions over many loads of one session's emulated cellular link, not the user's limits.
+export async function withoutDailyLimit(worker) {
+  await worker.evaluate(() => self.mpsurf.setMultipath({ ...self.mpsurf.multipath().settings, daily_cap_bytes: null }));
+}
+
 // untilStatus polls the extension's status until pred holds or the timeout passes.
 export async function untilStatus(worker, pred, timeoutMs = 10000) {
   const t0 = Date.now();

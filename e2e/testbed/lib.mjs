@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
-import { launch, makeProfile, untilStatus, untilRules, hostPids } from '../lib/browser.mjs';
+import { launch, makeProfile, untilStatus, untilRules, hostPids, withoutDailyLimit } from '../lib/browser.mjs';
 import { dist, root, hostBinary, actuatorBinary } from '../lib/paths.mjs';
 import { SquidProxy } from './proxy.mjs';
 import { asRemote } from '../lib/priority.mjs';
@@ -449,6 +449,7 @@ export class Session {
       });
       await untilStatus(browser.worker, (s) => s.host === 'connected', 15000);
       await untilRules(browser.worker, (r) => r.length > 0);
+      await withoutDailyLimit(browser.worker);
       if (this.proxy) {
         await browser.worker.evaluate((r) => self.mpsurf.setMultipath({ ...self.mpsurf.multipath().settings, route: r }), route ?? 'off');
         if (route) await untilProxy(browser.worker, (v) => v.status?.relay && v.route === route, 10000);
@@ -685,6 +686,7 @@ export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHo
       args: [`--ignore-certificate-errors-spki-list=${session.spki}`, `--host-resolver-rules=${session.resolverRules()}`, '--disable-quic'],
     });
     await untilStatus(browser.worker, (s) => s.host === 'connected', 15000);
+    await withoutDailyLimit(browser.worker);
     out.hostPid = hostPids(profile.host)[0];
     let i = 0;
     for (const l of loads) {

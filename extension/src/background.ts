@@ -22,6 +22,7 @@ import {
 } from './protocol';
 import { ProxyRouter, worthRelay } from './proxy';
 import { MULTIPATH_KEY, Multipath } from './multipath';
+import { migrateLimits } from './caps';
 import { Peers } from './peers';
 import { Announcer } from './announce';
 import { RuleBook } from './rules';
@@ -30,6 +31,7 @@ import { OPT_IN_HEADER, parseOptIn } from './prefs';
 import { RECENT_LOADS, buildReport, isLoadTiming, type LoadPoint } from './reports';
 import { OPT_IN_KEY, PREFS_KEY, Settings, isUnsupported, unsupportedText, type Support } from './settings';
 import { Downloads, ruleFor } from './downloads';
+import type { DownloadsView } from './downloads-ui';
 import { downloadControlRequest, downloadDiscardRequest, downloadOfferRequest, parseDownloadState } from './protocol';
 
 const SESSION_KEY = 'pages';
@@ -56,6 +58,16 @@ const multipath = new Multipath({
   },
   save: (key, value) => b.saveLocal(key, value),
   proxy,
+  plan: () => {
+    const p = settings.current();
+    return { monthly_bytes: p.quota_bytes, billing_day: p.billing_day };
+  },
+  // Paused (or not yet agreed to): every header rule says mp=?0 and every badge "off", at once.
+  gateChanged: (g) => {
+    rules.setPaused(g.paused);
+    pages.refreshBadges(host.status());
+    return rules.sync();
+  },
   log,
 });
 const pages = new Pages({
@@ -72,6 +84,7 @@ const pages = new Pages({
   rules,
   now: () => performance.now(),
   badge: b.setBadge,
+  pause: () => multipath.gate(),
   save: (snapshot) => {
     b.saveSession(SESSION_KEY, snapshot).catch((e: unknown) => log(`storage.session: ${String(e)}`));
   },
@@ -92,7 +105,8 @@ const DOWNLOADS_ON_KEY = 'downloads_enabled';
 let downloadsEnabled = false;
 const authorizationFor = b.watchAuthorization();
 const downloads = new Downloads({
-  enabled: () => downloadsEnabled,
+  // While multipath is paused nothing is handed over: the host would only decline it.
+  enabled: () => downloadsEnabled && !multipath.gate().paused,
   threshold: () => host.status().policy?.theta1 ?? null,
   siteRule: (origin) => ruleFor(settings.view().prefs.overrides, origin),
   offer: (o) => host.request((id) => downloadOfferRequest(id, o), parseDownloadState, 5_000),
@@ -111,8 +125,15 @@ const downloads = new Downloads({
 b.onDownloadCreated((item) => void downloads.created(item));
 b.onDownloadChanged((delta) => void downloads.changed(delta));
 
-function downloadsView() {
-  return { enabled: downloadsEnabled, threshold: host.connected ? (host.status().policy?.theta1 ?? null) : null, downloads: downloads.list() };
+function downloadsView(): DownloadsView {
+  const g = multipath.gate();
+  return {
+    enabled: downloadsEnabled,
+    host: host.connected,
+    threshold: host.connected ? (host.status().policy?.theta1 ?? null) : null,
+    paused: g.paused ? g.message : null,
+    downloads: downloads.list(),
+  };
 }
 
 host = new HostLink({
@@ -274,11 +295,22 @@ async function loadFinished(message: unknown, sender: b.Sender): Promise<void> {
   void refreshHost();
 }
 
+// The browser's profile directory as the host last reported it, kept for when the host is gone: the install
+// commands the popup shows must reach a browser started with --user-data-dir.
+const PROFILE_KEY = 'browser_profile';
+let profileDir: string | null | undefined;
+
 /** The host's status reply, or why there is none. Short timeout: the popup must open quickly. */
 async function hostReply(): Promise<{ host: StatusReply | null; hostError: string | null }> {
   if (!host.connected) return { host: null, hostError: `host ${host.status().host}` };
   try {
-    return { host: await host.hostStatus(1_000), hostError: null };
+    const st = await host.hostStatus(1_000);
+    const dir = st.browser_profile?.user_data_dir;
+    if (dir !== undefined && dir !== profileDir) {
+      profileDir = dir;
+      b.saveLocal(PROFILE_KEY, dir).catch((e: unknown) => log(`storage.local: ${String(e)}`));
+    }
+    return { host: st, hostError: null };
   } catch (e) {
     return { host: null, hostError: (e as Error).message };
   }
@@ -297,7 +329,7 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
         const state: PopupState = {
           status,
           page,
-          badge: badgeFor(status, page ?? undefined),
+          badge: badgeFor(status, page ?? undefined, multipath.gate()),
           ...(await hostReply()),
           settings: settings.view(),
           loads: loads.map((l) => ({ ...l })),
@@ -305,6 +337,7 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
           proxy: proxy.view(),
           multipath: multipath.view(),
           viaProxy: page !== null && !page.stale && proxy.viaProxy(page.origin),
+          ...(profileDir === undefined ? {} : { profileDir }),
         };
         return { ok: true, value: state };
       }
@@ -312,6 +345,8 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
         return { ok: true, value: await settingsState() };
       case 'settings-set':
         await settings.set(m.prefs);
+        // The monthly plan is part of the preferences: the limits may have moved.
+        await multipath.planChanged();
         return { ok: true, value: await settingsState() };
       case 'log-export':
         return { ok: true, value: await settings.exportLog(m.format) };
@@ -413,11 +448,19 @@ async function startup(): Promise<void> {
     log(`could not restore tab state: ${String(e)}`);
   }
   try {
-    const stored = await b.loadLocal([PREFS_KEY, OPT_IN_KEY, DOWNLOADS_KEY, DOWNLOADS_ON_KEY, MULTIPATH_KEY]);
-    settings.restore(stored[PREFS_KEY], stored[OPT_IN_KEY]);
+    const stored = await b.loadLocal([PREFS_KEY, OPT_IN_KEY, DOWNLOADS_KEY, DOWNLOADS_ON_KEY, MULTIPATH_KEY, PROFILE_KEY]);
+    const dir = stored[PROFILE_KEY];
+    if (profileDir === undefined && (dir === null || typeof dir === 'string')) profileDir = dir;
+    // Settings stored before the one data-limit model: the monthly cap joins the plan's monthly limit.
+    const limits = migrateLimits(stored[PREFS_KEY], stored[MULTIPATH_KEY]);
+    if (limits.multipath !== stored[MULTIPATH_KEY]) {
+      await Promise.all([b.saveLocal(PREFS_KEY, limits.prefs), b.saveLocal(MULTIPATH_KEY, limits.multipath)]);
+      if (limits.note) log(limits.note);
+    }
+    settings.restore(limits.prefs, stored[OPT_IN_KEY]);
     downloadsEnabled = stored[DOWNLOADS_ON_KEY] === true;
     downloads.restore(stored[DOWNLOADS_KEY]);
-    multipath.restore(stored[MULTIPATH_KEY]);
+    multipath.restore(limits.multipath, limits.note);
   } catch (e) {
     log(`could not read preferences: ${String(e)}`);
     multipath.restore(undefined);

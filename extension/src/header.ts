@@ -92,6 +92,16 @@ export function headerValue(p: HeaderSource): string {
   return serialiseHeader(quantise(p));
 }
 
+/**
+ * The same header with multipath withheld (`mp=?0`, θ1 gone): what every rule sets while multipath is paused or
+ * the user has not agreed yet, so that no request says `mp` then, the first one to a new site included. The
+ * other members (patience, cap) stay, as they describe the user, not the pause.
+ */
+export function withoutMultipath(value: string): string {
+  const f = parseHeader(value);
+  return serialiseHeader({ ...f, mp: false, t1: 0 });
+}
+
 export class HeaderError extends Error {
   override name = 'HeaderError';
 }

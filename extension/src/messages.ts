@@ -27,6 +27,8 @@ export interface PopupState {
   multipath?: MultipathView;
   /** This tab's page goes through the user's MPTCP proxy. */
   viaProxy?: boolean;
+  /** The browser's --user-data-dir as a host last reported it (null: the default profile; absent: never known). */
+  profileDir?: string | null;
 }
 
 export type PageRequest =

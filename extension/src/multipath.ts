@@ -1,9 +1,10 @@
-// The user's multipath switches at run time: consent, pause, caps and roaming (caps.ts) turned into one pause the
-// host applies to every decision (PROTOCOL.md §4 Pause) and into the proxy routing (proxy.ts). The pause goes to the
+// The user's multipath switches at run time: consent, pause, data limits and roaming (caps.ts) turned into one pause
+// the host applies to every decision (PROTOCOL.md §4 Pause), into the proxy routing (proxy.ts) and, through
+// `gateChanged`, into the header rules and the badge, which say no multipath while paused. The pause goes to the
 // host before anything else after each hello, so that no decision is made multipath before consent.
 
 import { RequestError, type HostStatus } from './host';
-import { DEFAULT_MULTIPATH, gate, loadMultipath, normaliseMultipath, type CellularNow, type Gate, type MultipathSettings } from './caps';
+import { DEFAULT_MULTIPATH, NO_PLAN, gate, loadMultipath, normaliseMultipath, type CellularNow, type Gate, type MultipathSettings, type Plan } from './caps';
 import { pauseRequest, parsePauseReply, type Request, type StatusReply } from './protocol';
 import type { ProxyRouter } from './proxy';
 
@@ -15,6 +16,8 @@ export interface MultipathView {
   /** Whether the host took the pause state (false: not yet, or the host does not know `pause`). */
   hostApplied: boolean;
   problem: string | null;
+  /** What changed in the stored settings at start-up (an older version's limits, migrated), for the options page. */
+  notice: string | null;
 }
 
 export interface MultipathDeps {
@@ -24,6 +27,13 @@ export interface MultipathDeps {
   };
   save(key: string, value: unknown): Promise<void>;
   proxy: ProxyRouter;
+  /** The monthly plan from the preferences (limit and billing day). */
+  plan?(): Plan;
+  /**
+   * Called with every new gate, before anything is sent: the header rules and badges follow it. A change the
+   * user made (consent, pause, settings) resolves only once the returned promise has (the rules are in place).
+   */
+  gateChanged?(g: Gate): Promise<void> | void;
   log?(line: string): void;
 }
 
@@ -40,9 +50,10 @@ export function cellularNow(s: StatusReply | null): CellularNow {
 export class Multipath {
   private s: MultipathSettings = { ...DEFAULT_MULTIPATH };
   private now: CellularNow = { today_bytes: null, cycle_bytes: null, roaming: null };
-  private g: Gate = gate(this.s, this.now);
+  private g: Gate = gate(this.s, this.now, NO_PLAN);
   private sent: string | null = null; // the pause last acknowledged by the host
   private problem: string | null = null;
+  private notice: string | null = null;
   /** Resolved once the stored settings are read: a change made before (a page's early message) waits for it. */
   private restored!: () => void;
   private readonly ready = new Promise<void>((r) => (this.restored = r));
@@ -50,18 +61,24 @@ export class Multipath {
   constructor(private readonly d: MultipathDeps) {}
 
   /** Takes over what storage.local held (undefined: nothing stored, or it could not be read). */
-  restore(stored: unknown): void {
+  restore(stored: unknown, notice: string | null = null): void {
     this.restored();
     const { settings, problem } = loadMultipath(stored);
     this.s = settings;
     this.problem = problem;
+    this.notice = notice;
     if (problem) this.d.log?.(problem);
-    this.g = gate(this.s, this.now);
+    void this.regate();
     void this.applyProxy();
   }
 
+  /** The preferences changed: the monthly plan may have. */
+  planChanged(): Promise<void> {
+    return this.update();
+  }
+
   view(): MultipathView {
-    return structuredClone({ settings: this.s, gate: this.g, hostApplied: this.sent === key(this.g), problem: this.problem });
+    return structuredClone({ settings: this.s, gate: this.g, hostApplied: this.sent === key(this.g), problem: this.problem, notice: this.notice });
   }
 
   gate(): Gate {
@@ -102,11 +119,16 @@ export class Multipath {
     return this.update();
   }
 
+  private regate(): Promise<void> | void {
+    this.g = gate(this.s, this.now, this.d.plan?.() ?? NO_PLAN);
+    return this.d.gateChanged?.(this.gate());
+  }
+
   private async update(): Promise<void> {
     const before = this.g;
-    this.g = gate(this.s, this.now);
+    const rules = this.regate();
     if (this.g.why !== before.why) this.d.log?.(this.g.message);
-    await Promise.all([this.sendPause(), this.applyProxy()]);
+    await Promise.all([rules, this.sendPause(), this.applyProxy()]);
   }
 
   private applyProxy(): Promise<void> {

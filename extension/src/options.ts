@@ -4,9 +4,9 @@
 
 import { sendMessage } from './browser';
 import type { PageReply, SettingsState } from './messages';
-import { exportSettings, normaliseHost, parseSettingsFile, PrefsError, type HeaderScope, type Mode, type OverrideRule, type Prefs } from './prefs';
-import { bytes, multipathItems, usageText } from './view';
-import type { Route } from './caps';
+import { exportSettings, normaliseHost, normalisePrefs, parseSettingsFile, PrefsError, type HeaderScope, type Mode, type OverrideRule, type Prefs } from './prefs';
+import { bytes, multipathItems, networkText, overall, plainError, usageBars } from './view';
+import { normaliseMultipath, type Route } from './caps';
 import type { ProxyTestResult } from './protocol';
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
@@ -35,19 +35,42 @@ let state: SettingsState | null = null;
 function renderMultipath(s: SettingsState): void {
   const mp = s.multipath;
   if (mp === undefined) return;
-  const g = mp.gate;
-  byId('gate').textContent = [g.message, ...g.warnings].join(' ');
-  byId('gate').className = `lead ${g.paused ? 'warn-text' : 'ok-text'}`;
+  // The same state the popup and the badge show: off without a host, whatever the settings say.
+  const o = overall(s.status, mp);
+  byId('gate').textContent = [o.detail, ...mp.gate.warnings].join(' ');
+  byId('gate').className = `lead ${o.level === 'on' ? 'ok-text' : 'warn-text'}`;
+  byId('notice').hidden = mp.notice === null;
+  byId('notice').textContent = mp.notice === null ? '' : `Your settings were updated: ${mp.notice}.`;
   byId('consent').hidden = mp.settings.consent_at !== null;
   byId('pause-toggle').textContent = mp.settings.paused ? 'Resume multipath' : 'Pause all multipath';
   const mb = (v: number | null): string => (v === null ? '' : String(Math.round(v / 1e6)));
   if (document.activeElement !== input('cap-daily')) input('cap-daily').value = mb(mp.settings.daily_cap_bytes);
-  if (document.activeElement !== input('cap-monthly')) input('cap-monthly').value = mb(mp.settings.monthly_cap_bytes);
   input('pause-roaming').checked = mp.settings.pause_roaming;
   byId<HTMLSelectElement>('proxy-route').value = mp.settings.route;
-  const n = s.host?.network;
-  byId('netcost').textContent =
-    n === undefined ? 'not reported by this host' : `metered ${n.metered}, roaming ${n.roaming === null ? 'unknown' : n.roaming ? 'yes' : 'no'} (${n.source}${n.detail ? `; ${n.detail}` : ''})`;
+  byId('netcost').textContent = networkText(s.host);
+  const p = s.settings.prefs;
+  const box = byId('usage-bars');
+  box.replaceChildren();
+  for (const b of usageBars(s.host, mp, { monthly_bytes: p.quota_bytes, billing_day: p.billing_day })) {
+    const row = document.createElement('div');
+    row.className = `meter ${b.level}`;
+    const label = document.createElement('span');
+    label.className = 'label';
+    label.textContent = b.label === 'This month' ? 'Cellular this month' : b.label;
+    const text = document.createElement('span');
+    text.className = 'text';
+    text.textContent = s.status.host === 'connected' ? b.text : 'not measured (the host is not running)';
+    row.append(label, text);
+    if (b.fill !== null) {
+      const bar = document.createElement('div');
+      bar.className = 'bar';
+      const span = document.createElement('span');
+      span.style.width = `${Math.round(b.fill * 100)}%`;
+      bar.append(span);
+      row.append(bar);
+    }
+    box.append(row);
+  }
   const ps = s.proxy?.status ?? null;
   if (ps !== null) {
     if (document.activeElement !== input('proxy-server')) input('proxy-server').value = ps.server ?? '';
@@ -75,11 +98,17 @@ function renderMultipath(s: SettingsState): void {
   }
 }
 
-async function multipathSet(change: object): Promise<void> {
-  const msg = byId('mp-msg');
+async function multipathSet(change: object, msg = byId('mp-msg')): Promise<void> {
   if (state?.multipath === undefined) return;
+  const next = { ...state.multipath.settings, ...change };
   try {
-    const s = await ask<SettingsState>({ type: 'multipath-set', settings: { ...state.multipath.settings, ...change } });
+    normaliseMultipath(next); // said in the page's words before the service worker says it in its own
+  } catch (e) {
+    show(msg, `Not saved. ${plainError(e)}`, 'error');
+    return;
+  }
+  try {
+    const s = await ask<SettingsState>({ type: 'multipath-set', settings: next });
     render(s);
     show(msg, 'Saved', 'ok');
   } catch (e) {
@@ -87,19 +116,15 @@ async function multipathSet(change: object): Promise<void> {
   }
 }
 
-function capField(id: string, key: 'daily_cap_bytes' | 'monthly_cap_bytes'): void {
-  input(id).addEventListener('change', () => {
-    const raw = input(id).value.trim();
-    const v = raw === '' ? null : Math.round(Number(raw) * 1e6);
-    if (v !== null && !Number.isFinite(v)) {
-      show(byId('mp-msg'), 'Not saved: enter a number of MB', 'error');
-      return;
-    }
-    void multipathSet({ [key]: v });
-  });
-}
-capField('cap-daily', 'daily_cap_bytes');
-capField('cap-monthly', 'monthly_cap_bytes');
+input('cap-daily').addEventListener('change', () => {
+  const raw = input('cap-daily').value.trim();
+  const v = raw === '' ? null : Math.round(Number(raw) * 1e6);
+  if (v !== null && !Number.isFinite(v)) {
+    show(byId('plan-msg'), 'Not saved. The daily limit: enter a number of MB, or leave it empty for none.', 'error');
+    return;
+  }
+  void multipathSet({ daily_cap_bytes: v }, byId('plan-msg'));
+});
 input('pause-roaming').addEventListener('change', () => void multipathSet({ pause_roaming: input('pause-roaming').checked }));
 byId<HTMLSelectElement>('proxy-route').addEventListener('change', () => void multipathSet({ route: byId<HTMLSelectElement>('proxy-route').value as Route }));
 byId('consent').addEventListener('click', () => {
@@ -156,13 +181,10 @@ function render(s: SettingsState): void {
   input('deadline').value = String(p.deadline_ms / 1000);
   input('battery-floor').value = String(p.battery_floor_percent);
   input('charging').checked = p.charging_unlimited;
-  input('quota-unlimited').checked = p.quota_bytes === null;
-  input('quota-gb').disabled = p.quota_bytes === null;
-  input('quota-gb').value = p.quota_bytes === null ? '' : String(p.quota_bytes / 1e9);
+  if (document.activeElement !== input('quota-gb')) input('quota-gb').value = p.quota_bytes === null ? '' : String(p.quota_bytes / 1e9);
   input('billing-day').value = String(p.billing_day);
   input(`scope-${p.header_scope}`).checked = true;
   byId('opted-in').textContent = s.settings.optedIn.length === 0 ? 'none yet' : s.settings.optedIn.join(', ');
-  byId('usage').textContent = usageText(s.host, s.hostError ?? s.status.host);
 
   const list = byId('overrides');
   list.replaceChildren();
@@ -209,29 +231,47 @@ function render(s: SettingsState): void {
   problem.textContent = s.settings.problem ?? '';
 }
 
-async function save(change: Partial<Prefs>): Promise<boolean> {
+async function save(change: Partial<Prefs>, msg?: HTMLElement): Promise<boolean> {
   if (prefs === null) return false;
-  try {
-    render(await ask<SettingsState>({ type: 'settings-set', prefs: { ...prefs, ...change } }));
-    return true;
-  } catch (e) {
+  const fail = (text: string): false => {
+    if (msg) show(msg, text, 'error');
     const sync = byId('sync');
     sync.className = 'error';
-    sync.textContent = `Not saved: ${(e as Error).message}`;
+    sync.textContent = text;
     return false;
+  };
+  const next = { ...prefs, ...change };
+  try {
+    normalisePrefs(next); // said in the page's words (seconds, GB), never in the stored fields'
+  } catch (e) {
+    return fail(`Not saved. ${plainError(e)}`);
+  }
+  try {
+    render(await ask<SettingsState>({ type: 'settings-set', prefs: next }));
+    if (msg) show(msg, 'Saved', 'ok');
+    return true;
+  } catch (e) {
+    return fail(`Not saved: ${(e as Error).message}`);
   }
 }
 
-function numberField(id: string, apply: (v: number) => Partial<Prefs> | null): void {
+/** A number field of the preferences: empty or not a number is refused in words; `apply` maps it to the change. */
+function numberField(id: string, what: string, apply: (v: number | null) => Partial<Prefs>, msg?: HTMLElement, emptyOK = false, above?: number): void {
   input(id).addEventListener('change', () => {
-    const v = Number(input(id).value);
-    const change = input(id).value.trim() === '' || !Number.isFinite(v) ? null : apply(v);
-    if (change === null) {
-      byId('sync').className = 'error';
-      byId('sync').textContent = `Not saved: enter a number`;
+    const raw = input(id).value.trim();
+    const v = Number(raw);
+    if (raw === '' && emptyOK) {
+      void save(apply(null), msg);
       return;
     }
-    void save(change);
+    if (raw === '' || !Number.isFinite(v) || (above !== undefined && v <= above)) {
+      const text = `Not saved. ${what}: enter a number${above !== undefined ? ` above ${above}` : ''}${emptyOK ? ', or leave it empty' : ''}.`;
+      if (msg) show(msg, text, 'error');
+      byId('sync').className = 'error';
+      byId('sync').textContent = text;
+      return;
+    }
+    void save(apply(v), msg);
   });
 }
 
@@ -241,15 +281,12 @@ for (const m of ['performance', 'balanced', 'battery_saver'] as Mode[]) {
 for (const s of ['all', 'opt_in', 'never'] as HeaderScope[]) {
   input(`scope-${s}`).addEventListener('change', () => void save({ header_scope: s }));
 }
-numberField('deadline', (v) => ({ deadline_ms: Math.round(v * 1000) }));
-numberField('battery-floor', (v) => ({ battery_floor_percent: Math.round(v) }));
-numberField('billing-day', (v) => ({ billing_day: Math.round(v) }));
-numberField('quota-gb', (v) => ({ quota_bytes: Math.round(v * 1e9) }));
+numberField('deadline', 'Your patience per page', (v) => ({ deadline_ms: Math.round((v ?? 0) * 1000) }));
+numberField('battery-floor', 'The battery level', (v) => ({ battery_floor_percent: Math.round(v ?? 0) }));
+numberField('billing-day', 'The day your plan renews', (v) => ({ billing_day: Math.round(v ?? 0) }), byId('plan-msg'));
+// The plan's monthly data: empty is unlimited (or not said), and no monthly limit applies.
+numberField('quota-gb', 'The monthly data in your plan', (v) => ({ quota_bytes: v === null ? null : Math.round(v * 1e9) }), byId('plan-msg'), true, 0);
 input('charging').addEventListener('change', () => void save({ charging_unlimited: input('charging').checked }));
-input('quota-unlimited').addEventListener('change', () => {
-  // Unticking starts from a 10 GB quota for the user to adjust; ticking clears it.
-  void save({ quota_bytes: input('quota-unlimited').checked ? null : (prefs?.quota_bytes ?? 10e9) });
-});
 
 byId<HTMLFormElement>('override-form').addEventListener('submit', (ev) => {
   ev.preventDefault();

@@ -61,11 +61,22 @@ export const BADGE_MP = '#1a7f37';
 export const BADGE_SP = '#0969da';
 export const BADGE_OFF = '#6e7781';
 
-/** What the toolbar shows for a tab with this record (or for tabs without one, with `rec` undefined). */
-export function badgeFor(status: HostStatus, rec?: TabRecord): BadgeView {
+/** The part of the multipath gate (caps.ts) the badge shows: paused, and the sentence saying why. */
+export interface PauseView {
+  paused: boolean;
+  message: string;
+}
+
+/**
+ * What the toolbar shows for a tab with this record (or for tabs without one, with `rec` undefined). While
+ * multipath is paused (or not yet agreed to) every tab shows "off": no page gets multipath then, whatever it was
+ * decided before.
+ */
+export function badgeFor(status: HostStatus, rec?: TabRecord, pause?: PauseView | null): BadgeView {
   if (status.host !== 'connected' || status.policy === null) {
     return { text: 'off', color: BADGE_OFF, title: `MPSurf: off, no header is sent (host ${status.host}: ${status.detail})` };
   }
+  if (pause?.paused) return { text: 'off', color: BADGE_OFF, title: `MPSurf: ${pause.message}` };
   if (rec !== undefined && !rec.stale && rec.source !== 'none') {
     const what = rec.multipath ? 'multipath' : 'single path';
     return {
@@ -95,6 +106,8 @@ export interface PagesDeps {
   now(): number;
   /** Sets a tab's badge, or the default badge when tabId is undefined. Must not throw. */
   badge(tabId: number | undefined, view: BadgeView): void;
+  /** Whether multipath is paused now (caps.ts gate); absent: never paused. */
+  pause?(): PauseView | null;
   /** Persists the records (storage.session) so a restarted service worker can fix the badges. */
   save?(snapshot: PagesSnapshot): void;
   log?(line: string): void;
@@ -256,8 +269,9 @@ export class Pages {
   }
 
   refreshBadges(status: HostStatus): void {
-    this.d.badge(undefined, badgeFor(status));
-    for (const rec of this.tabs.values()) this.d.badge(rec.tab, badgeFor(status, rec));
+    const pause = this.d.pause?.() ?? null;
+    this.d.badge(undefined, badgeFor(status, undefined, pause));
+    for (const rec of this.tabs.values()) this.d.badge(rec.tab, badgeFor(status, rec, pause));
   }
 
   /** Takes over records saved by a previous service worker; their rules are gone, so they are stale. */
@@ -310,13 +324,13 @@ export class Pages {
     if (!this.tabs.has(tabId)) return;
     this.tabs.delete(tabId);
     this.d.rules.removeTab(tabId);
-    this.d.badge(tabId, badgeFor(this.d.host.status()));
+    this.d.badge(tabId, badgeFor(this.d.host.status(), undefined, this.d.pause?.() ?? null));
     this.saved();
   }
 
   private setRecord(rec: TabRecord): void {
     this.tabs.set(rec.tab, rec);
-    this.d.badge(rec.tab, badgeFor(this.d.host.status(), rec));
+    this.d.badge(rec.tab, badgeFor(this.d.host.status(), rec, this.d.pause?.() ?? null));
     this.saved();
   }
 

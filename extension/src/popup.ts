@@ -1,9 +1,23 @@
-// The toolbar popup: this tab's decision and why, path gauges, recent loads, health. Everything the host or a page
-// supplied is written with textContent or as SVG attributes, never parsed as HTML.
+// The toolbar popup: first what this tab's page uses and why, in plain words, with the data used against the
+// limits; then, behind "Details", the numbers; then the connections, recent loads, downloads and what MPSurf still
+// needs. Everything the host or a page supplied is written with textContent or as SVG attributes, never parsed as
+// HTML.
 
-import { activeTabId, openOptionsPage, sendMessage } from './browser';
+import { activeTabId, openExtensionPage, openOptionsPage, sendMessage } from './browser';
 import { popupQuery, type PageReply, type PopupState } from './messages';
-import { decisionView, healthItems, loadBars, multipathItems, pathViews, policyText, routeText, rrcText, NOT_MEASURED, type Row } from './view';
+import {
+  decisionWords,
+  detailRows,
+  healthItems,
+  loadBars,
+  multipathItems,
+  overall,
+  pathViews,
+  termRows,
+  usageBars,
+  NOT_MEASURED,
+  type Row,
+} from './view';
 
 function byId(id: string): HTMLElement {
   const el = document.getElementById(id);
@@ -23,22 +37,79 @@ function fill(list: HTMLElement, rows: Row[]): void {
   for (const [label, value] of rows) list.append(el('dt', undefined, label), el('dd', undefined, value));
 }
 
-function renderDecision(state: PopupState): void {
-  const v = decisionView(state);
-  const card = byId('decision');
-  card.className = `card decision tone-${v.tone}`;
-  const head = byId('headline');
-  head.className = `pill tone-${v.tone}`;
-  head.textContent = v.headline;
-  byId('origin').textContent = v.origin ?? '';
-  byId('why').textContent = v.why;
-  fill(byId('terms'), v.terms);
-  const note = byId('terms-note');
-  note.hidden = v.termsNote === null;
-  note.textContent = v.termsNote ?? '';
-  fill(byId('facts'), [...v.facts, ['Route', routeText(state)]]);
-  byId('route').textContent = state.viaProxy ? 'via proxy' : '';
-  byId('route').hidden = !state.viaProxy;
+/**
+ * Which tab the popup describes: the active tab, or the one `?tab=ID` names (the popup opened in a tab of its
+ * own, as the end-to-end tests open it, would otherwise describe itself).
+ */
+async function tabId(): Promise<number | undefined> {
+  const t = Number(new URLSearchParams(location.search).get('tab') ?? NaN);
+  return Number.isSafeInteger(t) && t >= 0 ? t : activeTabId();
+}
+
+let action: 'consent' | 'resume' | null = null;
+
+function renderTop(state: PopupState): void {
+  const o = overall(state.status, state.multipath);
+  const pill = byId('state');
+  pill.textContent = o.label;
+  pill.className = `pill tone-${o.level === 'on' ? 'mp' : o.level === 'paused' ? 'paused' : 'off'}`;
+  pill.title = o.detail;
+  const pause = byId('pause') as HTMLButtonElement;
+  const g = state.multipath?.gate;
+  // Pause is offered while multipath can run; once paused by the user, Resume. Consent comes from the first-run
+  // page, a limit from its renewal: neither is undone here.
+  const paused = state.multipath?.settings.paused ?? false;
+  pause.hidden = state.multipath === undefined || g?.why === 'consent' || state.status.host !== 'connected';
+  pause.textContent = paused ? 'Resume' : 'Pause';
+  pause.title = paused ? 'Let MPSurf use cellular again where it pays off' : 'Use one path everywhere until you resume';
+  pause.dataset.paused = String(paused);
+
+  const d = decisionWords(state);
+  byId('decision').className = `card decision tone-${d.tone}`;
+  byId('title').textContent = d.title;
+  byId('why').textContent = d.why;
+  const site = byId('site');
+  site.hidden = d.site === null;
+  site.textContent = d.site ?? '';
+  const btn = byId('action') as HTMLButtonElement;
+  action = d.action;
+  btn.hidden = d.action === null;
+  btn.textContent = d.action === 'consent' ? 'Read what it does and agree' : d.action === 'resume' ? 'Resume multipath' : '';
+
+  const prefs = state.settings.prefs;
+  const box = byId('usage');
+  box.replaceChildren();
+  if (state.status.host === 'connected') {
+    for (const b of usageBars(state.host, state.multipath, { monthly_bytes: prefs.quota_bytes, billing_day: prefs.billing_day })) {
+      const row = el('div', `meter ${b.level}`);
+      row.append(el('span', 'label', b.label), el('span', 'text', b.text));
+      if (b.fill !== null) {
+        const bar = el('div', 'bar');
+        const span = el('span');
+        span.style.width = `${Math.round(b.fill * 100)}%`;
+        bar.append(span);
+        row.append(bar);
+      }
+      box.append(row);
+    }
+  }
+}
+
+function renderDetails(state: PopupState): void {
+  // Without a host there is nothing behind the decision to show.
+  byId('details').hidden = state.status.host !== 'connected';
+  fill(byId('facts'), detailRows(state));
+  const terms = termRows(state.page?.terms);
+  byId('terms-box').hidden = terms.length === 0;
+  const list = byId('terms');
+  list.replaceChildren();
+  for (const t of terms) {
+    const dt = el('dt', undefined, t.label);
+    dt.title = t.note;
+    list.append(dt, el('dd', undefined, t.value));
+  }
+  const m = state.page?.model;
+  byId('model').textContent = m ? `Model ${m.id} v${m.version}` : '';
 }
 
 function renderPaths(state: PopupState): void {
@@ -46,13 +117,13 @@ function renderPaths(state: PopupState): void {
   box.replaceChildren();
   const paths = pathViews(state.host);
   if (paths === null || paths.length === 0) {
-    const why = state.host === null ? `no host status (${state.hostError ?? 'unknown'})` : 'the host does not report paths yet';
-    box.append(el('p', 'empty', `RTT, throughput, loss: ${NOT_MEASURED} — ${why}.`));
+    const why = state.host === null ? 'the host is not running' : 'the host does not report them yet';
+    box.append(el('p', 'empty', `Speed and delay: ${NOT_MEASURED} (${why}).`));
   } else {
     for (const p of paths) {
-      const card = el('div', `path card ${p.kind}${p.up ? '' : ' down'}`);
+      const card = el('div', `path card ${p.kind.toLowerCase()}${p.up ? '' : ' down'}`);
       const title = el('div', 'title');
-      title.append(el('span', undefined, `${p.name} · ${p.kind}`), el('span', p.up ? 'ok-text' : 'muted', p.up ? 'up' : 'down'));
+      title.append(el('span', undefined, `${p.kind} · ${p.name}`), el('span', p.up ? 'ok-text' : 'muted', p.up ? 'up' : 'down'));
       card.append(title);
       for (const g of p.gauges) {
         const row = el('div', 'gauge');
@@ -66,7 +137,6 @@ function renderPaths(state: PopupState): void {
       box.append(card);
     }
   }
-  byId('rrc').textContent = rrcText(state.host);
 }
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -86,7 +156,7 @@ function renderChart(state: PopupState): void {
   svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
   svg.setAttribute('preserveAspectRatio', 'none');
   svg.setAttribute('role', 'img');
-  svg.setAttribute('aria-label', `page-load times of the last ${bars.length} loads, up to ${Math.round(maxMs)} ms`);
+  svg.setAttribute('aria-label', `load times of the last ${bars.length} pages, up to ${Math.round(maxMs)} ms`);
   const colour = { mp: 'var(--mp)', sp: 'var(--sp)', off: 'var(--off)' } as const;
   bars.forEach((b, i) => {
     const h = Math.max(2, b.h * (H - 4));
@@ -103,14 +173,14 @@ function renderChart(state: PopupState): void {
     svg.append(r);
   });
   const legend = el('div', 'legend');
-  for (const [tone, text] of [['mp', 'multipath'], ['sp', 'single path'], ['off', 'no decision']] as const) {
+  for (const [tone, text] of [['mp', 'both paths'], ['sp', 'one path'], ['off', 'no decision']] as const) {
     const item = el('span');
     const swatch = el('i');
     swatch.style.background = colour[tone];
     item.append(swatch, document.createTextNode(text));
     legend.append(item);
   }
-  legend.append(el('span', undefined, `max ${Math.round(maxMs)} ms`));
+  legend.append(el('span', undefined, `longest ${(maxMs / 1000).toFixed(1)} s`));
   box.append(svg, legend);
 }
 
@@ -126,23 +196,16 @@ function renderHealth(state: PopupState): void {
 }
 
 async function render(): Promise<void> {
-  const reply = (await sendMessage(popupQuery(await activeTabId()))) as PageReply<PopupState> | undefined;
+  const reply = (await sendMessage(popupQuery(await tabId()))) as PageReply<PopupState> | undefined;
   if (reply === undefined) throw new Error('the background service worker did not answer');
   if (!reply.ok) throw new Error(reply.error);
   const state = reply.value;
-  const badge = byId('badge');
-  badge.textContent = state.badge.text;
-  badge.className = `pill tone-${state.badge.text === 'MP' ? 'mp' : state.badge.text === 'SP' ? 'sp' : 'off'}`;
-  badge.title = state.badge.title;
-  renderDecision(state);
+  renderTop(state);
+  renderDetails(state);
   renderPaths(state);
   renderChart(state);
   renderHealth(state);
-  byId('network').textContent = state.status.policy ? `Network: ${policyText(state.status.policy)}` : 'Network: no policy';
-  const paused = state.multipath?.settings.paused ?? false;
-  const btn = byId('pause') as HTMLButtonElement;
-  btn.textContent = paused ? 'Resume multipath' : 'Pause all multipath';
-  btn.dataset.paused = String(paused);
+  byId('error').hidden = true;
 }
 
 byId('pause').addEventListener('click', () => {
@@ -150,6 +213,15 @@ byId('pause').addEventListener('click', () => {
   sendMessage({ type: 'multipath-pause', paused })
     .then(() => render())
     .catch(fail);
+});
+
+byId('action').addEventListener('click', () => {
+  if (action === 'consent') openExtensionPage('welcome.html').catch(fail);
+  else if (action === 'resume') {
+    sendMessage({ type: 'multipath-pause', paused: false })
+      .then(() => render())
+      .catch(fail);
+  }
 });
 
 byId('open-options').addEventListener('click', () => {

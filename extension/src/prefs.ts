@@ -46,14 +46,19 @@ export const DEFAULT_PREFS: Readonly<Prefs> = Object.freeze({
   overrides: [],
 });
 
-/** A preference that cannot be accepted; `field` names it the way the protocol does. */
+/**
+ * A preference that cannot be accepted; `field` names it the way the protocol does, `plain` says what is wrong
+ * without the field's name, and `range` gives the bounds (in the stored unit) when a number was out of them, so
+ * that a page can say it in the unit it shows (view.ts plainError).
+ */
 export class PrefsError extends Error {
   override name = 'PrefsError';
   constructor(
     readonly field: string,
-    message: string,
+    readonly plain: string,
+    readonly range?: { min: number; max: number },
   ) {
-    super(`${field}: ${message}`);
+    super(`${field}: ${plain}`);
   }
 }
 
@@ -135,8 +140,8 @@ export function withOverride(list: readonly Override[], host: string, rule: Over
 // Prefs
 
 function int(v: unknown, field: string, min: number, max: number): number {
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new PrefsError(field, `expected a whole number, got ${JSON.stringify(v)}`);
-  if (v < min || v > max) throw new PrefsError(field, `${v} is outside ${min} … ${max}`);
+  if (typeof v !== 'number' || !Number.isInteger(v)) throw new PrefsError(field, `expected a whole number, got ${JSON.stringify(v)}`, { min, max });
+  if (v < min || v > max) throw new PrefsError(field, `${v} is outside ${min} … ${max}`, { min, max });
   return v;
 }
 

@@ -136,6 +136,7 @@ export interface StatusReply {
   usage?: UsageInfo;
   actuator?: ActuatorInfo;
   browser_mptcp?: BrowserMptcpInfo;
+  browser_profile?: BrowserProfileInfo;
   network?: NetworkInfo;
   mptcp_endpoints?: EndpointsInfo;
 }
@@ -178,6 +179,11 @@ export interface ActuatorInfo {
 export interface BrowserMptcpInfo {
   wrapped: boolean;
   detail: string;
+}
+
+/** The browser's profile directory as the host saw it on its parent's command line; null: the default one. */
+export interface BrowserProfileInfo {
+  user_data_dir: string | null;
 }
 
 export interface PathInfo {
@@ -651,6 +657,7 @@ export function parseStatusReply(body: unknown): StatusReply {
     ...(b.usage === undefined || b.usage === null ? {} : { usage: parseUsage(b.usage) }),
     ...(b.actuator === undefined || b.actuator === null ? {} : { actuator: parseActuator(b.actuator) }),
     ...(b.browser_mptcp === undefined || b.browser_mptcp === null ? {} : { browser_mptcp: parseBrowserMptcp(b.browser_mptcp) }),
+    ...(b.browser_profile === undefined || b.browser_profile === null ? {} : { browser_profile: parseBrowserProfile(b.browser_profile) }),
     ...(b.network === undefined || b.network === null ? {} : { network: parseNetwork(b.network) }),
     ...(b.mptcp_endpoints === undefined || b.mptcp_endpoints === null ? {} : { mptcp_endpoints: parseEndpoints(b.mptcp_endpoints) }),
   };
@@ -702,6 +709,11 @@ function parseActuator(v: unknown): ActuatorInfo {
 function parseBrowserMptcp(v: unknown): BrowserMptcpInfo {
   const m = object(v, 'status.browser_mptcp');
   return { wrapped: bool(m.wrapped, 'status.browser_mptcp.wrapped'), detail: string(m.detail, 'status.browser_mptcp.detail', 1024) };
+}
+
+function parseBrowserProfile(v: unknown): BrowserProfileInfo {
+  const p = object(v, 'status.browser_profile');
+  return { user_data_dir: p.user_data_dir === null || p.user_data_dir === undefined ? null : string(p.user_data_dir, 'status.browser_profile.user_data_dir', 4096) };
 }
 
 const PATH_KINDS = ['wifi', 'cellular', 'ethernet', 'other'] as const;

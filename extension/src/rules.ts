@@ -8,6 +8,10 @@
 // When several modifyHeaders rules set the same header, the highest priority one wins and lower ones cannot touch it
 // (Chrome DNR "Matching precedence"). Without a host no header rule exists at all.
 //
+// While multipath is paused (the user's pause, no consent yet, a data limit reached, roaming) every rule says
+// `mp=?0` (header.ts withoutMultipath): the host's decisions are single path then anyway, but the network rule
+// (which the first request to a new site carries) and the per-site "always" rules would otherwise still say `mp`.
+//
 // The user's header scope (prefs.ts) filters what is installed: "all" installs every layer; "never" nothing;
 // "opt_in" only origin rules for origins that sent Accept-Multipath-Policy: ?1 (their decision, or the network
 // policy until there is one) and the user's overrides, never the network or tab rules, which reach other sites.
@@ -15,7 +19,7 @@
 // RuleBook keeps the wanted rule set in memory and reconciles the browser to it with one atomic updateSessionRules
 // call per round, so a navigation's origin and tab rules land together.
 
-import { HEADER_NAME } from './header';
+import { HEADER_NAME, withoutMultipath } from './header';
 import type { HeaderScope } from './prefs';
 
 // Rule ids: one fixed id and four ranges, with room for Chrome's 5,000 session rules
@@ -235,6 +239,8 @@ export class RuleBook {
   private overrides: DnrRule[] = [];
   private scope: HeaderScope = 'all';
   private optedIn: string[] = [];
+  /** Multipath withheld on every rule; paused until told otherwise, as nothing is multipath before consent. */
+  private paused = true;
   private round: Promise<void> | null = null;
   private dirty = false;
   /** Update calls made, and the last failure; for status and tests. */
@@ -308,6 +314,27 @@ export class RuleBook {
     return this.scope;
   }
 
+  /** Whether every rule withholds multipath (the gate in caps.ts). */
+  setPaused(paused: boolean): void {
+    this.paused = paused;
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** withoutMultipath, remembered: a few distinct values serve thousands of rules. */
+  private readonly withheldCache = new Map<string, string>();
+  private withheld(value: string): string {
+    let v = this.withheldCache.get(value);
+    if (v === undefined) {
+      v = withoutMultipath(value);
+      if (this.withheldCache.size > 256) this.withheldCache.clear();
+      this.withheldCache.set(value, v);
+    }
+    return v;
+  }
+
   /** The rules the browser should hold: the wanted layers filtered by the scope, plus the overrides. */
   private effective(): Map<number, DnrRule> {
     const out = new Map<number, DnrRule>();
@@ -328,6 +355,12 @@ export class RuleBook {
       }
     }
     for (const r of this.overrides) out.set(r.id, r);
+    if (this.paused) {
+      for (const [id, r] of out) {
+        const requestHeaders = r.action.requestHeaders.map((h) => ({ ...h, value: this.withheld(h.value) }));
+        out.set(id, { ...r, action: { ...r.action, requestHeaders } });
+      }
+    }
     return out;
   }
 

@@ -1,7 +1,13 @@
 // Small fakes for unit tests of logic: a session-rule store that behaves like Chrome's for the calls RuleBook
 // makes, and a native port.
 import type { NativePort } from '../src/host';
-import type { DnrRule, DnrUpdate, RuleBackend } from '../src/rules';
+import type { DnrRule, DnrUpdate, RuleBackend, RuleBook } from '../src/rules';
+
+/** A rule book as it is once the user has agreed and multipath is not paused (a new one withholds multipath). */
+export function agreed(book: RuleBook): RuleBook {
+  book.setPaused(false);
+  return book;
+}
 
 /** Chrome's updateSessionRules semantics that matter here: atomic, removals before additions, unique ids. */
 export class FakeSessionRules implements RuleBackend {

@@ -52,7 +52,7 @@ describe('Multipath', () => {
     connect();
     await m.hostChanged(connected);
     await m.usage(usage(9_000_000, 9_000_000));
-    expect(m.view().gate.warnings[0]).toMatch(/^90 % of today/);
+    expect(m.view().gate.warnings[0]).toMatch(/^90 % of today's cellular data used/);
     expect(sent.at(-1)?.body).toEqual({ paused: false, why: 'none' });
     await m.usage(usage(10_500_000, 10_500_000));
     expect(sent.at(-1)?.body).toEqual({ paused: true, why: 'cap_daily' });
@@ -78,6 +78,33 @@ describe('Multipath', () => {
     m.restore({ consent_at: 42, route: 'all' });
     await p;
     expect(saved.at(-1)).toMatchObject({ consent_at: 42, route: 'all', paused: true });
+  });
+
+  it('tells the rules and badges of every gate, at once, and takes the monthly limit from the plan', async () => {
+    const gates: boolean[] = [];
+    let plan = { monthly_bytes: null as number | null, billing_day: 1 };
+    const proxy = new ProxyRouter({ setPac: async () => undefined, test: async () => Promise.reject(new Error('no')), now: () => 0, setTimer: () => 0, clearTimer: () => undefined });
+    const m = new Multipath({
+      host: { status: () => connected, request: async <T,>(build: (id: number) => Request, parse: (b: unknown) => T) => parse(build(1).body) },
+      save: async () => undefined,
+      proxy,
+      plan: () => plan,
+      gateChanged: (g) => {
+        gates.push(g.paused);
+      },
+    });
+    m.restore(undefined);
+    expect(gates).toEqual([true]); // no consent yet: paused from the very start
+    await m.consent(1);
+    expect(gates.at(-1)).toBe(false);
+    await m.usage(usage(0, 900_000_000));
+    plan = { monthly_bytes: 1_000_000_000, billing_day: 1 };
+    await m.planChanged();
+    expect(m.view().gate.warnings[0]).toMatch(/^90 % of this month's cellular data used/);
+    plan = { monthly_bytes: 800_000_000, billing_day: 1 };
+    await m.planChanged();
+    expect(m.view().gate.why).toBe('cap_monthly');
+    expect(gates.at(-1)).toBe(true);
   });
 
   it('reads usage and roaming from the host status', () => {

@@ -4,7 +4,7 @@ import { RequestError, type HostStatus } from '../src/host';
 import { BADGE_MP, BADGE_OFF, Pages, badgeFor, type BadgeView } from '../src/pages';
 import type { DecideArgs, Decision, Policy } from '../src/protocol';
 import { NETWORK_RULE_ID, PRIORITY_ORIGIN, PRIORITY_TAB, RuleBook } from '../src/rules';
-import { FakeSessionRules } from './fakes';
+import { FakeSessionRules, agreed } from './fakes';
 
 const policy: Policy = {
   revision: 1,
@@ -38,7 +38,7 @@ function setup(answer: (a: DecideArgs) => Promise<Decision> = async (a) => decis
   const asked: DecideArgs[] = [];
   const badges = new Map<string, BadgeView>();
   const store = new FakeSessionRules();
-  const rules = new RuleBook(store);
+  const rules = agreed(new RuleBook(store));
   const saved: unknown[] = [];
   const pages = new Pages({
     host: {
@@ -113,7 +113,7 @@ describe('Pages', () => {
     let status = connecting;
     let wake: (c: boolean) => void = () => {};
     const asked: DecideArgs[] = [];
-    const rules = new RuleBook(new FakeSessionRules());
+    const rules = agreed(new RuleBook(new FakeSessionRules()));
     const pages = new Pages({
       host: {
         status: () => status,
@@ -278,5 +278,14 @@ describe('badgeFor', () => {
     expect(badgeFor(connected, rec)).toMatchObject({ text: 'SP', title: 'MPSurf: single path for https://a.example: page is small' });
     expect(badgeFor(connected, { ...rec, stale: true }).text).toBe('MP');
     expect(badgeFor(missing, rec).text).toBe('off');
+  });
+
+  it('says off on every tab while multipath is paused, whatever the page was decided, and why', () => {
+    const rec = { tab: 1, nav: '1-1', origin: 'https://a.example', source: 'host' as const, stale: false, multipath: true, theta1: 0, theta2: null, deadline_ms: 3000,
+      reason: 'large', model: null, inputs: null, header: 'v=1, mp, t1=0, dl=3', navStartedAt: 0, decidedAt: 1, ruleInstalledAt: 2, completedAt: null };
+    const paused = { paused: true, message: 'Multipath is paused: every site uses one path, none goes through the proxy.' };
+    expect(badgeFor(connected, rec, paused)).toEqual({ text: 'off', color: BADGE_OFF, title: `MPSurf: ${paused.message}` });
+    expect(badgeFor(connected, undefined, paused).text).toBe('off');
+    expect(badgeFor(connected, rec, { paused: false, message: 'Multipath is on.' }).text).toBe('MP');
   });
 });

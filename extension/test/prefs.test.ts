@@ -17,7 +17,7 @@ import {
 import { NETWORK_RULE_ID, OPT_IN_RULE_IDS, OVERRIDE_RULE_IDS, PRIORITY_OVERRIDE, RuleBook, overrideRule } from '../src/rules';
 import { Settings } from '../src/settings';
 import type { Policy, Request } from '../src/protocol';
-import { FakeSessionRules } from './fakes';
+import { FakeSessionRules, agreed } from './fakes';
 
 describe('normaliseHost', () => {
   it.each([
@@ -166,7 +166,7 @@ describe('override and scope rules', () => {
 
   async function book(scope: 'all' | 'opt_in' | 'never', optedIn: string[] = []) {
     const fake = new FakeSessionRules();
-    const rules = new RuleBook(fake);
+    const rules = agreed(new RuleBook(fake));
     rules.setNetwork('v=1, mp, t1=256, dl=3');
     rules.setOrigin('https://decided.example', 'v=1, mp=?0, t1=256, dl=3');
     rules.setTab(7, 'v=1, mp=?0, t1=256, dl=3');
@@ -213,7 +213,7 @@ describe('Settings', () => {
 
   function setup(answer: (req: Request) => unknown) {
     const fake = new FakeSessionRules();
-    const rules = new RuleBook(fake);
+    const rules = agreed(new RuleBook(fake));
     const saved: Record<string, unknown> = {};
     const sent: Request[] = [];
     const settings = new Settings({

@@ -18,9 +18,11 @@ import {
   networkRule,
   originFilter,
   originRule,
+  overrideRule,
   tabRule,
 } from '../src/rules';
-import { FakeSessionRules } from './fakes';
+import { parseHeader } from '../src/header';
+import { FakeSessionRules, agreed } from './fakes';
 
 const H = 'v=1, mp, t1=256, dl=3';
 const H2 = 'v=1, mp=?0, t1=256, dl=3';
@@ -104,10 +106,48 @@ describe('IdAllocator', () => {
   });
 });
 
+describe('RuleBook while multipath is paused', () => {
+  it('starts paused: before consent, even the first request to a new site says mp=?0', async () => {
+    const fake = new FakeSessionRules();
+    const book = new RuleBook(fake);
+    expect(book.isPaused).toBe(true);
+    book.setNetwork(H);
+    await book.sync();
+    expect(fake.rules.get(NETWORK_RULE_ID)?.action.requestHeaders[0]?.value).toBe('v=1, mp=?0, t1=0, dl=3');
+  });
+
+  it('withholds multipath on every layer (network, origin, tab, a site rule "always", opt-in) and gives it back on resume', async () => {
+    const fake = new FakeSessionRules();
+    const book = agreed(new RuleBook(fake));
+    const always = 'v=1, mp, t1=0, t2=1024, dl=3';
+    book.setNetwork(H);
+    const o = book.setOrigin('https://example.com', always)!;
+    const t = book.setTab(3, always);
+    book.setOverrides([{ host: 'always.example', header: always }]);
+    await book.sync();
+    const values = () => [...fake.rules.values()].map((r) => r.action.requestHeaders[0]!.value);
+    expect(values().filter((v) => parseHeader(v).mp)).toHaveLength(4);
+    book.setPaused(true);
+    await book.sync();
+    expect(values()).toHaveLength(4);
+    for (const v of values()) expect(parseHeader(v)).toMatchObject({ mp: false, t1: 0 });
+    // What describes the user (patience, a cellular cap) stays.
+    expect(fake.rules.get(o)?.action.requestHeaders[0]?.value).toBe('v=1, mp=?0, t1=0, t2=1024, dl=3');
+    expect(book.isInstalled(o) && book.isInstalled(t)).toBe(true);
+    book.setPaused(false);
+    await book.sync();
+    expect(fake.rules.get(OVERRIDE_RULE_IDS.first)).toEqual(overrideRule(OVERRIDE_RULE_IDS.first, 'always.example', always));
+    book.setScope('opt_in', ['https://asked.example']);
+    book.setPaused(true);
+    await book.sync();
+    expect(values().every((v) => !parseHeader(v).mp)).toBe(true);
+  });
+});
+
 describe('RuleBook', () => {
   it('installs an origin rule and a tab rule in one atomic update', async () => {
     const fake = new FakeSessionRules();
-    const book = new RuleBook(fake);
+    const book = agreed(new RuleBook(fake));
     book.setNetwork(H);
     await book.sync();
     const o = book.setOrigin('https://example.com', H2)!;
@@ -121,7 +161,7 @@ describe('RuleBook', () => {
 
   it('replaces a changed rule under the same id in one call, and sends nothing when nothing changed', async () => {
     const fake = new FakeSessionRules();
-    const book = new RuleBook(fake);
+    const book = agreed(new RuleBook(fake));
     const id = book.setOrigin('https://example.com', H)!;
     await book.sync();
     expect(book.setOrigin('https://example.com', H2)).toBe(id);
@@ -134,7 +174,7 @@ describe('RuleBook', () => {
   it('coalesces changes made while an update is in flight into one more call', async () => {
     const fake = new FakeSessionRules();
     fake.hold = true;
-    const book = new RuleBook(fake);
+    const book = agreed(new RuleBook(fake));
     book.setNetwork(H);
     const first = book.sync();
     await Promise.resolve();
@@ -153,7 +193,7 @@ describe('RuleBook', () => {
 
   it('caps origin rules, evicting the least recently decided origin', async () => {
     const fake = new FakeSessionRules();
-    const book = new RuleBook(fake);
+    const book = agreed(new RuleBook(fake));
     for (let i = 0; i < MAX_ORIGIN_RULES; i++) book.setOrigin(`https://s${i}.example`, H);
     book.setOrigin('https://s0.example', H2); // s0 becomes the most recent; s1 is now the oldest
     const fresh = book.setOrigin('https://new.example', H);
@@ -166,7 +206,7 @@ describe('RuleBook', () => {
   });
 
   it('caps tab rules the same way', () => {
-    const book = new RuleBook(new FakeSessionRules());
+    const book = agreed(new RuleBook(new FakeSessionRules()));
     for (let i = 0; i <= MAX_TAB_RULES; i++) book.setTab(i, H);
     expect(book.tabCount).toBe(MAX_TAB_RULES);
     expect(book.tabRuleId(0)).toBeUndefined();
@@ -175,7 +215,7 @@ describe('RuleBook', () => {
 
   it('removes a closed tab’s rule and frees its id', async () => {
     const fake = new FakeSessionRules();
-    const book = new RuleBook(fake);
+    const book = agreed(new RuleBook(fake));
     const a = book.setTab(1, H);
     book.setTab(2, H);
     await book.sync();
@@ -187,7 +227,7 @@ describe('RuleBook', () => {
 
   it('clearDecisions keeps the network rule; clearAll leaves no header rule at all', async () => {
     const fake = new FakeSessionRules();
-    const book = new RuleBook(fake);
+    const book = agreed(new RuleBook(fake));
     book.setNetwork(H);
     book.setOrigin('https://example.com', H);
     book.setTab(1, H);
@@ -204,7 +244,7 @@ describe('RuleBook', () => {
   it('adopt() takes over leftover rules, which the next sync removes', async () => {
     const fake = new FakeSessionRules();
     await fake.update({ removeRuleIds: [], addRules: [networkRule(H), originRule(ORIGIN_RULE_IDS.first + 5, 'https://old.example', H)] });
-    const book = new RuleBook(fake);
+    const book = agreed(new RuleBook(fake));
     await book.adopt();
     await book.sync();
     expect(fake.rules.size).toBe(0);
@@ -212,7 +252,7 @@ describe('RuleBook', () => {
 
   it('records a refused update, resynchronises from the browser, and recovers at the next change', async () => {
     const fake = new FakeSessionRules();
-    const book = new RuleBook(fake);
+    const book = agreed(new RuleBook(fake));
     book.setNetwork(H);
     fake.failNext = 'Rule with id 1: invalid header value';
     await book.sync();
@@ -226,7 +266,7 @@ describe('RuleBook', () => {
   });
 
   it('refuses origins that cannot be matched exactly', () => {
-    const book = new RuleBook(new FakeSessionRules());
+    const book = agreed(new RuleBook(new FakeSessionRules()));
     expect(book.setOrigin('https://a*b.example', H)).toBeNull();
     expect(book.originCount).toBe(0);
   });

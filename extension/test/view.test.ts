@@ -2,8 +2,29 @@ import { describe, expect, it } from 'vitest';
 import type { HostStatus } from '../src/host';
 import type { TabRecord } from '../src/pages';
 import type { StatusReply } from '../src/protocol';
-import { HELPER_COMMAND, MPTCPIZE_COMMAND, NOT_MEASURED, bytes, healthItems, hostRows, pageRows, pathViews, rrcText, usageText } from '../src/view';
+import {
+  HELPER_INSTALL_COMMAND,
+  HELPER_START_COMMAND,
+  INSTALL_COMMAND,
+  MPTCPIZE_COMMAND,
+  installCommand,
+  NOT_MEASURED,
+  bytes,
+  decisionWords,
+  detailRows,
+  headerWords,
+  healthItems,
+  overall,
+  pathViews,
+  plainError,
+  radioText,
+  termRows,
+  usageBars,
+} from '../src/view';
 import { ProtocolError, parseStatusReply } from '../src/protocol';
+import { DEFAULT_MULTIPATH, gate, normaliseMultipath, type MultipathSettings } from '../src/caps';
+import { normalisePrefs } from '../src/prefs';
+import type { MultipathView } from '../src/multipath';
 
 const status: HostStatus = {
   host: 'connected',
@@ -43,39 +64,159 @@ const page: TabRecord = {
   completedAt: null,
 };
 
-describe('popup text', () => {
+// Symbols and syntax a person should not meet on the popup's first lines.
+const JARGON = /θ|\bT\b|RRC|mp=|t1=|dl=|_bytes|_ms\b/;
+
+const mpView = (s: Partial<MultipathSettings>, today: number | null = 0): MultipathView => {
+  const settings = { ...DEFAULT_MULTIPATH, consent_at: 1, ...s };
+  return { settings, gate: gate(settings, { today_bytes: today, cycle_bytes: today, roaming: false }), hostApplied: true, problem: null, notice: null };
+};
+const terms = (saved: number, cell: number) => [
+  { name: 'size', value: 2e6, unit: 'B', note: '' },
+  { name: 'plt_sp', value: 2.57, unit: 's', note: '' },
+  { name: 'plt_mp', value: 1.63, unit: 's', note: '' },
+  { name: 'time_saved', value: saved, unit: 's', note: 'plt_sp - plt_mp' },
+  { name: 'cellular_bytes', value: cell, unit: 'B', note: '' },
+  { name: 'cellular_energy', value: 14.7, unit: 'J', note: '' },
+];
+const words = (p: TabRecord | null, extra: object = {}) =>
+  decisionWords({ status, page: p, host: null, multipath: mpView({}), viaProxy: false, ...extra });
+
+describe('bytes', () => {
   it('formats byte counts', () => {
-    expect([bytes(null), bytes(512), bytes(200_000), bytes(1_500_000)]).toEqual(['no cap', '512 B', '200 kB', '1.5 MB']);
-  });
-
-  it('describes the host and the network policy', () => {
-    const rows = Object.fromEntries(hostRows(status, 4_000));
-    expect(rows.Host).toBe('connected for 3 s');
-    expect(rows.Network).toBe('multipath; θ1 200 kB, θ2 5 MB, T 3 s');
-    expect(rows.Model).toBe('baseline-seed001 v1, policy revision 2');
-    expect(rows.Reconnects).toBe('1');
-    const off = Object.fromEntries(hostRows({ ...status, host: 'missing', policy: null }, 4_000));
-    expect(off.Host).toMatch(/^not installed/);
-    expect(off.Network).toMatch(/no Multipath-Policy header/);
-  });
-
-  it('describes the page’s decision, and says so when it was withdrawn or absent', () => {
-    const rows = Object.fromEntries(pageRows(page));
-    expect(rows).toMatchObject({
-      Origin: 'https://example.com',
-      Mode: 'multipath',
-      Why: 'page over θ1',
-      'Decided by': 'host, model baseline-seed001 v1',
-      Header: 'v=1, mp, t1=256, dl=3',
-      'Rule ready': '2.3 ms after navigation start',
-    });
-    expect(Object.fromEntries(pageRows({ ...page, stale: true })).Mode).toMatch(/withdrawn/);
-    expect(Object.fromEntries(pageRows({ ...page, source: 'none', header: null, theta1: null })).Mode).toBe('no header sent');
-    expect(pageRows(null)[0]![1]).toMatch(/none yet/);
+    expect([bytes(null), bytes(512), bytes(200_000), bytes(1_500_000), bytes(5_000_000_000)]).toEqual(['no cap', '512 B', '200 kB', '1.5 MB', '5 GB']);
   });
 });
 
-describe('health items', () => {
+describe('the state everywhere agrees on', () => {
+  it('is off without a host, whatever the settings say: never "Multipath is on"', () => {
+    for (const host of ['missing', 'exited', 'error'] as const) {
+      const o = overall({ ...status, host, policy: null }, mpView({}));
+      expect(o.level).toBe('off');
+      expect(o.detail).not.toMatch(/Multipath is on/);
+    }
+    expect(overall({ ...status, host: 'missing', policy: null }, mpView({})).detail).toMatch(/not installed/);
+  });
+  it('is paused with the gate’s reason, on otherwise', () => {
+    expect(overall(status, mpView({ paused: true }))).toMatchObject({ level: 'paused', label: 'Paused' });
+    expect(overall(status, mpView({ consent_at: null }))).toMatchObject({ level: 'paused', label: 'Off' });
+    expect(overall(status, mpView({}))).toMatchObject({ level: 'on', label: 'On', detail: 'Multipath is on.' });
+  });
+});
+
+describe('the popup’s decision, in words', () => {
+  const small: TabRecord = { ...page, multipath: false, theta1: 200_000, header: 'v=1, mp, t1=256, dl=3', size: { known: true, median: 80_000, p90: 90_000, samples: 3, source: '' } };
+  it('says multipath with what it saves and costs', () => {
+    const d = words({ ...page, theta1: 0, terms: terms(1.24, 2_100_000) });
+    expect(d).toMatchObject({ tone: 'mp', title: 'Using WiFi + cellular', why: 'Saves about 1.2 s, costs about 2.1 MB.', site: 'example.com' });
+  });
+  it('says one path for a small page, and for a page never seen', () => {
+    expect(words(small)).toMatchObject({ tone: 'sp', title: 'Using WiFi only', why: 'This page is small (about 80 kB): cellular joins only if it passes 200 kB.' });
+    expect(words({ ...small, size: { known: false, median: null, p90: null, samples: 0, source: 'prior' } }).why).toBe('MPSurf has not seen this page yet: cellular joins only if it passes 200 kB.');
+  });
+  it('says why a rule kept one path', () => {
+    const rule = (t: { name: string; value: number | null; unit: string; note: string }) => words({ ...page, multipath: false, theta1: null, terms: [t] }).why;
+    expect(rule({ name: 'protocol', value: null, unit: '', note: '' })).toMatch(/HTTP\/3/);
+    expect(rule({ name: 'battery_percent', value: 12, unit: '%', note: '' })).toBe('Your battery is low (12 %), below your limit for multipath.');
+    expect(rule({ name: 'secondary', value: null, unit: '', note: '' })).toBe('No cellular connection is up.');
+    expect(words({ ...page, multipath: false, theta1: null, reason: 'your site rule: never multipath on this site' }).why).toBe('Your rule for this site says never.');
+    expect(words({ ...page, multipath: false, theta1: null, terms: terms(0.05, 1_000_000) }).why).toMatch(/^Both would save only 0.05 s here/);
+  });
+  it('says paused, not yet agreed, and no host first, whatever the page was decided', () => {
+    const mp = { ...page, theta1: 0, terms: terms(1.2, 2e6) };
+    expect(words(mp, { multipath: mpView({ paused: true }) })).toMatchObject({ title: 'Using WiFi only', why: 'You paused multipath.', action: 'resume' });
+    expect(words(mp, { multipath: mpView({ consent_at: null }) })).toMatchObject({ title: 'Using WiFi only', action: 'consent' });
+    expect(words(mp, { multipath: mpView({ daily_cap_bytes: 10_000_000 }, 12_000_000) }).why).toBe('Today’s data limit is used up.');
+    expect(words(mp, { status: { ...status, host: 'missing', policy: null } })).toMatchObject({ tone: 'off', title: 'MPSurf is off' });
+    expect(words(null)).toMatchObject({ title: 'Nothing to decide here', site: null });
+  });
+  it('names the primary path as the host reports it, and the proxy when the page goes through it', () => {
+    const host = parseStatusReply({
+      host: 'mpsurf-host', version: '0.1.0', protocol: 1, pid: 1, uptime_ms: 1, decisions: 0, policy: status.policy!,
+      paths: [{ name: 'eth0', kind: 'ethernet', up: true, addrs: [], rtt_ms: 1, down_bps: 1e9, up_bps: 1e9, loss: 0, rtt_source: 'passive' }],
+    });
+    expect(words(small, { host }).title).toBe('Using wired only');
+    expect(words(small, { viaProxy: true }).site).toBe('example.com · through your proxy');
+  });
+  it('uses no symbol or header syntax in the title and the reason', () => {
+    for (const p of [page, small, { ...small, stale: true }, { ...page, source: 'fallback' as const }, { ...page, source: 'none' as const }]) {
+      const d = words(p);
+      expect(`${d.title} ${d.why}`).not.toMatch(JARGON);
+    }
+  });
+});
+
+describe('details', () => {
+  it('labels the numbers in words and says what sites are told', () => {
+    const rows = Object.fromEntries(detailRows({ page: { ...page, terms: terms(1, 1e6), protocol: 'h2', basis: 'prior', size: { known: false, median: null, p90: null, samples: 0, source: '' } }, host: null }));
+    expect(rows).toMatchObject({
+      'Cellular joins': 'after 200 kB',
+      'Cellular cap per page': 'none',
+      'Your patience': '3 s',
+      'Page size': 'not seen yet',
+      'Expected load time': '2.57 s on one path, 1.63 s on both',
+      Protocol: 'HTTP/2',
+      'Numbers from': 'typical connections (yours are not measured yet)',
+      'Sites are told': 'multipath after 256 KiB, patience 3 s',
+      'Cellular radio': NOT_MEASURED,
+    });
+    for (const [label] of detailRows({ page, host: null })) expect(label).not.toMatch(JARGON);
+  });
+  it('reads the header in words', () => {
+    expect(headerWords('v=1, mp=?0, t1=0, dl=3')).toBe('no multipath, patience 3 s');
+    expect(headerWords('v=1, mp, t1=0, t2=1024, dl=5')).toBe('multipath from the start, at most 1 MiB over cellular, patience 5 s');
+    expect(headerWords('garbage')).toBe('not readable');
+  });
+  it('gives every model term a plain label, keeping the model’s note for the curious', () => {
+    const rows = termRows([...terms(1, 1e6), { name: 'primary_rate', value: 7.04e6, unit: 'bit/s', note: 'rate cap' }]);
+    expect(rows.find((r) => r.label === 'WiFi speed')).toEqual({ label: 'WiFi speed', value: '7 Mbit/s', note: 'rate cap' });
+    expect(rows.every((r) => !/_/.test(r.label))).toBe(true);
+  });
+});
+
+describe('data used against the limits', () => {
+  const reply = (usage?: StatusReply['usage']): StatusReply => ({
+    host: 'mpsurf-host', version: '0.1.0', protocol: 1, pid: 1, uptime_ms: 1, decisions: 0, policy: status.policy!, ...(usage ? { usage } : {}),
+  });
+  const usage = { interface: 'wwan0', since_ms: 0, used_bytes: 1_500_000_000, quota_bytes: null, today_bytes: 80_000_000 };
+  it('shows today against the daily limit and the month against the plan', () => {
+    const [today, month] = usageBars(reply(usage), mpView({ daily_cap_bytes: 100_000_000 }), { monthly_bytes: 2e9, billing_day: 5 });
+    expect(today).toEqual({ label: 'Cellular today', text: '80 MB of 100 MB', fill: 0.8, level: 'warn' });
+    expect(month).toEqual({ label: 'This month', text: '1.5 GB of 2 GB', fill: 0.75, level: 'warn' });
+    const [, over] = usageBars(reply(usage), mpView({}), { monthly_bytes: 1e9, billing_day: 5 });
+    expect(over).toMatchObject({ text: '1.5 GB of 1 GB: used up until day 5', fill: 1, level: 'reached' });
+  });
+  it('says when there is no limit or no measurement', () => {
+    expect(usageBars(reply(usage), mpView({ daily_cap_bytes: null }), { monthly_bytes: null, billing_day: 1 }).map((b) => b.text)).toEqual(['80 MB, no limit', '1.5 GB, no limit']);
+    expect(usageBars(null, mpView({}), { monthly_bytes: null, billing_day: 1 })[0]).toMatchObject({ text: 'not measured yet, limit 100 MB', fill: null });
+  });
+});
+
+describe('errors in the words of the page', () => {
+  it('names the field as the page shows it, in its unit', () => {
+    const e = (v: object) => {
+      try {
+        normalisePrefs({ mode: 'performance', deadline_ms: 3000, battery_floor_percent: 20, charging_unlimited: true, quota_bytes: null, billing_day: 1, header_scope: 'all', overrides: [], ...v });
+      } catch (err) {
+        return plainError(err);
+      }
+      return 'accepted';
+    };
+    expect(e({ deadline_ms: 0 })).toBe('Your patience per page: enter 1 to 60 seconds.');
+    expect(e({ billing_day: 40 })).toBe('The day your plan renews: enter 1 to 31.');
+    expect(e({ battery_floor_percent: 101 })).toBe('The battery level: enter 0 to 100 %.');
+    expect(e({ quota_bytes: -1 })).toBe('The monthly data in your plan: enter 0 or more GB.');
+    let daily = '';
+    try {
+      normaliseMultipath({ daily_cap_bytes: 5 });
+    } catch (err) {
+      daily = plainError(err);
+    }
+    expect(daily).toBe('The daily limit: enter at least 1 MB, or leave it empty for none.');
+  });
+});
+
+describe('what MPSurf needs', () => {
   const ok = { state: 'ok' as const, detail: '', at: 1 };
   const settings = { prefs: {} as never, optedIn: [], prefsSync: { ...ok, hostPrefs: null }, problem: null };
   const hostReply = (extra: Partial<StatusReply>): StatusReply => ({
@@ -89,56 +230,63 @@ describe('health items', () => {
     paths: [],
     ...extra,
   });
-  const items = (extra: Partial<StatusReply>) =>
-    healthItems({ status, host: hostReply(extra), hostError: null, settings, reports: ok });
+  const items = (extra: Partial<StatusReply>, proxy?: object) =>
+    healthItems({ status, host: hostReply(extra), hostError: null, settings, reports: ok, ...(proxy ? { proxy: proxy as never } : {}) });
 
-  it('says unknown when the host does not report the browser’s sockets', () => {
-    const it = items({}).find((x) => x.title.startsWith('Browser sockets'))!;
+  it('says unknown when the host does not report the browser’s connections', () => {
+    const it = items({}).find((x) => x.title.startsWith('Browser connections'))!;
     expect(it.level).toBe('unknown');
     expect(it.command).toBe(MPTCPIZE_COMMAND);
   });
 
-  it('warns with the fix when the browser is not under mptcpize, and is quiet when it is', () => {
-    const plain = items({ browser_mptcp: { wrapped: false, detail: 'plain TCP' } }).find((x) => x.title.startsWith('Browser sockets'))!;
+  it('warns with the fix when the browser is not under mptcpize, less so when a proxy carries the pages, and is quiet when it is', () => {
+    const plain = items({ browser_mptcp: { wrapped: false, detail: 'plain TCP' } }).find((x) => x.title.startsWith('Browser connections'))!;
     expect(plain.level).toBe('warn');
     expect(plain.command).toBe(MPTCPIZE_COMMAND);
-    const wrapped = items({ browser_mptcp: { wrapped: true, detail: 'under mptcpize' } }).find((x) => x.title.startsWith('Browser sockets'))!;
+    const proxied = items({ browser_mptcp: { wrapped: false, detail: 'plain TCP' } }, { status: { configured: true }, route: 'decided' }).find((x) => x.title.startsWith('Browser connections'))!;
+    expect(proxied.level).toBe('unknown');
+    expect(proxied.detail).toMatch(/through your proxy still get multipath/);
+    const wrapped = items({ browser_mptcp: { wrapped: true, detail: 'under mptcpize' } }).find((x) => x.title.startsWith('Browser connections'))!;
     expect(wrapped.level).toBe('ok');
     expect(wrapped.command).toBeUndefined();
   });
 
-  it('reports the helper: running, unreachable with the command to start it, or not configured', () => {
+  it('reports the helper: running, unreachable with the command to restart it, or not installed with the one that installs it', () => {
     const helper = (a: StatusReply['actuator']) => items({ actuator: a }).find((x) => x.title.includes('Helper'))!;
     expect(helper({ state: 'connected', backend: 'userspace', detail: '/run/mpsurf/actuator.sock' })).toMatchObject({ level: 'ok', title: 'Helper running (userspace)' });
-    expect(helper({ state: 'unavailable', detail: 'connection refused' })).toMatchObject({ level: 'bad', command: HELPER_COMMAND });
-    expect(helper({ state: 'not_configured', detail: 'MPSURF_ACTUATOR is not set' })).toMatchObject({ level: 'warn', command: HELPER_COMMAND });
+    expect(helper({ state: 'unavailable', detail: 'connection refused' })).toMatchObject({ level: 'bad', command: HELPER_START_COMMAND });
+    // Not configured: no unit to enable; the command installs it (scripts/setup.sh writes the unit).
+    expect(helper({ state: 'not_configured', detail: 'MPSURF_ACTUATOR is not set' })).toMatchObject({ level: 'warn', command: HELPER_INSTALL_COMMAND });
+    expect(HELPER_INSTALL_COMMAND).toMatch(/scripts\/setup\.sh/);
     expect(items({}).some((x) => x.title.includes('Helper'))).toBe(false);
   });
+
+  it('puts the browser’s --user-data-dir into the install command once a host has reported it', () => {
+    expect(installCommand(undefined)).toBe(INSTALL_COMMAND);
+    expect(installCommand(null)).toBe(INSTALL_COMMAND);
+    expect(installCommand('/home/u/.work-profile')).toBe('dist/mpsurf-host install --user-data-dir /home/u/.work-profile');
+    expect(installCommand("/tmp/my profile's")).toBe(`dist/mpsurf-host install --user-data-dir '/tmp/my profile'\\''s'`);
+    expect(installCommand('/p', true)).toBe('npm run build:host && dist/mpsurf-host install --user-data-dir /p');
+    const gone = healthItems({ status: { ...status, host: 'missing', policy: null }, host: null, hostError: null, settings, reports: ok, profileDir: '/p' });
+    expect(gone[0]).toMatchObject({ title: 'Host not installed', command: 'dist/mpsurf-host install --user-data-dir /p' });
+  });
+
+  it('gives the install command, which also finds a browser’s --user-data-dir, when the host is missing', () => {
+    const h = healthItems({ status: { ...status, host: 'missing', policy: null }, host: null, hostError: null, settings, reports: ok });
+    expect(h[0]).toMatchObject({ level: 'bad', title: 'Host not installed', command: INSTALL_COMMAND });
+    expect(h[0]!.detail).toMatch(/--user-data-dir/);
+  });
 });
 
-describe('cellular usage line', () => {
-  const reply = (usage?: StatusReply['usage']): StatusReply => ({
-    host: 'mpsurf-host', version: '0.1.0', protocol: 1, pid: 1, uptime_ms: 1, decisions: 0, policy: status.policy!, ...(usage ? { usage } : {}),
-  });
-  it('shows what the host measured, against the quota when there is one', () => {
-    const since = Date.UTC(2026, 10, 1);
-    expect(usageText(reply({ interface: 'wwan0', since_ms: since, used_bytes: 1_500_000, quota_bytes: null }), '')).toBe('1.5 MB since 2026-11-01, on wwan0');
-    expect(usageText(reply({ interface: 'wwan0', since_ms: since, used_bytes: 1_500_000, quota_bytes: 3_000_000 }), '')).toBe('1.5 MB of 3 MB (50 %) since 2026-11-01, on wwan0');
-  });
-  it('says why when nothing is measured', () => {
-    expect(usageText(null, 'missing')).toMatch(/not measured yet.*missing/);
-    expect(usageText(reply(), '')).toMatch(/does not report/);
-  });
-});
-
-describe('radio state line', () => {
+describe('radio state', () => {
   const reply = (rrc: unknown) =>
     parseStatusReply({ host: 'mpsurf-host', version: '0.1.0', protocol: 1, pid: 1, uptime_ms: 1, decisions: 0, policy: status.policy!, rrc });
   const rrc = { interface: 'wwan0', tech: 'lte', state: 'idle', since_ms: 10_000, source: 'inferred' };
-  it('names the state, and what the host weighs when it is unsure', () => {
-    expect(rrcText(reply(rrc), 12_000)).toBe('idle on wwan0 (LTE, inferred) for 2 s');
+  it('says the state in words, and what the host weighs when it is unsure', () => {
+    expect(radioText(reply(rrc), 12_000)).toBe('asleep for 2 s (LTE, idle)');
+    expect(radioText(reply({ ...rrc, state: 'continuous' }), 12_000)).toBe('busy for 2 s (LTE, continuous)');
     const spread = [{ state: 'idle', since_ms: 10_000, p: 0.4 }, { state: 'long_drx', since_ms: 11_000, p: 0.6 }];
-    expect(rrcText(reply({ ...rrc, spread }), 12_000)).toBe('idle on wwan0 (LTE, inferred) for 2 s; unsure (traffic no host saw): idle 40 %, long_drx 60 %');
+    expect(radioText(reply({ ...rrc, spread }), 12_000)).toBe('not sure (traffic it did not see): asleep 40 %, awake, falling asleep 60 %');
   });
   it('refuses a spread that is not one', () => {
     expect(() => reply({ ...rrc, spread: [{ state: 'idle', since_ms: 1, p: 1.5 }] })).toThrow(/spread\[0\]\.p/);

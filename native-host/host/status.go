@@ -2,10 +2,11 @@ package host
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
-
+	"github.com/mpsurf/mpsurf/native-host/install"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
@@ -20,6 +21,22 @@ type StatusBody struct {
 	MPTCPEndpoints *EndpointsHealth `json:"mptcp_endpoints,omitempty"`
 	// Network is what the OS says of the cellular link's cost: metered, roaming.
 	Network *NetworkInfo `json:"network,omitempty"`
+	// BrowserProfile is where the browser that started this host keeps its profile, so that the extension can
+	// show install commands that reach it.
+	BrowserProfile *BrowserProfile `json:"browser_profile,omitempty"`
+}
+
+// BrowserProfile names the --user-data-dir of the browser that started the host; null: its default directory.
+type BrowserProfile struct {
+	UserDataDir *string `json:"user_data_dir"`
+}
+
+// browserProfile reads the command line of the host's parent: Chrome starts a native host itself.
+func browserProfile() BrowserProfile {
+	if dir := install.ProcessUserDataDir("/proc", os.Getppid()); dir != "" {
+		return BrowserProfile{UserDataDir: &dir}
+	}
+	return BrowserProfile{}
 }
 
 func (s *Server) status(req protocol.Request) protocol.Reply {
@@ -37,8 +54,8 @@ func (s *Server) status(req protocol.Request) protocol.Reply {
 		Policy:    snap.Policy,
 	}}
 	body.Status = s.dec.Status(context.Background())
-	act, mp, eps := s.act.health(), browserMPTCP(), MPTCPEndpoints("/proc/sys/net/mptcp")
-	body.Actuator, body.BrowserMPTCP, body.MPTCPEndpoints = &act, &mp, &eps
+	act, mp, eps, prof := s.act.health(), browserMPTCP(), MPTCPEndpoints("/proc/sys/net/mptcp"), browserProfile()
+	body.Actuator, body.BrowserMPTCP, body.MPTCPEndpoints, body.BrowserProfile = &act, &mp, &eps, &prof
 	if f := s.network.Load(); f != nil {
 		n := (*f)()
 		body.Network = &n

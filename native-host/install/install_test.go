@@ -126,3 +126,52 @@ func TestInstallChecksThePath(t *testing.T) {
 		t.Errorf("default path %q, %v; want %q", m.Path, err, exe)
 	}
 }
+
+func TestUserDataDir(t *testing.T) {
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"/usr/lib/chromium/chromium", "--user-data-dir=/tmp/p", "--no-first-run"}, "/tmp/p"},
+		{[]string{"/usr/lib/chromium/chromium", "--user-data-dir", "/tmp/q"}, "/tmp/q"},
+		{[]string{"/usr/lib/chromium/chromium", "--no-first-run"}, ""},
+		{[]string{"chromium", "--user-data-dir"}, ""},
+		{nil, ""},
+	} {
+		if got := UserDataDir(tc.argv); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.argv, got, tc.want)
+		}
+	}
+}
+
+// A fake /proc: the browser's main process with --user-data-dir is found once, its child processes and other
+// programs are not.
+func TestRunningProfiles(t *testing.T) {
+	proc := t.TempDir()
+	write := func(pid string, argv ...string) {
+		dir := filepath.Join(proc, pid)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cmdline"), []byte(strings.Join(argv, "\x00")+"\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("10", "/usr/lib/chromium/chromium", "--user-data-dir=/home/u/work-profile", "--load-extension=/x")
+	write("11", "/usr/lib/chromium/chromium", "--type=renderer", "--user-data-dir=/home/u/work-profile")
+	write("12", "/usr/lib/chromium/chromium", "--user-data-dir=/home/u/work-profile")
+	write("13", "/usr/bin/vim", "--user-data-dir=/nope")
+	write("14", "/opt/google/chrome/chrome")
+	write("15", "/opt/google/chrome/chrome", "--user-data-dir", "/home/u/chrome-b")
+	os.MkdirAll(filepath.Join(proc, "self"), 0o755)
+	got := RunningProfiles(proc)
+	if want := []string{"/home/u/work-profile", "/home/u/chrome-b"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if d := ProcessUserDataDir(proc, 15); d != "/home/u/chrome-b" {
+		t.Errorf("ProcessUserDataDir: %q", d)
+	}
+	if d := ProcessUserDataDir(proc, 99); d != "" {
+		t.Errorf("a process that is gone: %q", d)
+	}
+}

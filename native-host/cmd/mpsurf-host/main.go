@@ -76,7 +76,8 @@ const (
         serve the extension over stdin/stdout (Chrome starts it this way)
 `
 	installUsage = `mpsurf-host install [--browser chromium|chrome] [--user-data-dir DIR] [--path BINARY]
-        write the native messaging manifest org.mpsurf.host.json
+        write the native messaging manifest org.mpsurf.host.json; a browser started with --user-data-dir DIR
+        reads it from DIR only (install names any running browser that does)
 `
 	uninstallUsage = `mpsurf-host uninstall [--browser chromium|chrome] [--user-data-dir DIR]
         remove that manifest
@@ -364,6 +365,13 @@ func installCmd(cmd string, args []string, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 		fmt.Fprintf(stdout, "installed %s\n  host %s\n  allowed origin %s\n", file, m.Path, m.AllowedOrigins[0])
+		if o.UserDataDir == "" {
+			// A browser started with --user-data-dir reads its manifests from there only: say so, with the
+			// command that reaches it, rather than leave the extension saying "not installed".
+			for _, dir := range install.RunningProfiles("/proc") {
+				fmt.Fprintf(stdout, "note: a running browser uses --user-data-dir %s, which this manifest does not reach; for it run:\n  mpsurf-host install --user-data-dir %s\n", dir, dir)
+			}
+		}
 		return exitOK
 	}
 	file, removed, err := install.Uninstall(o)
