@@ -31,7 +31,7 @@ export const DEADLINE_MAX_MS = 60_000;
 
 /**
  * What a fresh install starts with. These are the user's to change, not model constants: performance mode (the
- * battery floor, the quota and the caps guard battery and bill; policy-models/model.json sources.defaults); T = 3 s, the
+ * battery floor and the data limits (caps.ts) guard battery and bill; policy-models/model.json sources.defaults); T = 3 s, the
  * baseline policy's deadline (policy-models/baseline.json); no multipath on battery below 20 %; charging makes
  * radio energy free; no quota (unlimited) renewing on the 1st; the header to all sites, as before this page existed.
  */
