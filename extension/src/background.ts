@@ -31,7 +31,7 @@ import { OPT_IN_HEADER, parseOptIn } from './prefs';
 import { RECENT_LOADS, buildReport, isLoadTiming, type LoadPoint } from './reports';
 import { OPT_IN_KEY, PREFS_KEY, Settings, isUnsupported, unsupportedText, type Support } from './settings';
 import { Downloads, ruleFor } from './downloads';
-import type { DownloadsView } from './downloads-ui';
+import type { DownloadsView } from './view';
 import { downloadControlRequest, downloadDiscardRequest, downloadOfferRequest, parseDownloadState } from './protocol';
 
 const SESSION_KEY = 'pages';

@@ -5,17 +5,8 @@
 import { sendMessage } from './browser';
 import type { DownloadRecord } from './downloads';
 import type { PageReply } from './messages';
+import { downloadsNote, type DownloadsView } from './view';
 
-export interface DownloadsView {
-  enabled: boolean;
-  /** Whether the host runs (no download can be handed over without it). */
-  host: boolean;
-  /** The smallest download offered (the network policy's θ1); null: none now. */
-  threshold: number | null;
-  /** Why no download is handed over now (multipath paused, not yet agreed to, a limit reached); null: they are. */
-  paused: string | null;
-  downloads: DownloadRecord[];
-}
 
 async function ask<T>(m: object): Promise<T> {
   const reply = (await sendMessage(m)) as PageReply<T> | undefined;
@@ -32,15 +23,6 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, t
 }
 
 const mb = (n: number): string => `${(n / 1e6).toFixed(1)} MB`;
-
-/** What happens to a new download now, in words: handed over from what size, or why not. */
-export function downloadsNote(v: Pick<DownloadsView, 'enabled' | 'host' | 'threshold' | 'paused'>): string {
-  if (!v.host) return 'MPSurf’s host is not running: every download stays in the browser.';
-  if (v.paused !== null) return `${v.paused} Every download stays in the browser until then.`;
-  if (!v.enabled) return 'Off: every download stays in the browser.';
-  if (v.threshold === null) return 'No download gains from both links on this network now: they stay in the browser.';
-  return `Downloads of ${mb(v.threshold)} or more are offered to MPSurf, which takes those that gain from both links.`;
-}
 
 /** One line per download: name, state, progress, per-link bytes, and the actions its state allows. */
 export function downloadLine(r: DownloadRecord): { name: string; status: string; fill: number; links: string; actions: ('pause' | 'resume' | 'cancel')[] } {

@@ -7,6 +7,7 @@
 import type { HostStatus } from './host';
 import type { PopupState } from './messages';
 import type { MultipathView } from './multipath';
+import type { DownloadRecord } from './downloads';
 import type { TabRecord } from './pages';
 import type { PathInfo, StatusReply, Term } from './protocol';
 import { limitText, SettingsError, type Gate, type Plan } from './caps';
@@ -567,6 +568,30 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
     }
   }
   return out;
+}
+
+// -------------------------------------------------------------------------------------------------------------
+// Downloads.
+
+/** What the downloads part of the popup and the options page shows (downloads-ui.ts). */
+export interface DownloadsView {
+  enabled: boolean;
+  /** Whether the host runs (no download can be handed over without it). */
+  host: boolean;
+  /** The smallest download offered (the network policy's θ1); null: none now. */
+  threshold: number | null;
+  /** Why no download is handed over now (multipath paused, not yet agreed to, a limit reached); null: they are. */
+  paused: string | null;
+  downloads: DownloadRecord[];
+}
+
+/** What happens to a new download now, in words: handed over from what size, or why not. */
+export function downloadsNote(v: Pick<DownloadsView, 'enabled' | 'host' | 'threshold' | 'paused'>): string {
+  if (!v.host) return 'MPSurf’s host is not running: every download stays in the browser.';
+  if (v.paused !== null) return `${v.paused} Every download stays in the browser until then.`;
+  if (!v.enabled) return 'Off: every download stays in the browser.';
+  if (v.threshold === null) return 'No download gains from both links on this network now: they stay in the browser.';
+  return `Downloads of ${num(v.threshold / 1e6)} MB or more are offered to MPSurf, which takes those that gain from both links.`;
 }
 
 // -------------------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Downloads, ruleFor, type ChromeDownload, type DownloadDeps, type DownloadRecord } from '../src/downloads';
 import { offerProblem, parseDownloadState, type DownloadOffer, type DownloadState } from '../src/protocol';
 import { vectors } from './vectors';
+import { downloadsNote } from '../src/view';
 
 interface OfferVector {
   name: string;
@@ -159,5 +160,19 @@ describe('Downloads', () => {
     expect(ruleFor(o, 'https://www.example.com')).toBe('never');
     expect(ruleFor(o, 'https://example.org')).toBe('auto');
     expect(ruleFor(o, 'https://badexample.com')).toBe('auto');
+  });
+});
+
+describe('what the downloads section says', () => {
+  const v = { enabled: true, host: true, threshold: 200_000, paused: null };
+  it('says from what size downloads are offered, in MB, without symbols', () => {
+    expect(downloadsNote(v)).toBe('Downloads of 0.2 MB or more are offered to MPSurf, which takes those that gain from both links.');
+    expect(downloadsNote(v)).not.toMatch(/θ/);
+  });
+  it('agrees with the pause and the host: nothing is offered then', () => {
+    expect(downloadsNote({ ...v, paused: 'Multipath is paused: every site uses one path, none goes through the proxy.' })).toMatch(/^Multipath is paused.*Every download stays in the browser until then\.$/);
+    expect(downloadsNote({ ...v, host: false, threshold: null })).toMatch(/host is not running/);
+    expect(downloadsNote({ ...v, enabled: false })).toMatch(/^Off/);
+    expect(downloadsNote({ ...v, threshold: null })).toMatch(/No download gains/);
   });
 });
