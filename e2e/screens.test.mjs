@@ -268,6 +268,20 @@ test('after a multipath decision and a single-path one; then paused with the pop
   const optsOn = await options(b, 'on');
   assert.match(optsOn, /Multipath is on\./);
   assert.match(optsOn, /Cellular today\s+0 B of 100 MB/);
+  // A value out of range is refused in the page's words and units, never a stored field's name.
+  const o = await b.context.newPage();
+  await o.goto(`${base}/options.html`);
+  await o.waitForFunction(() => document.getElementById('deadline').value !== '');
+  await o.fill('#deadline', '0');
+  await o.locator('#deadline').dispatchEvent('change');
+  await o.waitForFunction(() => /Not saved/.test(document.getElementById('sync').textContent));
+  assert.equal(await o.locator('#sync').innerText(), 'Not saved. Your patience per page: enter 1 to 60 seconds.');
+  await o.fill('#cap-daily', '0.5');
+  await o.locator('#cap-daily').dispatchEvent('change');
+  await o.waitForFunction(() => /Not saved/.test(document.getElementById('plan-msg').textContent));
+  assert.equal(await o.locator('#plan-msg').innerText(), 'Not saved. The daily limit: enter at least 1 MB, or leave it empty for none.');
+  await o.close();
+  assert.equal((await b.worker.evaluate(() => self.mpsurf.settings())).prefs.deadline_ms, 3000);
 
   // Paused as a user pauses: the popup's button.
   const p = await b.context.newPage();
