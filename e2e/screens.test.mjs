@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { launch, makeProfile, untilStatus, untilRules } from './lib/browser.mjs';
+import { launch, makeProfile, until, untilStatus, untilRules } from './lib/browser.mjs';
 import { chromiumPath, hostBinary, extensionDir, extensionId, root } from './lib/paths.mjs';
 
 const missing = [chromiumPath, hostBinary, path.join(extensionDir, 'manifest.json')].filter((p) => !fs.existsSync(p));
@@ -58,17 +58,6 @@ function startSite() {
 
 let site;
 const browsers = [];
-
-async function until(fn, pred, what, timeoutMs = 15000) {
-  const t0 = Date.now();
-  let last;
-  while (Date.now() - t0 < timeoutMs) {
-    last = await fn();
-    if (pred(last)) return last;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} never held within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
-}
 
 /** A browser on a profile of its own; the host is installed unless host is false. */
 async function open({ host = true, consent = true } = {}) {

@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launch, makeProfile, untilStatus, untilRules } from './lib/browser.mjs';
+import { launch, makeProfile, until, untilStatus, untilRules } from './lib/browser.mjs';
 import { startRecorder } from './lib/recorder.mjs';
 import { chromiumPath, hostBinary, extensionDir, extensionId, root } from './lib/paths.mjs';
 
@@ -33,17 +33,6 @@ after(async () => {
 });
 
 const settings = () => browser.worker.evaluate(() => self.mpsurf.settings());
-
-async function until(fn, pred, what, timeoutMs = 10000) {
-  const t0 = Date.now();
-  let last;
-  while (Date.now() - t0 < timeoutMs) {
-    last = await fn();
-    if (pred(last)) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what} never held within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
-}
 
 test('the popup shows the decision, paths, chart and health, as text', { skip }, async () => {
   const page = await browser.context.newPage();

@@ -63,6 +63,18 @@ export async function launch(profileDir, { headless = true, executablePath = chr
   return { context, worker };
 }
 
+// until polls fn until pred holds of its result, or throws after timeoutMs naming what never held and the last result.
+export async function until(fn, pred, what, timeoutMs = 10000) {
+  const t0 = Date.now();
+  let last;
+  while (Date.now() - t0 < timeoutMs) {
+    last = await fn();
+    if (pred(last)) return last;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${what} never held within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
+}
+
 // withoutDailyLimit turns the daily cellular data limit off (a fresh install has one): a testbed run measures the
 // model's decisions over many loads of one session's emulated cellular link, not the user's limits.
 export async function withoutDailyLimit(worker) {

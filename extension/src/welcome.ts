@@ -61,21 +61,26 @@ function value(id: string): number | null {
   return raw === '' ? null : Number(raw);
 }
 
-function savePrefs(change: Partial<Prefs>): void {
-  if (last === null) return;
-  const next = { ...last.settings.prefs, ...change };
+/** Checks a change in the page's words (check throws), then sends it and shows the result. */
+function save(check: () => void, message: object): void {
   try {
-    normalisePrefs(next);
+    check();
   } catch (e) {
     planMsg(`Not saved. ${plainError(e)}`, false);
     return;
   }
-  ask({ type: 'settings-set', prefs: next })
+  ask(message)
     .then((s) => {
       show(s);
       planMsg('Saved', true);
     })
     .catch((e: unknown) => planMsg(`Not saved: ${(e as Error).message}`, false));
+}
+
+function savePrefs(change: Partial<Prefs>): void {
+  if (last === null) return;
+  const next = { ...last.settings.prefs, ...change };
+  save(() => normalisePrefs(next), { type: 'settings-set', prefs: next });
 }
 
 input('quota-gb').addEventListener('change', () => {
@@ -92,18 +97,7 @@ input('cap-daily').addEventListener('change', () => {
   if (last?.multipath === undefined) return;
   const v = value('cap-daily');
   const next = { ...last.multipath.settings, daily_cap_bytes: v === null ? null : Math.round(v * 1e6) };
-  try {
-    normaliseMultipath(next);
-  } catch (e) {
-    planMsg(`Not saved. ${plainError(e)}`, false);
-    return;
-  }
-  ask({ type: 'multipath-set', settings: next })
-    .then((s) => {
-      show(s);
-      planMsg('Saved', true);
-    })
-    .catch((e: unknown) => planMsg(`Not saved: ${(e as Error).message}`, false));
+  save(() => normaliseMultipath(next), { type: 'multipath-set', settings: next });
 });
 
 byId('agree').addEventListener('click', () => {
