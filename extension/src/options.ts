@@ -47,7 +47,7 @@ function renderMultipath(s: SettingsState): void {
   if (document.activeElement !== input('cap-daily')) input('cap-daily').value = mb(mp.settings.daily_cap_bytes);
   input('pause-roaming').checked = mp.settings.pause_roaming;
   byId<HTMLSelectElement>('proxy-route').value = mp.settings.route;
-  byId('netcost').textContent = networkText(s.host);
+  byId('netcost').textContent = s.status.host === 'connected' ? networkText(s.host) : 'not known (the host is not running)';
   const p = s.settings.prefs;
   const box = byId('usage-bars');
   box.replaceChildren();
@@ -217,7 +217,7 @@ function render(s: SettingsState): void {
   sync.className = ps.state === 'ok' ? 'ok-text' : ps.state === 'unsupported' || ps.state === 'error' ? 'warn-text' : 'muted';
   sync.textContent =
     s.status.host !== 'connected'
-      ? `Saved in the browser; host ${s.status.host}`
+      ? `Saved in the browser; the host is ${s.status.host === 'missing' ? 'not installed' : 'not running'}`
       : ps.state === 'ok'
         ? 'Saved and applied by the host'
         : ps.state === 'unsupported'
