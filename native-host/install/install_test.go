@@ -175,3 +175,17 @@ func TestRunningProfiles(t *testing.T) {
 		t.Errorf("a process that is gone: %q", d)
 	}
 }
+
+// Any command line: UserDataDir never panics, and what it returns is "" or taken from the line itself.
+func FuzzUserDataDir(f *testing.F) {
+	f.Add("/usr/lib/chromium/chromium\x00--user-data-dir=/tmp/p")
+	f.Add("chrome\x00--user-data-dir\x00/tmp/q\x00--type=renderer")
+	f.Add("--user-data-dir")
+	f.Fuzz(func(t *testing.T, line string) {
+		argv := strings.Split(line, "\x00")
+		got := UserDataDir(argv)
+		if got != "" && !strings.Contains(line, got) {
+			t.Errorf("%q from %q", got, argv)
+		}
+	})
+}
