@@ -16,9 +16,13 @@
 // BenchmarkLogDecision measured one committed decision at 0.11 ms with NORMAL and 0.80 ms with FULL on the
 // development machine (ext4 on a virtual disk): far below a page load, and paid once per navigation.
 //
-// Privacy. The store keeps origins (scheme, host, port), never URLs: every origin passes protocol.NormalizeOrigin,
-// which refuses a path, query or fragment, before it is written. The protocol carries no URL anywhere, so there is
-// no opt-in for keeping them. DeleteAll removes the database file with its -wal and -shm files and starts empty.
+// Privacy. The store keeps origins (scheme, host, port) and path classes, never URLs: every origin passes
+// protocol.NormalizeOrigin, which refuses a path, query or fragment, before it is written; a page's URL path
+// (decide and report carry one, never its query or fragment) is kept only as its PathClass, with digits, ids,
+// hashes and tokens taken out (a word of the path, such as a user name, stays in it); a request body is kept with
+// the fields log.go's requestKeys names only, so neither the path nor a field a later extension sends reaches the
+// file or the exports. Logs an earlier host wrote whole are rewritten so and vacuumed when opened (schema.go,
+// migration 6). DeleteAll removes the database file with its -wal and -shm files and starts empty.
 //
 // Retention. At most Options.MaxRows decisions and as many observations, none older than Options.MaxAge
 // (defaults: 100,000 rows, 90 days). Each insert deletes what falls out of the window in the same transaction,

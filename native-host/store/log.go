@@ -39,9 +39,7 @@ func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d prot
 	if err := checkOrigin(d.Origin); err != nil {
 		return err
 	}
-	if len(request) == 0 {
-		request = json.RawMessage("null")
-	}
+	request = keptRequest(request)
 	if reply == nil {
 		reply = d
 	}
@@ -63,6 +61,28 @@ func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d prot
 		id, _ := res.LastInsertId()
 		return s.retain(ctx, tx, "decisions", id, now)
 	})
+}
+
+// requestKeys are the fields of a request body the log keeps (decide's origin, tab and nav; a handed-over
+// download's kind, origin, size and protocol). Everything else goes, a page's URL path first: its class is the
+// decision's path_class. A field added to a request later stays out of the log until it is named here.
+var requestKeys = []string{"origin", "tab", "nav", "kind", "size", "protocol"}
+
+// keptRequest is what the log keeps of a request body: the scalar requestKeys of an object, "null" for anything
+// that is not one.
+func keptRequest(request json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(request, &obj); err != nil || obj == nil {
+		return json.RawMessage("null")
+	}
+	kept := map[string]json.RawMessage{}
+	for _, k := range requestKeys {
+		if v, ok := obj[k]; ok && len(v) > 0 && v[0] != '{' && v[0] != '[' {
+			kept[k] = v
+		}
+	}
+	b, _ := json.Marshal(kept)
+	return b
 }
 
 // retain deletes the rows of table that fall out of the retention window, given the row just inserted.

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 // The URL path of a page whose path names a person and carries a reset token. Its class is

@@ -127,32 +127,69 @@ var migrations = []string{
 		time_ms   INTEGER NOT NULL,
 		mark      TEXT    NOT NULL
 	) WITHOUT ROWID;`,
+	// 6: the decide requests an earlier host kept whole held the page's URL path (and would have held any field a
+	// request carried): each is rewritten to the fields the log keeps (log.go requestKeys; the path's class is in
+	// path_class). Open then vacuums the file (vacuumAfter), so that the old rows' bytes leave its free pages too.
+	`UPDATE decisions SET request = CASE
+		WHEN json_valid(request) AND json_type(request) = 'object' THEN (
+			SELECT json_group_object(key, CASE type WHEN 'true' THEN json('true') WHEN 'false' THEN json('false')
+				WHEN 'null' THEN json('null') ELSE value END)
+			FROM json_each(decisions.request)
+			WHERE key IN ('origin', 'tab', 'nav', 'kind', 'size', 'protocol') AND type NOT IN ('object', 'array'))
+		ELSE 'null' END;`,
 }
+
+// vacuumAfter: a database that passes through this version on Open is vacuumed after its migration, so that no
+// deleted byte of the earlier rows stays in the file or its write-ahead log (migration 6).
+const vacuumAfter = 6
 
 // SchemaVersion is the version Open brings every database to.
 var SchemaVersion = len(migrations)
 
+// migrate brings db's schema to SchemaVersion, then vacuums it when the migrations passed vacuumAfter on a
+// database that had rows before.
 func migrate(ctx context.Context, db *sql.DB) error {
-	tx, err := db.BeginTx(ctx, nil)
+	from, err := migrateTx(ctx, db)
 	if err != nil {
 		return err
+	}
+	if from == 0 || from >= vacuumAfter {
+		return nil
+	}
+	// VACUUM cannot run inside a transaction. It writes the database anew, without free pages, through the WAL;
+	// the checkpoint then moves it into the file and truncates the WAL, which held the old rows' pages as well.
+	if _, err := db.ExecContext(ctx, "VACUUM"); err != nil {
+		return fmt.Errorf("vacuum after migration %d: %w", vacuumAfter, err)
+	}
+	if _, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		return fmt.Errorf("checkpoint after migration %d: %w", vacuumAfter, err)
+	}
+	return nil
+}
+
+// migrateTx runs the migrations in one transaction and returns the version the database had before.
+func migrateTx(ctx context.Context, db *sql.DB) (int, error) {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
 	}
 	defer tx.Rollback()
 	var v int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
-		return fmt.Errorf("reading the schema version: %w", err)
+		return 0, fmt.Errorf("reading the schema version: %w", err)
 	}
+	from := v
 	if v > len(migrations) {
-		return fmt.Errorf("schema version %d is newer than this host's %d; update mpsurf-host", v, len(migrations))
+		return 0, fmt.Errorf("schema version %d is newer than this host's %d; update mpsurf-host", v, len(migrations))
 	}
 	for ; v < len(migrations); v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-			return fmt.Errorf("migration to version %d: %w", v+1, err)
+			return 0, fmt.Errorf("migration to version %d: %w", v+1, err)
 		}
 		// PRAGMA takes no parameters; v is an int we own.
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return tx.Commit()
+	return from, tx.Commit()
 }
