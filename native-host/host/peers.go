@@ -231,10 +231,12 @@ func reachedByMe(addrs []netip.Addr) (map[netip.Addr]bool, error) {
 	return got, nil
 }
 
-// samePolicy compares two helper policies: multipath, θ1, θ2 and WiFi as backup.
+// samePolicy compares two helper policies: multipath, θ1, θ2, WiFi as backup and the θ1 group. Two sites'
+// decisions with the same numbers still differ by group: a page that took another site's address into its own
+// group would count that site's connections towards its θ1 and, with its announce, set that site's θ1 to 0.
 func samePolicy(a, b actuate.Request) bool {
 	return (a.Multipath == nil) == (b.Multipath == nil) && (a.Multipath == nil || *a.Multipath == *b.Multipath) &&
-		a.Theta1 == b.Theta1 && equalCap(a.Theta2, b.Theta2) && a.PreferCellular == b.PreferCellular
+		a.Theta1 == b.Theta1 && equalCap(a.Theta2, b.Theta2) && a.PreferCellular == b.PreferCellular && a.Group == b.Group
 }
 
 // screenPeers splits a page's reported peers into those that may follow the page origin's decision and those

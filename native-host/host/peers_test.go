@@ -359,6 +359,7 @@ func TestSamePolicy(t *testing.T) {
 		{"θ2", func(r *actuate.Request) { c := int64(1 << 20); r.Theta2 = &c }, false},
 		{"multipath", func(r *actuate.Request) { r.Multipath = &sp }, false},
 		{"WiFi as backup", func(r *actuate.Request) { r.PreferCellular = true }, false},
+		{"θ1 group", func(r *actuate.Request) { r.Group = 7 }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := base

@@ -438,8 +438,9 @@ func (h *proxyHub) follow(origin string, hosts []string) {
 	}
 }
 
+// sameRelayPolicy compares two tunnel policies, their θ1 groups included (samePolicy says why).
 func sameRelayPolicy(a, b relay.Policy) bool {
-	return a.Multipath == b.Multipath && a.Theta1 == b.Theta1 && equalCap(a.Theta2, b.Theta2)
+	return a.Multipath == b.Multipath && a.Theta1 == b.Theta1 && equalCap(a.Theta2, b.Theta2) && a.Group == b.Group
 }
 
 // status is what proxy_status answers.
