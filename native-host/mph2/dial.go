@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"syscall"
 	"time"
 )
 
@@ -60,9 +61,11 @@ func newDialer(u *url.URL, p Path, resolve map[string][]netip.Addr, tlsConf *tls
 // dialTLS makes one TLS connection on the path and says which protocol ALPN chose.
 func (d *dialer) dialTLS(ctx context.Context) (*tls.Conn, error) {
 	nd := net.Dialer{Timeout: d.timeout}
+	var bind func(network, address string, c syscall.RawConn) error
 	if d.path.Interface != "" {
-		nd.Control = bindControl(d.path.Interface)
+		bind = bindControl(d.path.Interface)
 	}
+	nd.Control = targetControl(d.addrs, bind) // target.go: public addresses only, but those the caller mapped
 	if d.path.Addr.IsValid() {
 		nd.LocalAddr = &net.TCPAddr{IP: d.path.Addr.AsSlice()}
 	}
@@ -73,7 +76,9 @@ func (d *dialer) dialTLS(ctx context.Context) (*tls.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		addrs = ips
+		for _, a := range ips {
+			addrs = append(addrs, a.Unmap()) // the resolver may answer IPv4 as IPv4-mapped IPv6
+		}
 	}
 	var nc net.Conn
 	var err error

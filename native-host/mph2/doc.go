@@ -41,6 +41,14 @@
 // (validators and the ranges on disk), so a stopped download resumes or is removed and never looks complete; the
 // result is checked against the size and, when the server gives one, a digest (Repr-Digest, Digest, Content-MD5).
 //
+// What a download may reach and write (it runs with the user's cookies, on a URL a web page chose): only public
+// addresses, checked on the address each connection is about to connect to, so that no resolver answer (DNS
+// rebinding) gets around it, with the caller's own name mappings (Options.Resolve) as the one exception
+// (target.go); no redirect, over either protocol, and never a connection in clear; at most the size the caller
+// announced, or without one what the disk has free, so a response that does not say its size cannot grow the
+// file past it; and the partial file and its sidecar are never opened through a symlink, a new one is created
+// exclusively and an old one is resumed only when it is the user's own (part.go).
+//
 // Each path's connections are bound to its interface with SO_BINDTODEVICE, which Linux ≥ 5.7 allows without
 // CAP_NET_RAW for a socket not yet bound to a device (checked by TestIntegrationBindUnprivileged), and to the
 // interface's address, so that source-based policy routing agrees; the privileged helper is not needed.

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -106,6 +107,9 @@ const singlePathTimeout = time.Minute
 // ErrStopped is returned when the context ends: the partial file and its sidecar stay for a later Resume.
 var ErrStopped = errors.New("download stopped; the partial file is kept")
 
+// errTooLarge ends a download whose data went past what the object may be (engine.bound).
+var errTooLarge = errors.New("too large")
+
 type pathState struct {
 	i        int
 	spec     Path
@@ -191,6 +195,11 @@ type engine struct {
 	t0       time.Time
 	resume   *Sidecar
 	dirty    bool
+	// most bounds the partial file's size (bound), -1 when nothing does; mostWhy names the bound. free is what the
+	// disk had free for the file at the start, -1 when unknown. Set before any stream runs, read by their handlers.
+	most    int64
+	mostWhy string
+	free    int64
 }
 
 // Fetch downloads o.URL into o.Out over o.Paths.
@@ -223,18 +232,19 @@ func Fetch(ctx context.Context, o Options) (Result, error) {
 	}
 	e := &engine{o: o, u: u, ev: make(chan event, 256), quit: make(chan struct{}), size: -1, t0: time.Now()}
 	e.part, _ = PartPaths(o.Out)
-	flags := os.O_RDWR | os.O_CREATE
 	if o.Resume {
 		if sc, err := ReadSidecar(o.Out); err == nil && sc.URL == o.URL && (o.Size <= 0 || sc.Size == o.Size) {
 			e.resume = sc
 		}
 	}
-	if e.resume == nil {
-		flags |= os.O_TRUNC
-	}
-	if e.file, err = os.OpenFile(e.part, flags, 0o644); err != nil {
+	resumed := false
+	if e.file, resumed, err = openPart(e.part, e.resume != nil); err != nil { // part.go: never through a symlink
 		return Result{}, err
 	}
+	if !resumed {
+		e.resume = nil
+	}
+	e.bound(o)
 	if e.resume != nil {
 		e.done = append(Spans{}, e.resume.Done...)
 		e.res.Resumed = e.done.Total()
@@ -251,6 +261,28 @@ func Fetch(ctx context.Context, o Options) (Result, error) {
 	}
 	e.ctx = ctx
 	return e.run(ctx)
+}
+
+// bound sets the most bytes the partial file may hold (most, why): the size the caller announced (the browser's
+// Content-Length), else what the disk has free. A response that does not say its size is written only that far,
+// and one that says it is larger fails before it writes.
+func (e *engine) bound(o Options) {
+	e.most = -1
+	free, ok := freeSpace(filepath.Dir(o.Out))
+	if ok {
+		if fi, err := e.file.Stat(); err == nil {
+			free += fi.Size() // what a resumed file holds is rewritten in place
+		}
+		e.free = free
+	} else {
+		e.free = -1
+	}
+	switch {
+	case o.Size > 0:
+		e.most, e.mostWhy = o.Size, fmt.Sprintf("the %d bytes announced", o.Size)
+	case ok:
+		e.most, e.mostWhy = free, fmt.Sprintf("the %d bytes free on the disk", free)
+	}
 }
 
 // dial connects p in the background; evConn reports the outcome.
@@ -609,6 +641,13 @@ func (e *engine) open(p *pathState, req request, r role) error {
 				st.mu.Unlock()
 				return
 			}
+			if e.most >= 0 && st.off+int64(len(b)) > e.most {
+				// More than the object may be: stop before the file grows past the bound.
+				st.stopped = true
+				st.mu.Unlock()
+				e.send(event{kind: evEnd, st: st, err: fmt.Errorf("%w: the server sent more than %s", errTooLarge, e.mostWhy)})
+				return
+			}
 			_, err := e.file.WriteAt(b, st.off)
 			st.off += int64(len(b))
 			st.mu.Unlock()
@@ -823,6 +862,9 @@ func (e *engine) firstHead(st *est, status int, h http.Header) error {
 	}
 	if e.o.Size > 0 && e.size >= 0 && e.size != e.o.Size {
 		return fmt.Errorf("the server says %d bytes, the browser expected %d", e.size, e.o.Size)
+	}
+	if e.free >= 0 && e.size > e.free {
+		return fmt.Errorf("the object is %d bytes and the disk has %d free for it", e.size, e.free)
 	}
 	if st.tail && last < st.end-1 {
 		return fmt.Errorf("bad first response: %s for %s", h.Get("Content-Range"), RangeHeader(st.start, st.end))
@@ -1087,9 +1129,15 @@ func (e *engine) onEnd(st *est, err error) error {
 	p := st.p
 	e.o.Log.Debug("stream ended", "t_ms", time.Since(e.t0).Milliseconds(), "path", p.spec.Name, "start", st.start,
 		"pos", st.pos, "end", st.end, "err", err)
+	if errors.Is(err, errTooLarge) {
+		return err
+	}
 	if st.end < 0 && err == nil && e.size < 0 {
-		// A response without a length ended: that was the whole object.
+		// A response without a length ended: that was the whole object, and it must be what was announced.
 		e.size = st.pos
+		if e.o.Size > 0 && e.size != e.o.Size {
+			return fmt.Errorf("the server sent %d bytes without saying the object's size; the browser announced %d", e.size, e.o.Size)
+		}
 	}
 	e.endStream(st)
 	if errors.Is(err, errGoAway) {
@@ -1205,15 +1253,17 @@ func (e *engine) finish() (Result, error) {
 	if fi, err := e.file.Stat(); err != nil || fi.Size() != e.size {
 		return res, fmt.Errorf("the partial file has the wrong size: %v", err)
 	}
-	e.file.Close()
-	e.file = nil
 	if e.digest != nil {
-		if err := e.digest.check(e.part); err != nil {
+		if err := e.digest.check(e.file, e.size); err != nil {
+			e.file.Close()
+			e.file = nil
 			RemovePart(e.o.Out)
 			return res, err
 		}
 		res.Digest = e.digest.String()
 	}
+	e.file.Close()
+	e.file = nil
 	name, err := publish(e.part, e.o.Out)
 	if err != nil {
 		return res, err

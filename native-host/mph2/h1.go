@@ -43,6 +43,11 @@ func newH1(url string, header http.Header, dial func(ctx context.Context) (net.C
 			}
 			return dial(ctx)
 		},
+		// Every request goes to the path's own server over TLS (DialTLSContext): a connection in clear is never
+		// made, whatever a response asks for.
+		DialContext: func(_ context.Context, _, addr string) (net.Conn, error) {
+			return nil, fmt.Errorf("refusing a plain-http connection to %s", addr)
+		},
 		DisableCompression:    true,
 		MaxConnsPerHost:       3,
 		ResponseHeaderTimeout: 30 * time.Second,
@@ -50,7 +55,16 @@ func newH1(url string, header http.Header, dial func(ctx context.Context) (net.C
 		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &h1conn{client: &http.Client{Transport: tr}, tr: tr, url: url, header: header, ctx: ctx, cancel: cancel}
+	client := &http.Client{Transport: tr, CheckRedirect: refuseRedirect}
+	return &h1conn{client: client, tr: tr, url: url, header: header, ctx: ctx, cancel: cancel}
+}
+
+// refuseRedirect is the HTTP/1.1 client's redirect policy: none is followed, as over HTTP/2. The browser hands
+// over the URL its own redirects ended at; a range request that is redirected again could lead anywhere (plain
+// http with the site's cookies, a service on the user's own machine), and each path's connections are to one
+// server only.
+func refuseRedirect(req *http.Request, _ []*http.Request) error {
+	return fmt.Errorf("the server redirected the download to %s://%s: a download follows no redirect", req.URL.Scheme, req.URL.Host)
 }
 
 func (c *h1conn) proto() string          { return "http/1.1" }

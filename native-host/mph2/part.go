@@ -32,14 +32,42 @@ type Sidecar struct {
 // PartPaths are the partial file and its sidecar for the final file out.
 func PartPaths(out string) (part, sidecar string) { return out + PartSuffix, out + SidecarSuffix }
 
-// ReadSidecar reads and checks the sidecar of out's partial download.
+// The partial file and its sidecar may sit in a folder others can write to (a shared download folder, /tmp):
+// neither is ever opened through a symlink, a new one is created exclusively, and one already there is taken up
+// again only when it is the user's own regular file with no other name (ownFile). Otherwise someone who planted
+// NAME.mpsurf-part as a symlink to the user's ~/.bashrc would have the download truncate and overwrite it.
+
+// openPart opens out's partial file: with resume, the one on disk if it is the user's own (resumed true); else a
+// new, empty one in its place.
+func openPart(part string, resume bool) (f *os.File, resumed bool, err error) {
+	if resume {
+		if f, err := os.OpenFile(part, os.O_RDWR|noFollow, 0); err == nil {
+			if fi, err := f.Stat(); err == nil && ownFile(fi) {
+				return f, true, nil
+			}
+			f.Close()
+		}
+	}
+	// Whatever has the name (a stale partial file, a planted symlink: removing a symlink leaves its target alone)
+	// goes; the new file is created exclusively, so one planted again meanwhile fails the download instead.
+	if err := os.Remove(part); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, false, fmt.Errorf("cannot replace %s: %w", part, err)
+	}
+	f, err = os.OpenFile(part, os.O_RDWR|os.O_CREATE|os.O_EXCL|noFollow, 0o644)
+	return f, false, err
+}
+
+// ReadSidecar reads and checks the sidecar of out's partial download: the user's own file, not a symlink.
 func ReadSidecar(out string) (*Sidecar, error) {
 	_, path := PartPaths(out)
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !ownFile(fi) {
+		return nil, fmt.Errorf("%s: not a file of this user's own", path)
+	}
 	var sc Sidecar
 	dec := json.NewDecoder(&limited{f, maxSidecar})
 	dec.DisallowUnknownFields()
@@ -63,23 +91,28 @@ func writeSidecar(f *os.File, out string, sc *Sidecar) error {
 	if err != nil {
 		return err
 	}
+	// The temporary file is made anew and exclusively, never through a symlink; rename replaces whatever has the
+	// sidecar's name (a symlink there included) without following it.
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	if err := syncFile(tmp); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-func syncFile(path string) error {
-	f, err := os.Open(path)
+	t, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|noFollow, 0o600)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	return f.Sync()
+	_, err = t.Write(data)
+	if err == nil {
+		err = t.Sync()
+	}
+	if cerr := t.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // RemovePart deletes out's partial file and sidecar; missing files are not an error.

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync/atomic"
@@ -106,4 +107,23 @@ func TestFetchRefusesPrivateTargets(t *testing.T) {
 	// The opt-in: a name the caller itself maps to an address (Options.Resolve: the testbed's MPSURF_HOSTS, the
 	// CLI's --resolve) may reach that address.
 	fetchOK(t, ts.options(t, 1), body)
+}
+func TestPublicAddr(t *testing.T) {
+	for _, tc := range []struct {
+		addr   string
+		public bool
+	}{
+		{"93.184.215.14", true}, {"2606:2800:21f:cb07:6820:80da:af6b:8b2c", true},
+		{"127.0.0.1", false}, {"127.1.2.3", false}, {"::1", false}, {"0.0.0.0", false}, {"::", false},
+		{"10.1.2.3", false}, {"172.16.0.1", false}, {"172.31.255.255", false}, {"192.168.1.1", false},
+		{"169.254.169.254", false}, {"fe80::1", false}, {"fc00::1", false}, {"fd12:3456::1", false},
+		{"100.64.0.1", false}, {"0.1.2.3", false}, {"224.0.0.1", false}, {"ff02::1", false}, {"255.255.255.255", false},
+		{"::ffff:127.0.0.1", false}, {"::ffff:10.0.0.1", false}, {"::ffff:93.184.215.14", true},
+		{"64:ff9b::a00:1", false}, {"64:ff9b::5db8:d70e", true}, {"2002:a00:1::1", false},
+		{"198.18.0.1", false}, {"240.0.0.1", false}, {"172.32.0.1", true},
+	} {
+		if got := publicAddr(netip.MustParseAddr(tc.addr)); got != tc.public {
+			t.Errorf("publicAddr(%s) = %v, want %v", tc.addr, got, tc.public)
+		}
+	}
 }
