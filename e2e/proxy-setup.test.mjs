@@ -1,8 +1,11 @@
 // The server side of the MPTCP proxy deployment (README "Use it on the real web"): packaging/proxy/mpsurf-proxy-setup
 // run for real with --root (nothing outside a temporary directory changes), then Debian's Squid started as its
 // systemd drop-in would start it (the drop-in's LD_PRELOAD) inside a network namespace of its own, and checked the
-// way a client meets it: MPTCP listener, TLS only, authentication required, CONNECT only to 443, a plain port that
-// asks for no credentials, and a second run that keeps the certificate and users. Needs root and Debian's squid,
+// way a client meets it: MPTCP listener, TLS only, authentication required, CONNECT only to 443 and only to the
+// public internet (never to the server's own loopback, link-local, private or unique-local addresses, by address or
+// by a name that resolves there, unless --allow-dst opens a private range, which never covers loopback or
+// link-local), a plain port that asks for no credentials, and a second run that keeps the certificate and users.
+// Needs root and Debian's squid,
 // apache2-utils and openssl (scripts/setup.sh installs them); skips with the reason otherwise.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +20,12 @@ import { root } from './lib/paths.mjs';
 const script = path.join(root, 'packaging', 'proxy', 'mpsurf-proxy-setup');
 const NS = `${process.env.MPS_PREFIX || 'mps'}-squidsetup`;
 const PORT = 8443;
+// Inside the test's own namespace (no route out): a stand-in for a website's public address, and the server's
+// internal services a proxy user must not reach: a private (LAN) address, the link-local one cloud metadata
+// services answer on, a unique-local IPv6 one, and loopback.
+const PUBLIC = '11.1.1.1';
+const INTERNAL = { 'lan.test': '10.9.9.9', 'meta.test': '169.254.169.254', 'ula.test': 'fd00::9', 'rebind.test': '127.0.0.1', 'rebind6.test': '::1' };
+const urlHost = (a) => (a.includes(':') ? `[${a}]` : a);
 
 function whyNot() {
   if (process.getuid?.() !== 0) return 'needs root (network namespace, files for Squid’s user)';
@@ -44,6 +53,11 @@ test('proxy setup script: --help, bad flags', { skip }, () => {
   assert.equal(bad.status, 2);
   assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
   assert.equal(spawnSync(script, ['--port', '70000'], { encoding: 'utf8' }).status, 2);
+  for (const cidr of ['10.0.0.0', '10.0.0.0/33', 'lan', '127.0.0.0/8', '169.254.0.0/16', '::1/128', 'fe80::/10', '0.0.0.0/0', '::/0']) {
+    const r = spawnSync(script, ['--allow-dst', cidr], { encoding: 'utf8' });
+    assert.equal(r.status, 2, `--allow-dst ${cidr}: ${r.stderr}`);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
 });
 
 test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 443 only, idempotent', { skip, timeout: 120000 }, async (t) => {
@@ -52,6 +66,9 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   spawnSync('ip', ['netns', 'del', NS]);
   sh(['ip', 'netns', 'add', NS]);
   sh(['ip', '-n', NS, 'link', 'set', 'lo', 'up']);
+  for (const a of [PUBLIC, ...Object.values(INTERNAL)].filter((a) => a !== '127.0.0.1' && a !== '::1')) {
+    sh(['ip', '-n', NS, 'addr', 'add', a.includes(':') ? `${a}/128` : `${a}/32`, 'dev', 'lo']);
+  }
   const children = [];
   t.after(async () => {
     for (const c of children) {
@@ -103,7 +120,7 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   }
 
   // A TLS origin on 443 and another port inside the namespace, plain TCP as nearly every website.
-  const origin = spawn('ip', ['netns', 'exec', NS, originBin, 'serve', '--listen', '127.0.0.1:443', '--listen-h1', '127.0.0.1:9443', '--mptcp=false'], {
+  const origin = spawn('ip', ['netns', 'exec', NS, originBin, 'serve', '--listen', ':443', '--listen-h1', ':9443', '--mptcp=false'], {
     detached: true,
     stdio: ['ignore', 'pipe', 'ignore'],
   });
@@ -114,7 +131,11 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   });
 
   const conf = path.join(dir, 'etc', 'squid', 'squid.conf');
-  fs.appendFileSync(conf, 'shutdown_lifetime 1 seconds\ndns_nameservers 127.0.0.1\n');
+  // Names Squid resolves for CONNECT, as a DNS server would answer them: each internal address has one.
+  const hosts = path.join(dir, 'etc', 'hosts');
+  fs.writeFileSync(hosts, [`${PUBLIC} public.test`, ...Object.entries(INTERNAL).map(([n, a]) => `${a} ${n}`)].join('\n') + '\n');
+  const testLines = `shutdown_lifetime 1 seconds\ndns_nameservers 127.0.0.1\nhosts_file ${hosts}\n`;
+  fs.appendFileSync(conf, testLines);
   // As squid.service with the drop-in starts it: its ExecStart (run as root, as systemd does), its LD_PRELOAD. Debian's
   // own `squid --foreground` would listen with plain TCP: its kid runs in secure-execution mode, without the wrapper.
   const squid = spawn('ip', ['netns', 'exec', NS, 'env', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...dropInCommand(dropIn), '-f', conf], {
@@ -134,23 +155,33 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   assert.ok(mptcpListening(inNS('ss', '-Mltn', 'sport = :3128')), 'port 3128 listens with MPTCP');
 
   const proxy = `https://127.0.0.1:${PORT}`;
-  const noAuth = curl(['--proxy', proxy, '--proxy-insecure', 'https://127.0.0.1/']);
+  const noAuth = curl(['--proxy', proxy, '--proxy-insecure', 'https://public.test/']);
   assert.deepEqual(statusOf(noAuth), [407, 0], noAuth);
   assert.match(noAuth, /^Proxy-Authenticate: Basic realm="MPSurf proxy"/m);
   assert.match(noAuth, /^Server: squid\/\d/m, 'the proxy reports itself in its refusals');
 
-  const good = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', `alice:${password}`, 'https://127.0.0.1/healthz']);
+  const good = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', `alice:${password}`, 'https://public.test/healthz']);
   assert.deepEqual(statusOf(good), [200, 200], good);
-  const wrong = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', 'alice:not-the-password', 'https://127.0.0.1/healthz']);
+  const wrong = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', 'alice:not-the-password', 'https://public.test/healthz']);
   assert.deepEqual(statusOf(wrong), [407, 0], wrong);
-  const otherPort = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', `alice:${password}`, 'https://127.0.0.1:9443/healthz']);
+  const otherPort = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', `alice:${password}`, 'https://public.test:9443/healthz']);
   assert.deepEqual(statusOf(otherPort), [403, 0], `CONNECT to a port other than 443 is refused: ${otherPort}`);
-  const plainHTTP = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', `alice:${password}`, 'http://127.0.0.1:9443/healthz']);
+  const plainHTTP = curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', `alice:${password}`, 'http://public.test:9443/healthz']);
   assert.deepEqual(statusOf(plainHTTP), [0, 403], `plain HTTP is not proxied: ${plainHTTP}`);
   // Debian's plain port refuses without asking for credentials, so a misconfigured client never sends them in clear.
-  const clear = curl(['--proxy', 'http://127.0.0.1:3128', 'https://127.0.0.1/healthz']);
+  const clear = curl(['--proxy', 'http://127.0.0.1:3128', 'https://public.test/healthz']);
   assert.deepEqual(statusOf(clear), [403, 0], clear);
   assert.doesNotMatch(clear, /Proxy-Authenticate/);
+  // The server's own internal services, by address and by a name that resolves there (DNS rebinding included:
+  // Squid checks the addresses it resolved, the ones it connects to), IPv4 and IPv6: refused.
+  const internal = (user = `alice:${password}`) =>
+    Object.fromEntries(
+      [...Object.keys(INTERNAL), ...Object.values(INTERNAL)].map((h) => [h, statusOf(curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', user, `https://${urlHost(h)}/healthz`]))[0]]),
+    );
+  const refused = internal();
+  t.diagnostic(`CONNECT to internal destinations: ${JSON.stringify(refused)}`);
+  for (const [h, code] of Object.entries(refused)) assert.equal(code, 403, `CONNECT ${h}:443 answered ${code}`);
+
   // The proxied connection from client to Squid was MPTCP: Squid's listener accepted it as such (the origin leg
   // falls back to TCP: the origin does not speak MPTCP).
   const mib = inNS('nstat', '-az', 'MPTcpExtMPCapableSYNRX', 'MPTcpExtMPCapableFallbackSYNACK');
@@ -175,4 +206,17 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   const dotted = execFileSync(script, ['--root', dir, '--no-install', '--name', '127.0.0.1', '--port', String(PORT), '--user', 'a.ice'], { encoding: 'utf8' });
   assert.match(field('password', dotted) ?? '', /^[A-Za-z0-9_-]{24}$/);
   assert.match(fs.readFileSync(path.join(dir, 'etc', 'squid', 'mpsurf', 'passwd'), 'utf8'), /^a\.ice:/m);
+
+  // The operator's opt-in for a private range (the testbed's network, a LAN of their own): that range opens, and
+  // loopback and link-local stay shut.
+  execFileSync(script, ['--root', dir, '--no-install', '--name', '127.0.0.1', '--port', String(PORT), '--user', 'alice', '--allow-dst', '10.9.9.0/24'], { encoding: 'utf8' });
+  fs.appendFileSync(conf, testLines);
+  inNS('squid', '-k', 'reconfigure', '-f', conf);
+  let opened;
+  for (const t0 = Date.now(); Date.now() - t0 < 10000; await new Promise((r) => setTimeout(r, 200))) {
+    opened = internal();
+    if (opened['lan.test'] === 200) break;
+  }
+  t.diagnostic(`with --allow-dst 10.9.9.0/24: ${JSON.stringify(opened)}`);
+  for (const [h, code] of Object.entries(opened)) assert.equal(code, h === 'lan.test' || h === INTERNAL['lan.test'] ? 200 : 403, `CONNECT ${h}:443 answered ${code}`);
 });
