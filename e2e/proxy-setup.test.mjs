@@ -25,6 +25,8 @@ const PORT = 8443;
 // services answer on, a unique-local IPv6 one, and loopback.
 const PUBLIC = '11.1.1.1';
 const INTERNAL = { 'lan.test': '10.9.9.9', 'meta.test': '169.254.169.254', 'ula.test': 'fd00::9', 'rebind.test': '127.0.0.1', 'rebind6.test': '::1' };
+// Loopback as an IPv6 address carries it: IPv4-mapped, NAT64.
+const EMBEDDED = ['::ffff:127.0.0.1', '64:ff9b::7f00:1'];
 const urlHost = (a) => (a.includes(':') ? `[${a}]` : a);
 
 function whyNot() {
@@ -176,7 +178,7 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   // Squid checks the addresses it resolved, the ones it connects to), IPv4 and IPv6: refused.
   const internal = (user = `alice:${password}`) =>
     Object.fromEntries(
-      [...Object.keys(INTERNAL), ...Object.values(INTERNAL)].map((h) => [h, statusOf(curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', user, `https://${urlHost(h)}/healthz`]))[0]]),
+      [...Object.keys(INTERNAL), ...Object.values(INTERNAL), ...EMBEDDED].map((h) => [h, statusOf(curl(['--proxy', proxy, '--proxy-insecure', '--proxy-user', user, `https://${urlHost(h)}/healthz`]))[0]]),
     );
   const refused = internal();
   t.diagnostic(`CONNECT to internal destinations: ${JSON.stringify(refused)}`);

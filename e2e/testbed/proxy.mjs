@@ -9,6 +9,8 @@ import { asRemote } from '../lib/priority.mjs';
 
 export const PROXY_ADDR = '10.200.4.2'; // e2e/topo/names.go ProxyAddr
 export const PROXY_PORT = 8443;
+// The testbed's server network (e2e/topo/names.go ServerAddr, and each site's address beside it).
+const ORIGIN_NET = '10.200.3.0/24';
 const setupScript = path.join(root, 'packaging', 'proxy', 'mpsurf-proxy-setup');
 
 export function squidMissing() {
@@ -72,7 +74,9 @@ export class SquidProxy {
     const why = squidMissing();
     if (why) throw new Error(why);
     fs.rmSync(dir, { recursive: true, force: true });
-    const out = execFileSync(setupScript, ['--root', dir, '--no-install', '--name', PROXY_ADDR, '--port', String(PROXY_PORT), '--user', 'mpsurf'], {
+    // The origins live on the testbed's private server network, which the setup refuses to proxy to unless the
+    // operator opens it (--allow-dst): the testbed is that operator.
+    const out = execFileSync(setupScript, ['--root', dir, '--no-install', '--name', PROXY_ADDR, '--port', String(PROXY_PORT), '--user', 'mpsurf', '--allow-dst', ORIGIN_NET], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });

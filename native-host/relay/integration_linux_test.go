@@ -140,6 +140,7 @@ func child(raw string) int {
 // and its cellular bytes are counted; the one decided single path gets none. Then Squid is stopped: the next
 // tunnel is reset within the budget.
 func TestIntegrationRelaySquid(t *testing.T) {
+	const originAddr = "10.77.9.9"
 	nstest.NeedRoot(t)
 	for _, c := range []string{"squid", "htpasswd", "openssl"} {
 		if _, err := exec.LookPath(c); err != nil {
@@ -165,7 +166,10 @@ func TestIntegrationRelaySquid(t *testing.T) {
 	dir := t.TempDir()
 	os.Chmod(filepath.Dir(dir), 0o755)
 	os.Chmod(dir, 0o755)
-	out, err := exec.Command(script, "--root", dir, "--no-install", "--name", "10.77.1.2", "--port", "8443").CombinedOutput()
+	// The origin sits on a private address of the proxy's own network, which the setup shuts to proxy users unless
+	// the operator opens it (--allow-dst), as the testbed does for its origins.
+	nstest.Run(t, "ip", "-n", px.Name, "addr", "add", originAddr+"/32", "dev", "lo")
+	out, err := exec.Command(script, "--root", dir, "--no-install", "--name", "10.77.1.2", "--port", "8443", "--allow-dst", "10.77.9.0/24").CombinedOutput()
 	if err != nil {
 		t.Fatalf("mpsurf-proxy-setup: %v\n%s", err, out)
 	}
@@ -179,7 +183,7 @@ func TestIntegrationRelaySquid(t *testing.T) {
 	up := Upstream{Addr: "10.77.1.2:8443", User: field("user"), Password: field("password"), Pin: field("pin")}
 	conf := filepath.Join(dir, "etc", "squid", "squid.conf")
 	hosts := filepath.Join(dir, "etc", "hosts")
-	os.WriteFile(hosts, []byte("127.0.0.1 big.test small.test\n"), 0o644)
+	os.WriteFile(hosts, []byte(originAddr+" big.test small.test\n"), 0o644)
 	f, _ := os.OpenFile(conf, os.O_APPEND|os.O_WRONLY, 0)
 	fmt.Fprintf(f, "hosts_file %s\ndns_nameservers 127.0.0.1\nshutdown_lifetime 1 seconds\n", hosts)
 	f.Close()
@@ -197,13 +201,13 @@ func TestIntegrationRelaySquid(t *testing.T) {
 	go func() { squidDone <- squid.Wait() }()
 	t.Cleanup(func() { syscall.Kill(-squid.Process.Pid, syscall.SIGKILL); <-squidDone })
 
-	// The origin: plain TCP on 127.0.0.1:443 in the proxy's namespace; each request is an 8-byte count, answered
+	// The origin: plain TCP on originAddr:443 in the proxy's namespace; each request is an 8-byte count, answered
 	// with that many bytes.
 	var origin net.Listener
 	if err := px.In(func() (err error) {
 		var lc net.ListenConfig
 		lc.SetMultipathTCP(false)
-		origin, err = lc.Listen(context.Background(), "tcp4", "127.0.0.1:443")
+		origin, err = lc.Listen(context.Background(), "tcp4", originAddr+":443")
 		return err
 	}); err != nil {
 		t.Fatal(err)
