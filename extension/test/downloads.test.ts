@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Downloads, ruleFor, type ChromeDownload, type DownloadDeps, type DownloadRecord } from '../src/downloads';
+import { Downloads, cookieHeaderFor, ruleFor, type BrowserCookie, type ChromeDownload, type DownloadDeps, type DownloadRecord } from '../src/downloads';
 import { offerProblem, parseDownloadState, type DownloadOffer, type DownloadState } from '../src/protocol';
 import { vectors } from './vectors';
 import { downloadsNote } from '../src/view';
@@ -37,7 +37,9 @@ function state(id: string, s: DownloadState['state'], extra: Partial<DownloadSta
   return { id, state: s, url: 'https://files.example/big.iso', file: '/home/u/Downloads/big.iso', size: 32e6, received: 0, paths: [], multipath: true, reason: '', elapsed_ms: 0, ...extra };
 }
 
-function setup(opts: { enabled?: boolean; threshold?: number | null; reply?: (o: DownloadOffer) => Promise<DownloadState>; rule?: 'never' | 'auto' } = {}) {
+function setup(
+  opts: { enabled?: boolean; threshold?: number | null; reply?: (o: DownloadOffer) => Promise<DownloadState>; rule?: 'never' | 'auto'; cookies?: BrowserCookie[] } = {},
+) {
   const offers: DownloadOffer[] = [];
   const canceled: number[] = [];
   const discarded: string[] = [];
@@ -58,7 +60,7 @@ function setup(opts: { enabled?: boolean; threshold?: number | null; reply?: (o:
     discard: async (file) => {
       discarded.push(file);
     },
-    cookies: async (url) => (url.startsWith('https://files.example/') ? 'sid=secret' : ''),
+    cookies: async (url) => (url.startsWith('https://files.example/') ? opts.cookies ?? [{ name: 'sid', value: 'secret', path: '/', sameSite: 'lax' }] : []),
     authorization: () => undefined,
     userAgent: () => 'UA',
     cancelChrome: async (id) => {
@@ -74,7 +76,8 @@ function setup(opts: { enabled?: boolean; threshold?: number | null; reply?: (o:
 }
 
 const item = (over: Partial<ChromeDownload> = {}): ChromeDownload => ({
-  id: 7, url: 'https://files.example/big.iso', filename: '', totalBytes: 32e6, state: 'in_progress', incognito: false, ...over,
+  id: 7, url: 'https://files.example/big.iso', filename: '', totalBytes: 32e6, state: 'in_progress', incognito: false, danger: 'safe',
+  referrer: 'https://files.example/', ...over,
 });
 
 describe('Downloads', () => {
@@ -152,6 +155,66 @@ describe('Downloads', () => {
     expect(t.offers[0]?.resume).toBe(true);
     await t.dl.act('c9', 'cancel');
     expect(t.discarded).toEqual(['/d/big.iso']);
+  });
+
+  // Chrome's verdicts (chrome.downloads DangerType): only "safe" is taken. A dangerous type waiting for "Keep", a
+  // Safe Browsing verdict, an enterprise scan still running or blocking, and any value Chrome adds later stay with
+  // Chrome, and so does a dangerous download the user accepted: Chrome's copy is the one that was judged.
+  it('takes only what Chrome holds as safe', async () => {
+    const dangers = ['file', 'url', 'content', 'uncommon', 'host', 'unwanted', 'accepted', 'allowlistedByPolicy', 'asyncScanning',
+      'asyncLocalPasswordScanning', 'passwordProtected', 'blockedTooLarge', 'sensitiveContentWarning', 'sensitiveContentBlock',
+      'deepScannedFailed', 'deepScannedSafe', 'deepScannedOpenedDangerous', 'promptForScanning', 'promptForLocalPasswordScanning',
+      'accountCompromise', 'blockedScanFailed', 'forceSaveToGdrive', 'forceSaveToOnedrive', 'aValueChromeAddsLater'];
+    for (const danger of dangers) {
+      const t = setup();
+      await t.dl.created(item({ filename: '/d/big.iso', danger }));
+      expect(t.offers, danger).toHaveLength(0);
+      // Nor later, when the file name arrives.
+      await t.dl.changed({ id: 7, filename: '/d/big2.iso' });
+      expect(t.offers, danger).toHaveLength(0);
+    }
+    const t = setup();
+    await t.dl.created(item({ filename: '/d/big.iso', danger: 'safe' }));
+    expect(t.offers).toHaveLength(1);
+  });
+
+  it('takes a download back from the host when Chrome finds it dangerous before the host runs it', async () => {
+    const t = setup();
+    await t.dl.created(item({ filename: '/d/big.iso' }));
+    expect(t.offers).toHaveLength(1);
+    await t.dl.changed({ id: 7, danger: 'uncommon' });
+    expect(t.controls).toEqual(['c7 cancel']);
+    t.dl.pushed(state('c7', 'running')); // the host's answer, already on its way
+    expect(t.canceled).toEqual([]); // Chrome's copy, which Chrome holds, stays
+    expect(t.dl.list()).toHaveLength(0);
+    // A danger that arrives before the file name: never offered at all.
+    const u = setup();
+    await u.dl.created(item());
+    await u.dl.changed({ id: 7, danger: 'file' });
+    await u.dl.changed({ id: 7, filename: '/d/big.iso' });
+    expect(u.offers).toHaveLength(0);
+  });
+
+  // What the browser itself would send with the download's request: a SameSite=Strict cookie only when the request
+  // came from the same site (the download's referrer on the same host); never when a page elsewhere, or an unknown
+  // one, started it.
+  it('sends the cookies the browser would send for that request, no Strict one from elsewhere', async () => {
+    const jar: BrowserCookie[] = [
+      { name: 'lax', value: 'a', path: '/', sameSite: 'lax' },
+      { name: 'strict', value: 's3cret', path: '/', sameSite: 'strict' },
+      { name: 'none', value: 'n', path: '/big.iso', sameSite: 'no_restriction' },
+      { name: 'default', value: 'd', path: '/', sameSite: 'unspecified' },
+    ];
+    const header = async (referrer: string) => {
+      const t = setup({ cookies: jar });
+      await t.dl.created(item({ filename: '/d/big.iso', referrer }));
+      return t.offers[0]?.headers?.cookie ?? '';
+    };
+    expect(await header('https://files.example/list')).toBe('none=n; lax=a; strict=s3cret; default=d');
+    for (const elsewhere of ['https://evil.example/', 'http://files.example/', '']) {
+      expect(await header(elsewhere), elsewhere).toBe('none=n; lax=a; default=d');
+    }
+    expect(cookieHeaderFor([], 'https://files.example/x', 'https://files.example/')).toBe('');
   });
 
   it('finds the most specific site rule', () => {
