@@ -30,7 +30,7 @@ import { isPageRequest, type PageReply, type PageRequest, type PopupState, type 
 import { OPT_IN_HEADER, parseOptIn } from './prefs';
 import { RECENT_LOADS, buildReport, isLoadTiming, type LoadPoint } from './reports';
 import { OPT_IN_KEY, PREFS_KEY, Settings, isUnsupported, unsupportedText, type Support } from './settings';
-import { Downloads, ruleFor } from './downloads';
+import { Credentials, Downloads, ruleFor } from './downloads';
 import type { DownloadsView } from './view';
 import { downloadControlRequest, downloadDiscardRequest, downloadOfferRequest, parseDownloadState } from './protocol';
 
@@ -103,7 +103,13 @@ const settings = new Settings({
 const DOWNLOADS_KEY = 'downloads';
 const DOWNLOADS_ON_KEY = 'downloads_enabled';
 let downloadsEnabled = false;
-const authorizationFor = b.watchAuthorization();
+// Authorization headers are read only while downloads are handed over (Credentials, browser.ts).
+const credentials = new Credentials();
+const watchCredentials = b.watchAuthorization(credentials);
+function setDownloadsEnabled(on: boolean): void {
+  downloadsEnabled = on;
+  watchCredentials(on);
+}
 const downloads = new Downloads({
   // While multipath is paused nothing is handed over: the host would only decline it.
   enabled: () => downloadsEnabled && !multipath.gate().paused,
@@ -112,8 +118,8 @@ const downloads = new Downloads({
   offer: (o) => host.request((id) => downloadOfferRequest(id, o), parseDownloadState, 5_000),
   control: (id, action) => host.request((rid) => downloadControlRequest(rid, id, action), parseDownloadState, 5_000),
   discard: (file) => host.request((rid) => downloadDiscardRequest(rid, file), parseDownloadState).then(() => undefined),
-  cookies: (url) => b.cookieHeader(url),
-  authorization: authorizationFor,
+  cookies: (url) => b.cookiesFor(url),
+  authorization: (url) => credentials.take(url, Date.now()),
   userAgent: b.userAgent,
   cancelChrome: (id) => b.cancelDownload(id),
   save: (records) => {
@@ -356,7 +362,7 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
       case 'downloads-get':
         return { ok: true, value: downloadsView() };
       case 'downloads-enable':
-        downloadsEnabled = m.enabled;
+        setDownloadsEnabled(m.enabled);
         await b.saveLocal(DOWNLOADS_ON_KEY, m.enabled);
         return { ok: true, value: downloadsView() };
       case 'download-act':
@@ -417,7 +423,7 @@ const api = {
   announce: () => ({ supported: announceSupported, sent: announceSent, last: announceLast }),
   downloads: () => downloadsView(),
   setDownloads: async (enabled: boolean) => {
-    downloadsEnabled = enabled;
+    setDownloadsEnabled(enabled);
     await b.saveLocal(DOWNLOADS_ON_KEY, enabled);
   },
   downloadAct: (id: string, action: 'pause' | 'resume' | 'cancel') => downloads.act(id, action),
@@ -458,7 +464,7 @@ async function startup(): Promise<void> {
       if (limits.note) log(limits.note);
     }
     settings.restore(limits.prefs, stored[OPT_IN_KEY]);
-    downloadsEnabled = stored[DOWNLOADS_ON_KEY] === true;
+    setDownloadsEnabled(stored[DOWNLOADS_ON_KEY] === true);
     downloads.restore(stored[DOWNLOADS_KEY]);
     multipath.restore(limits.multipath, limits.note);
   } catch (e) {

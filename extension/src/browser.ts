@@ -181,13 +181,15 @@ export function onDownloadCreated(listener: (item: import('./downloads').ChromeD
       state: item.state,
       incognito: item.incognito,
       byExtensionId: item.byExtensionId,
+      danger: item.danger,
+      referrer: (item as { referrer?: string }).referrer ?? '',
     }),
   );
 }
 
-export function onDownloadChanged(listener: (delta: { id: number; filename?: string; totalBytes?: number; state?: string }) => void): void {
+export function onDownloadChanged(listener: (delta: { id: number; filename?: string; totalBytes?: number; state?: string; danger?: string }) => void): void {
   browser.downloads.onChanged.addListener((d) =>
-    listener({ id: d.id, filename: d.filename?.current, totalBytes: d.totalBytes?.current, state: d.state?.current }),
+    listener({ id: d.id, filename: d.filename?.current, totalBytes: d.totalBytes?.current, state: d.state?.current, danger: d.danger?.current }),
   );
 }
 
@@ -195,35 +197,32 @@ export function cancelDownload(id: number): Promise<void> {
   return browser.downloads.cancel(id);
 }
 
-/** The Cookie header the browser would send to url: its cookies for that URL, longer paths first (RFC 6265 §5.4). */
-export async function cookieHeader(url: string): Promise<string> {
+/** The browser's unpartitioned cookies for url; downloads.ts picks those the browser would send (cookieHeaderFor). */
+export async function cookiesFor(url: string): Promise<import('./downloads').BrowserCookie[]> {
   const all = await browser.cookies.getAll({ url });
-  return all
-    .sort((a, b) => b.path.length - a.path.length)
-    .map((c) => `${c.name}=${c.value}`)
-    .join('; ');
+  return all.map((c) => ({ name: c.name, value: c.value, path: c.path, sameSite: c.sameSite }));
 }
 
 /**
- * Authorization headers the browser sends, remembered per URL for a minute (at most 32), so that a download behind
- * HTTP authentication can carry it to the host. Read-only and non-blocking; kept in memory only.
+ * Feeds `held` the Authorization headers of the browser's requests that can become a download (navigations and
+ * downloads' own requests), and only while it is enabled: the listener is added when downloads are handed over and
+ * removed when they are not, so that no request's credentials are read otherwise. Read-only and non-blocking.
  */
-export function watchAuthorization(): (url: string) => string | undefined {
-  const seen = new Map<string, { value: string; at: number }>();
-  browser.webRequest.onSendHeaders.addListener(
-    (d) => {
-      const h = d.requestHeaders?.find((x) => x.name.toLowerCase() === 'authorization');
-      if (h?.value === undefined) return;
-      seen.delete(d.url);
-      seen.set(d.url, { value: h.value, at: Date.now() });
-      while (seen.size > 32) seen.delete(seen.keys().next().value as string);
-    },
-    { urls: ['https://*/*'], types: ['main_frame', 'sub_frame', 'other'] },
-    ['requestHeaders', 'extraHeaders'] as browser.WebRequest.OnSendHeadersOptions[],
-  );
-  return (url) => {
-    const e = seen.get(url);
-    return e && Date.now() - e.at < 60_000 ? e.value : undefined;
+export function watchAuthorization(held: import('./downloads').Credentials): (on: boolean) => void {
+  const listener = (d: browser.WebRequest.OnSendHeadersDetailsType): void => {
+    const h = d.requestHeaders?.find((x) => x.name.toLowerCase() === 'authorization');
+    if (h?.value !== undefined) held.seen(d.url, h.value, Date.now());
+  };
+  return (on) => {
+    held.enable(on);
+    const listening = browser.webRequest.onSendHeaders.hasListener(listener);
+    if (on && !listening) {
+      browser.webRequest.onSendHeaders.addListener(
+        listener,
+        { urls: ['https://*/*'], types: ['main_frame', 'sub_frame', 'other'] },
+        ['requestHeaders', 'extraHeaders'] as browser.WebRequest.OnSendHeadersOptions[],
+      );
+    } else if (!on && listening) browser.webRequest.onSendHeaders.removeListener(listener);
   };
 }
 
