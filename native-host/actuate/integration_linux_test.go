@@ -52,9 +52,18 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	if addr := os.Getenv("MPSURF_ACTUATE_DIALER"); addr != "" {
-		// An MPTCP connection of this process's uid: prints its local address, holds it until stdin closes.
+		// An MPTCP connection of this process's uid: prints its local address, holds it until stdin closes. With
+		// MPSURF_ACTUATE_DIALER_LOCAL it connects from that address:port.
 		d := net.Dialer{Timeout: 3 * time.Second}
 		d.SetMultipathTCP(true)
+		if l := os.Getenv("MPSURF_ACTUATE_DIALER_LOCAL"); l != "" {
+			local, err := net.ResolveTCPAddr("tcp4", l)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(1)
+			}
+			d.LocalAddr = local
+		}
 		c, err := d.Dial("tcp4", addr)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -669,10 +678,10 @@ func establishedFrom(ns *testNS, src string) int {
 
 // dialAs opens an MPTCP connection to addr from a process of uid in ns (bin: this test binary where that uid can
 // run it) and returns its local address; the connection lasts as long as the test.
-func dialAs(t *testing.T, ns *testNS, uid uint32, bin, addr string) string {
+func dialAs(t *testing.T, ns *testNS, uid uint32, bin, addr string, env ...string) string {
 	t.Helper()
 	cmd := exec.Command("ip", "netns", "exec", ns.Name, "setpriv", fmt.Sprintf("--reuid=%d", uid), fmt.Sprintf("--regid=%d", uid), "--clear-groups", bin)
-	cmd.Env = append(os.Environ(), "MPSURF_ACTUATE_DIALER="+addr)
+	cmd.Env = append(append(os.Environ(), "MPSURF_ACTUATE_DIALER="+addr), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
