@@ -4,7 +4,9 @@
 // session, with bounded connections per uid, and writes what it changes and what it refuses to an audit log
 // bounded in size and, per uid, in rate (audit.go). One client holds the session at a time, bound to the
 // connection that said hello; no other process takes a live session over (session.go). Decisions apply to the
-// session owner's connections only, and status shows each caller its own connections only.
+// session owner's connections only, and status shows each caller its own connections only. A per-connection
+// policy (set-conn-policy) is for the caller's own established connection (sock_diag), applies to a connection
+// of that caller's uid only, and lapses when no MPTCP connection takes it within a few seconds.
 //
 // Every kernel change is a lease: the client renews it, and when it stops (killed, hung) the change is undone
 // within the lease plus one second. Before any change the helper writes the prior value of what it touches to

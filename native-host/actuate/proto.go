@@ -121,6 +121,9 @@ type ConnPolicy struct {
 	Group         uint32 // as OriginPolicy.Group: the relay's tunnels of one page count together
 	// PreferCellular as OriginPolicy.PreferCellular.
 	PreferCellular bool
+	// UID is the session owner's, whose connection it was when it was set: the policy applies to a connection of
+	// that uid only, however its addresses and ports come round again.
+	UID uint32
 }
 
 // verbSpec is what one verb takes. A new verb is one more case in verbSpecOf, with its own check, and one

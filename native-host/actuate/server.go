@@ -470,6 +470,7 @@ func (s *Server) do(cl *client, req Request, resp *Response) (any, error) {
 		if err := s.owns(peer, p.Local, p.Remote); err != nil {
 			return nil, err
 		}
+		p.UID = peer.Uid
 		return nil, s.backend.SetConn(p)
 	case VerbEndpoint:
 		return nil, s.backend.SetEndpointSubflow(*req.Enabled)

@@ -92,8 +92,8 @@ type userspaceBackend struct {
 	// polOrder is the addresses, most recently set first.
 	polOrder *list.List
 	// connPol holds per-connection decisions (set-conn-policy), keyed by the initial subflow's two ends; they
-	// take precedence over the destination address's.
-	connPol map[flow]addrPolicy
+	// take precedence over the destination address's, for a connection of the uid that set them only.
+	connPol map[flow]connEntry
 	conns   map[uint32]*conn
 	stats   usStats
 	closed  []closedConn // the most recent closed connections, oldest first
@@ -244,7 +244,7 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 	}
 	u := &userspaceBackend{j: j, cell: cellSource{cfg.CellAddr, cfg.CellIf}, log: cfg.Log, events: ev, done: make(chan struct{}), pm: pm,
 		diag: dg, lookup: lk, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
-		policy: map[netip.Addr]*list.Element{}, polOrder: list.New(), connPol: map[flow]addrPolicy{}, conns: map[uint32]*conn{},
+		policy: map[netip.Addr]*list.Element{}, polOrder: list.New(), connPol: map[flow]connEntry{}, conns: map[uint32]*conn{},
 		cellStalled: map[uint32]time.Time{}}
 	if u.log == nil {
 		u.log = func(string, ...any) {}
@@ -287,6 +287,7 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 		}
 		u.conns[ev.Token] = &conn{dst: ev.Dst(), initial: ev.Src(), theta2: noCap, created: time.Now(),
 			rec: ConnRecord{Token: ev.Token, Dst: ev.Dst().String(), Src: ev.Src().String()}}
+		u.bindConnPol(flow{ev.Src(), ev.Dst()}, time.Now())
 	case mptcp.EventEstablished:
 		c := u.conns[ev.Token]
 		if c == nil {
@@ -360,8 +361,8 @@ func (u *userspaceBackend) groupOf(c *conn) (group, bool) {
 	if !c.uidKnown {
 		return group{}, false
 	}
-	if p, own := u.connPol[flow{c.initial, c.dst}]; own {
-		return group{id: p.group, uid: c.uid}, p.group != 0
+	if e, own := u.connPol[flow{c.initial, c.dst}]; own && e.p.uid == c.uid {
+		return group{id: e.p.group, uid: c.uid}, e.p.group != 0
 	}
 	// Only the owner's own decision puts its connections in a named group: another user's policy for the same
 	// address must not make them count with this user's other connections.
@@ -457,8 +458,8 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uin
 // policyOf is the decision that applies to the connection: its own (set-conn-policy, own true), else its owner's
 // for its destination address, else none (the zero addrPolicy: single path). Caller holds u.mu.
 func (u *userspaceBackend) policyOf(c *conn) (p addrPolicy, own bool) {
-	if p, own = u.connPol[flow{c.initial, c.dst}]; own {
-		return p, true
+	if e, ok := u.connPol[flow{c.initial, c.dst}]; ok && c.uidKnown && e.p.uid == c.uid {
+		return e.p, true
 	}
 	if e := u.policy[c.dst.Addr()]; e != nil && c.uidKnown && e.Value.(*addrEntry).p.uid == c.uid {
 		return e.Value.(*addrEntry).p, false
@@ -871,16 +872,47 @@ func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
 	return errors.Join(errs...)
 }
 
+// connEntry is one connection's own policy: whose it is (p.uid), when it was set, and whether an MPTCP connection
+// with its two ends has been seen since (bound); an entry that is never bound is dropped after connPolUnbound.
+type connEntry struct {
+	p     addrPolicy
+	at    time.Time
+	bound bool
+}
+
+// connPolUnbound is how long a per-connection policy waits for its MPTCP connection. The caller sets it for a
+// connection that exists already (the server checks its owner through sock_diag), so its CREATED event is at most
+// on its way; a connection that never becomes an MPTCP one (a proxy leg that fell back to TCP) would otherwise
+// leave its policy behind for good, for the next connection that happens to have the same ends.
+const connPolUnbound = 5 * time.Second
+
+// bindConnPol marks the policy of a new MPTCP connection's two ends as taken by it, or drops it when it waited
+// longer than connPolUnbound: then it was set for another connection that has gone. It also drops every other
+// entry that waited too long. Caller holds u.mu.
+func (u *userspaceBackend) bindConnPol(f flow, now time.Time) {
+	for k, e := range u.connPol {
+		if !e.bound && now.Sub(e.at) > connPolUnbound {
+			delete(u.connPol, k)
+		}
+	}
+	if e, ok := u.connPol[f]; ok {
+		e.bound = true
+		u.connPol[f] = e
+	}
+}
+
 // SetConn gives one connection its own decision. The connection may already be known (the usual order: the
 // caller learns its local port once connected) or not yet (its CREATED event is still on the way).
 func (u *userspaceBackend) SetConn(p ConnPolicy) error {
-	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, group: p.Group, preferCell: p.PreferCellular}
+	ap := addrPolicy{multipath: p.Multipath, theta1: p.Theta1, theta2: noCap, uid: p.UID, group: p.Group, preferCell: p.PreferCellular}
 	if p.Theta2 != nil {
 		ap.theta2 = *p.Theta2
 	}
 	key := flow{p.Local, p.Remote}
+	now := time.Now()
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.bindConnPol(flow{}, now) // drops the entries that waited too long
 	if _, ok := u.connPol[key]; !ok && len(u.connPol) >= MaxConnPolicies {
 		// Entries of connections that never showed up go first.
 		open := map[flow]bool{}
@@ -896,7 +928,13 @@ func (u *userspaceBackend) SetConn(p ConnPolicy) error {
 			return errorf(CodeBadArgument, "more than %d connections with their own policy", MaxConnPolicies)
 		}
 	}
-	u.connPol[key] = ap
+	e := connEntry{p: ap, at: now}
+	for _, c := range u.conns {
+		if c.initial == p.Local && c.dst == p.Remote && (!c.uidKnown || c.uid == p.UID) {
+			e.bound = true
+		}
+	}
+	u.connPol[key] = e
 	for tok, c := range u.conns {
 		if c.initial == p.Local && c.dst == p.Remote {
 			u.maybeCreate(tok, c, nil)
@@ -919,7 +957,7 @@ func (u *userspaceBackend) Release() error {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.policy, u.polOrder = map[netip.Addr]*list.Element{}, list.New()
-	u.connPol = map[flow]addrPolicy{}
+	u.connPol = map[flow]connEntry{}
 	var errs []error
 	u.pm.SetDeadline(time.Now().Add(2 * time.Second))
 	for tok, c := range u.conns {

@@ -132,3 +132,29 @@ func TestLinkWatch(t *testing.T) {
 		}
 	}
 }
+
+// A per-connection policy that no MPTCP connection took within connPolUnbound is dropped at the next connection
+// or policy; one a connection took stays until that connection closes.
+func TestConnPolicyExpires(t *testing.T) {
+	u := &userspaceBackend{connPol: map[flow]connEntry{}}
+	f := func(port uint16) flow {
+		return flow{netip.AddrPortFrom(netip.MustParseAddr("10.0.0.2"), port), netip.MustParseAddrPort("192.0.2.1:443")}
+	}
+	t0 := time.Unix(1000, 0)
+	u.connPol[f(1)] = connEntry{p: addrPolicy{multipath: true}, at: t0}
+	u.connPol[f(2)] = connEntry{p: addrPolicy{multipath: true}, at: t0}
+	u.bindConnPol(f(2), t0.Add(time.Second)) // f(2)'s connection shows up in time
+	u.bindConnPol(flow{}, t0.Add(connPolUnbound+time.Second))
+	if _, ok := u.connPol[f(1)]; ok {
+		t.Error("a policy whose connection never showed up is still kept")
+	}
+	if e, ok := u.connPol[f(2)]; !ok || !e.bound {
+		t.Errorf("the policy of a connection that showed up was dropped: %+v %v", e, ok)
+	}
+	// Set long ago, its two ends come round again: not taken.
+	u.connPol[f(3)] = connEntry{p: addrPolicy{multipath: true}, at: t0}
+	u.bindConnPol(f(3), t0.Add(time.Minute))
+	if _, ok := u.connPol[f(3)]; ok {
+		t.Error("a new connection took a policy set for another one a minute before")
+	}
+}
