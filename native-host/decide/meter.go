@@ -33,6 +33,9 @@ const (
 	EnvProbeURL      = "MPSURF_PROBE_URL"
 	EnvProbePins     = "MPSURF_PROBE_PINS"
 	EnvProbeCellular = "MPSURF_PROBE_CELLULAR"
+	// EnvUsageEvery is how often the cellular usage goes into the store (a Go duration, 1s to 1h; default
+	// usageEvery): a test knob, so that a cap is seen as soon as it is passed.
+	EnvUsageEvery = "MPSURF_USAGE_EVERY"
 )
 
 // MeterFromEnv makes the serving host's Meter from the environment, with the RRC model of the cellular
@@ -40,6 +43,13 @@ const (
 // measures nothing, so decisions go on from what the store kept and from priors.
 func MeterFromEnv(p *model.Params, db *store.Store, log *slog.Logger) *Meter {
 	m := NewMeter(nil, db, log)
+	if v := os.Getenv(EnvUsageEvery); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d >= time.Second && d <= time.Hour {
+			m.usageEvery = d
+		} else {
+			m.log.Warn("ignoring "+EnvUsageEvery+": want a duration from 1s to 1h", "value", v)
+		}
+	}
 	if os.Getenv(EnvNoMeasure) == "1" {
 		return m
 	}
@@ -97,6 +107,8 @@ type Meter struct {
 	log     *slog.Logger
 	root    string // prefix of /sys for the counters ("" = live)
 
+	usageEvery time.Duration // how often usage goes into the store: usageEvery unless EnvUsageEvery says
+
 	mu        sync.Mutex
 	cellIface string
 	cellRx    uint64
@@ -114,7 +126,7 @@ func NewMeter(s *paths.Sampler, db *store.Store, log *slog.Logger) *Meter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Meter{sampler: s, db: db, log: log}
+	return &Meter{sampler: s, db: db, log: log, usageEvery: usageEvery}
 }
 
 // Run samples until ctx ends, keeping estimates and counting cellular usage in the store as it goes.
@@ -124,7 +136,7 @@ func (m *Meter) Run(ctx context.Context) {
 	}
 	if m.db != nil {
 		m.loadEstimates(ctx)
-		go m.every(ctx, usageEvery, m.sampleUsage, true)
+		go m.every(ctx, m.usageEvery, m.sampleUsage, true)
 		go m.every(ctx, estimateEvery, m.saveEstimates, false)
 	}
 	if err := m.sampler.Run(ctx); err != nil && ctx.Err() == nil {
