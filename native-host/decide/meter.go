@@ -129,6 +129,14 @@ func NewMeter(s *paths.Sampler, db *store.Store, log *slog.Logger) *Meter {
 	return &Meter{sampler: s, db: db, log: log, usageEvery: usageEvery}
 }
 
+// HoldCellular keeps the sampler's own probes off the cellular path while held (multipath paused, a cap
+// reached: paths.Sampler.HoldCellular).
+func (m *Meter) HoldCellular(held bool) {
+	if m != nil && m.sampler != nil {
+		m.sampler.HoldCellular(held)
+	}
+}
+
 // Run samples until ctx ends, keeping estimates and counting cellular usage in the store as it goes.
 func (m *Meter) Run(ctx context.Context) {
 	if m.sampler == nil {

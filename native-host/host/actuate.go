@@ -71,6 +71,56 @@ type actuatorClient struct {
 	pending map[string]actuate.Request
 	retryAt time.Time
 	kick    chan struct{}
+	// paused: multipath is paused (a cap reached, the user's pause): every policy goes to the helper as single
+	// path, and an announce joins nothing (pauseAll).
+	paused bool
+}
+
+// singlePath is req as the helper takes it while multipath is paused: no cellular subflow, whatever was decided.
+func singlePath(req actuate.Request) actuate.Request {
+	if req.Multipath == nil || !*req.Multipath {
+		return req
+	}
+	sp := false
+	req.Multipath, req.Theta1, req.Theta2, req.Group, req.PreferCellular = &sp, 0, nil, 0, false
+	return req
+}
+
+// pauseAll turns every policy the client holds single path and has the helper undo what it holds now (release:
+// it closes the cellular subflows it opened and forgets every policy), so that open connections and the relay's
+// open tunnels lose their cellular subflows at once; until resumeAll, every policy goes single path. It answers
+// what the helper said of the release ("not_configured" without a helper).
+func (c *actuatorClient) pauseAll() string {
+	if c == nil {
+		return "not_configured"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.paused = true
+	for k, r := range c.replay {
+		c.replay[k] = singlePath(r)
+	}
+	for k, r := range c.pending {
+		c.pending[k] = singlePath(r)
+	}
+	if c.conn == nil {
+		return "unavailable: " + c.lastErr // the helper undid everything when the session ended; a new one replays single path
+	}
+	if _, err := c.callLocked(actuate.Request{Verb: actuate.VerbRelease, Session: c.session}, time.Second); err != nil {
+		return "unavailable: " + err.Error()
+	}
+	return "ok"
+}
+
+// resumeAll ends the pause: later decisions are carried out as decided. What was turned single path stays so until
+// its origin is decided again (its next navigation).
+func (c *actuatorClient) resumeAll() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.paused = false
+	c.mu.Unlock()
 }
 
 // StartActuator reads the environment and starts the client if a socket is named (or the installed unit's
@@ -358,6 +408,9 @@ func (c *actuatorClient) setOrigin(ctx context.Context, req actuate.Request, key
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.paused {
+		req = singlePath(req)
+	}
 	if _, ok := c.replay[key]; !ok {
 		c.order = append(c.order, key)
 		if len(c.order) > replayCapacity {

@@ -85,8 +85,11 @@ func (c *actuatorClient) joinNow(ctx context.Context, origin string, bytes int64
 	c.mu.Lock()
 	page, ok := c.replay[origin]
 	peers, hasPeers := c.replay[peersKey(origin)]
+	paused := c.paused
 	c.mu.Unlock()
 	switch {
+	case paused:
+		return false, "multipath is paused", "skipped"
 	case !ok:
 		return false, "no decision for " + origin + " in this session", "skipped"
 	case page.Multipath == nil || !*page.Multipath:

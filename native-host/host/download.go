@@ -88,16 +88,20 @@ type downloadOffer struct {
 }
 
 type download struct {
-	offer   downloadOffer
-	kinds   map[string]string // path name -> kind
-	priors  map[string]mph2.Prior
-	paths   []mph2.Path
-	cap     int64
-	mu      sync.Mutex
-	st      DownloadState
-	cancel  context.CancelCauseFunc
-	done    chan struct{}
-	started time.Time
+	offer downloadOffer
+	// single is closed when multipath is paused while the download runs over two paths (downloadHub.pause); a
+	// new one comes with each start.
+	single     chan struct{}
+	singleOnce *sync.Once
+	kinds      map[string]string // path name -> kind
+	priors     map[string]mph2.Prior
+	paths      []mph2.Path
+	cap        int64
+	mu         sync.Mutex
+	st         DownloadState
+	cancel     context.CancelCauseFunc
+	done       chan struct{}
+	started    time.Time
 }
 
 type downloadHub struct {
@@ -235,8 +239,15 @@ func (h *downloadHub) start(d *download, resume bool) {
 		return
 	}
 	resolve, _ := ParseHosts(os.Getenv(EnvHosts))
+	use := d.paths
+	if h.s.isPaused() != "" && len(use) > 1 {
+		use = use[:1] // resumed during a pause: the first path alone
+	}
+	d.mu.Lock()
+	d.single, d.singleOnce = make(chan struct{}), new(sync.Once)
+	d.mu.Unlock()
 	o := mph2.Options{
-		URL: d.offer.url, Header: d.offer.header, Paths: d.paths, Out: d.offer.file, Size: d.offer.size,
+		URL: d.offer.url, Header: d.offer.header, Paths: use, Out: d.offer.file, Size: d.offer.size, DropSecondary: d.single,
 		Resume: resume, SecondaryCap: d.cap, Priors: d.priors, TLS: tlsConf, Resolve: resolve, Log: h.s.log.With("download", d.offer.id),
 		ProgressEvery: downloadPushEvery,
 		OnStart: func(int64) {
@@ -402,6 +413,20 @@ func (s *Server) downloadList(req protocol.Request) protocol.Reply {
 	}
 	h.mu.Unlock()
 	return protocol.OK(req, out)
+}
+
+// pause drops the cellular path of every download running over two (multipath paused, a cap reached): the rest of
+// each goes over the first path (mph2 Options.DropSecondary).
+func (h *downloadHub) pause() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, d := range h.items {
+		d.mu.Lock()
+		if ch, once := d.single, d.singleOnce; ch != nil && once != nil {
+			once.Do(func() { close(ch) })
+		}
+		d.mu.Unlock()
+	}
 }
 
 // stop pauses every running download (the browser went away), waiting at most wait for their sidecars.

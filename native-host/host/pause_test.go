@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,7 +48,23 @@ func TestPauseReachesEveryPath(t *testing.T) {
 		t.Fatalf("tunnel policy: %q", res)
 	}
 
+	// A download running over both links.
+	dl := &download{single: make(chan struct{}), singleOnce: new(sync.Once), st: DownloadState{ID: "c1", State: DownloadRunning}}
+	s.downloads.items["c1"] = dl
+	var held []bool
+	s.OnPause(func(p bool) { held = append(held, p) })
+
 	pauseNow(t, s, true, "cap_daily")
+
+	select {
+	case <-dl.single:
+	default:
+		t.Error("a download running over both links kept its cellular path after the cap")
+	}
+	if len(held) != 1 || !held[0] {
+		t.Errorf("the meter's cellular probes were not held: %v", held)
+	}
+	pauseNow(t, s, true, "user") // another reason, still paused: nothing new to undo
 
 	if p, ok := s.proxy.policy("large.example"); !ok || p.Multipath {
 		t.Errorf("a tunnel to a site with a multipath route, after the cap: %+v", p)
@@ -78,6 +95,9 @@ func TestPauseReachesEveryPath(t *testing.T) {
 
 	// Back from the pause: a new decision is carried out as decided.
 	pauseNow(t, s, false, "none")
+	if len(held) != 2 || held[1] {
+		t.Errorf("the meter's cellular probes were not let go after the pause: %v", held)
+	}
 	fresh := d
 	c.Carry(ctx, &fresh)
 	log = helperStatus(t, c)

@@ -223,7 +223,13 @@ const tunnelBudget = 300 * time.Millisecond
 // policy is the relay's decision lookup: the host's own entry (its origin's decision, or its page's), else the
 // decision pipeline's for a connection to that host of unknown size (decide.Tunnel): the PAC sends every https host
 // here, most of them before or without a decision of their own.
+//
+// While multipath is paused every tunnel is single path, its host's route or not: the pause is looked at first.
 func (h *proxyHub) policy(host string) (relay.Policy, bool) {
+	paused := h.s.isPaused()
+	if paused != "" {
+		return relay.Policy{}, true
+	}
 	if p, ok := h.known(host); ok {
 		return p, true
 	}
@@ -231,9 +237,6 @@ func (h *proxyHub) policy(host string) (relay.Policy, bool) {
 	if dec == nil {
 		return relay.Policy{}, false
 	}
-	h.s.paused.mu.Lock()
-	paused := h.s.paused.why
-	h.s.paused.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), tunnelBudget)
 	defer cancel()
 	origin := "https://" + host
@@ -308,6 +311,9 @@ func (h *proxyHub) conn(ctx context.Context, local, remote netip.AddrPort, p rel
 // the tunnels their cellular subflows now and new tunnels of the page theirs at once. It answers how many tunnels
 // the helper was told of.
 func (h *proxyHub) joinNow(ctx context.Context, origin string, bytes int64) int {
+	if h.s.isPaused() != "" {
+		return 0
+	}
 	group := thetaGroup(origin)
 	reaches := func(p relay.Policy) bool { return p.Multipath && p.Group == group && p.Theta1 > 0 && bytes >= p.Theta1 }
 	h.mu.Lock()
@@ -331,6 +337,14 @@ func (h *proxyHub) joinNow(ctx context.Context, origin string, bytes int64) int 
 		}
 	}
 	return len(send)
+}
+
+// pause forgets the tunnels waiting for θ1: the helper dropped their policies (pauseAll), and an announce must not
+// hand them multipath again after the pause.
+func (h *proxyHub) pause() {
+	h.mu.Lock()
+	h.tunnels = nil
+	h.mu.Unlock()
 }
 
 // route records an origin's decision for its host, so that the relay applies it to the origin's tunnels.
@@ -606,6 +620,9 @@ func (c *actuatorClient) call(ctx context.Context, req actuate.Request) string {
 	defer c.mu.Unlock()
 	if c.conn == nil {
 		return "unavailable: " + c.lastErr
+	}
+	if c.paused {
+		req = singlePath(req) // a tunnel's policy looked up before the pause, sent after it
 	}
 	req.Session = c.session
 	timeout := actuateBudget

@@ -35,6 +35,9 @@ type Options struct {
 	Resume bool
 	// SecondaryCap, when > 0, is the most bytes the paths after the first may be given in all (θ2).
 	SecondaryCap int64
+	// DropSecondary, when closed, stops the paths after the first at once (multipath paused, a cellular cap
+	// reached): their connections close, and what they still had to fetch goes to the first path.
+	DropSecondary <-chan struct{}
 	// Priors are what the caller measured of the paths before (by path name): the scheduler uses them until its own
 	// estimates exist, so the first split follows Eq. 1 instead of halving (seed 003 §3.6, MP-H2+BW/L).
 	Priors map[string]Prior
@@ -332,6 +335,7 @@ func (e *engine) run(ctx context.Context) (res Result, err error) {
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	lastProgress, lastSidecar := time.Now(), time.Now()
+	drop := e.o.DropSecondary
 	defer func() {
 		for _, p := range e.paths {
 			if p.c != nil {
@@ -360,6 +364,11 @@ func (e *engine) run(ctx context.Context) (res Result, err error) {
 		select {
 		case <-ctx.Done():
 			return e.result(), fmt.Errorf("%w: %v", ErrStopped, context.Cause(ctx))
+		case <-drop:
+			drop = nil
+			if err := e.dropSecondary(); err != nil {
+				return e.result(), err
+			}
 		case now := <-tick.C:
 			if err := e.watch(now); err != nil {
 				return e.result(), err
@@ -450,6 +459,18 @@ func (e *engine) onConn(ev event) error {
 		p.c = ev.c
 		e.o.Log.Info("path connected", "path", p.spec.Name, "proto", p.c.proto())
 	}
+	return e.kick()
+}
+
+// dropSecondary stops every path but the first (Options.DropSecondary): the rest of the download goes to the first
+// path alone.
+func (e *engine) dropSecondary() error {
+	const why = "the paths after the first were stopped (multipath paused)"
+	for _, p := range e.paths[1:] {
+		e.kill(p, errors.New(why))
+	}
+	e.split = -1
+	e.goSingle(why)
 	return e.kick()
 }
 

@@ -167,3 +167,37 @@ func TestFetchPlantedSidecarTempSymlink(t *testing.T) {
 		t.Errorf("no sidecar kept for the stopped download: %+v %v", s, err)
 	}
 }
+
+// Multipath paused mid-way (Options.DropSecondary): the second path stops at once and the first finishes the file.
+func TestFetchDropSecondary(t *testing.T) {
+	for _, proto := range []string{"h2", "http/1.1"} {
+		t.Run(proto, func(t *testing.T) {
+			body := object(6<<20, 36)
+			ts := newTestServer(t, body, proto == "http/1.1")
+			o := ts.options(t, 2)
+			o.HTTP1 = proto == "http/1.1"
+			drop := make(chan struct{})
+			o.DropSecondary = drop
+			var at atomic.Int64
+			o.ProgressEvery = 20 * time.Millisecond
+			o.Progress = func(p Progress) {
+				if b := p.Paths[1].Bytes; b > 512<<10 && at.Load() == 0 {
+					at.Store(b)
+					close(drop)
+				}
+			}
+			res := fetchOK(t, o, body)
+			if at.Load() == 0 {
+				t.Fatal("the second path never carried 512 KiB: the drop was not exercised")
+			}
+			after := res.Paths[1].Bytes - at.Load()
+			t.Logf("second path: %d bytes at the drop, %d after; first path %d; %s", at.Load(), after, res.Paths[0].Bytes, res.Fallback)
+			if after > 256<<10 {
+				t.Errorf("the second path carried %d bytes after it was dropped", after)
+			}
+			if !strings.Contains(res.Fallback, "stopped") {
+				t.Errorf("fallback %q", res.Fallback)
+			}
+		})
+	}
+}

@@ -31,6 +31,18 @@ type Sampler struct {
 	known  map[string]time.Time // rates known from elsewhere (kept by an earlier host), by interface
 	seeds  map[string]Seed      // estimates an earlier host kept, for paths not yet discovered
 	marks  map[string]rrc.Mark  // RRC marks an earlier host kept, by interface, until its first sample here
+	// cellHeld: no probe of the sampler's own goes over a cellular path (HoldCellular: multipath paused, a
+	// cellular cap reached).
+	cellHeld bool
+}
+
+// HoldCellular stops (held) or lets again the sampler's own probes over cellular paths: the RTT probe's connects
+// and the rate probe's fetch. While the user's cap is reached or multipath is paused, MPSurf sends nothing of its
+// own over cellular; passive measurement goes on.
+func (s *Sampler) HoldCellular(held bool) {
+	s.mu.Lock()
+	s.cellHeld = held
+	s.mu.Unlock()
 }
 
 type pathState struct {
@@ -319,7 +331,7 @@ func (s *Sampler) startProbes(ctx context.Context, now time.Time, out chan<- pro
 			continue
 		}
 		idle := s.cell != nil && s.cell.State(now).State == "idle"
-		if !rttProbeDue(ps.iface.Kind == Cellular, idle, now, ps.lastPassive, ps.lastProbe) {
+		if ps.iface.Kind == Cellular && s.cellHeld || !rttProbeDue(ps.iface.Kind == Cellular, idle, now, ps.lastPassive, ps.lastProbe) {
 			continue
 		}
 		ps.probing, ps.lastProbe = true, now
@@ -395,7 +407,7 @@ func (s *Sampler) startRateProbes(ctx context.Context, now time.Time, out chan<-
 		if now.Sub(ps.seen) < RateProbeQuiet {
 			continue
 		}
-		if ps.iface.Kind == Cellular && !s.cfg.CellularProbes && (s.cell == nil || s.cell.State(now).State == "idle") {
+		if ps.iface.Kind == Cellular && (s.cellHeld || !s.cfg.CellularProbes && (s.cell == nil || s.cell.State(now).State == "idle")) {
 			continue
 		}
 		ps.rateProbing, ps.lastRateProbe = true, now

@@ -38,3 +38,6 @@ func (*Sampler) ResumeRadio(string, rrc.Mark) {}
 
 // RadioMark has nothing here.
 func (*Sampler) RadioMark() (string, rrc.Mark, bool) { return "", rrc.Mark{}, false }
+
+// HoldCellular does nothing here: nothing is probed.
+func (*Sampler) HoldCellular(bool) {}

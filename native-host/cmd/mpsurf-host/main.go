@@ -333,6 +333,7 @@ func serve(origin string, args []string, stdout, stderr io.Writer) int {
 	srv, meter := pipeline(ctx, *models, src, store, log)
 	defer srv.Close()
 	srv.UseCellular(meter.IsCellular)
+	srv.OnPause(meter.HoldCellular) // while multipath is paused, no probe of the host's own goes over cellular
 	srv.SetNetwork(networkInfo(meter, &netcost.Reader{}))
 	err = srv.Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
 	meter.Close()
