@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, Actuator, adaptiveMix, classifyConns, mptcpSysctls, canRun, testbedBin, CLIENT_NS, CELL_ADDR, PREFIX } from './testbed/lib.mjs';
+import { Session, Actuator, adaptiveMix, classifyConns, mptcpSysctls, testbedBin, testbedSkip, cellSubflows, linkBytes, CLIENT_NS } from './testbed/lib.mjs';
 import { actuatorBinary } from './lib/paths.mjs';
 
 const SP_ADDR = '10.200.3.3'; // a second server address, so that the actuator can tell sp.origin.test apart
@@ -19,21 +19,7 @@ const LTE_RTT_MS = 70; // e2e/profiles/baseline.json
 // ESTABLISHED comes about half a WiFi RTT (25 ms) after the accept, and the join takes one LTE RTT.
 const MIN_LIFE_MS = 25 + LTE_RTT_MS;
 
-function whyNot() {
-  const why = canRun();
-  if (why) return why;
-  if (!fs.existsSync('/proc/sys/net/mptcp/path_manager') && !fs.existsSync('/proc/sys/net/mptcp/pm_type'))
-    return 'the kernel has no userspace MPTCP path manager';
-  const busy = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((l) => l.startsWith(`${PREFIX}-`));
-  return busy ? `another testbed with prefix ${PREFIX} is running` : null;
-}
-const skip = whyNot() ?? false;
-
-// cellSubflows counts established TCP subflows from the cellular address in the client namespace.
-function cellSubflows() {
-  const out = execFileSync('ip', ['netns', 'exec', CLIENT_NS, 'ss', '-tnH', 'state', 'established', 'src', CELL_ADDR], { encoding: 'utf8' });
-  return out.split('\n').filter(Boolean).length;
-}
+const skip = testbedSkip({ userspace: true });
 
 async function until(pred, timeoutMs, stepMs = 50) {
   const t0 = Date.now();
@@ -141,14 +127,6 @@ test('actuation: cellular subflows only for multipath-decided origins; kill -9 o
   assert.deepEqual(mptcpSysctls(), pristine);
 });
 
-// linkBytes is a client-namespace device's rx+tx bytes (IP packets on the TUN links) from /proc/net/dev.
-function linkBytes(dev) {
-  const out = execFileSync('ip', ['netns', 'exec', CLIENT_NS, 'cat', '/proc/net/dev'], { encoding: 'utf8' });
-  const line = out.split('\n').find((l) => l.trim().startsWith(`${dev}:`));
-  if (!line) throw new Error(`${dev} not in /proc/net/dev of ${CLIENT_NS}`);
-  const f = line.split(':')[1].trim().split(/\s+/).map(Number);
-  return f[0] + f[8];
-}
 
 // The LTE link of the baseline profile (e2e/profiles/baseline.json): what can be in flight on it at most is its
 // bandwidth-delay product plus its queue.

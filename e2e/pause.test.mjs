@@ -17,8 +17,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, Actuator, canRun, testbedBin, writePolicy, CLIENT_NS, CELL_ADDR, PREFIX } from './testbed/lib.mjs';
-import { squidMissing, PROXY_ADDR } from './testbed/proxy.mjs';
+import { Session, Actuator, testbedBin, testbedSkip, writePolicy, cellSubflows, linkBytes } from './testbed/lib.mjs';
+import { PROXY_ADDR } from './testbed/proxy.mjs';
 import { launch, makeProfile, untilStatus } from './lib/browser.mjs';
 import { root } from './lib/paths.mjs';
 
@@ -29,28 +29,9 @@ const CAP = 1_000_000; // the smallest daily cap the extension takes
 // link's bandwidth-delay product and its queue (e2e/profiles/baseline.json: 9.185 Mbit/s, 70 ms, 75 kB queue).
 const LTE_INFLIGHT = Math.round((9.185e6 * 0.07) / 8) + 75_000;
 
-function whyNot() {
-  const why = canRun() ?? squidMissing();
-  if (why) return why;
-  if (!fs.existsSync('/proc/sys/net/mptcp/path_manager') && !fs.existsSync('/proc/sys/net/mptcp/pm_type'))
-    return 'the kernel has no userspace MPTCP path manager';
-  const busy = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((l) => l.startsWith(`${PREFIX}-`));
-  return busy ? `another testbed with prefix ${PREFIX} is running` : null;
-}
-const skip = whyNot() ?? false;
+const skip = testbedSkip({ userspace: true, squid: true });
 
-// The cellular device's bytes, both ways, as the client namespace's kernel counts them (every packet on the link).
-function cellBytes() {
-  const out = execFileSync('ip', ['netns', 'exec', CLIENT_NS, 'cat', '/proc/net/dev'], { encoding: 'utf8' });
-  const f = out.split('\n').find((l) => l.trim().startsWith('wwan0:')).split(':')[1].trim().split(/\s+/).map(Number);
-  return f[0] + f[8];
-}
-
-// Established TCP subflows from the cellular address, to dst when given.
-function cellSubflows(dst) {
-  const args = ['netns', 'exec', CLIENT_NS, 'ss', '-tnH', 'state', 'established', 'src', CELL_ADDR, ...(dst ? ['dst', dst] : [])];
-  return execFileSync('ip', args, { encoding: 'utf8' }).split('\n').filter(Boolean).length;
-}
+const cellBytes = () => linkBytes('wwan0');
 
 async function until(pred, timeoutMs, stepMs = 50) {
   const t0 = Date.now();

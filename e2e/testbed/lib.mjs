@@ -7,7 +7,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { launch, makeProfile, untilStatus, untilRules, hostPids, withoutDailyLimit } from '../lib/browser.mjs';
 import { dist, root, hostBinary, actuatorBinary } from '../lib/paths.mjs';
-import { SquidProxy } from './proxy.mjs';
+import { SquidProxy, squidMissing } from './proxy.mjs';
 import { asRemote } from '../lib/priority.mjs';
 
 export const testbedBin = path.join(dist, 'testbed');
@@ -136,6 +136,32 @@ export function canRun() {
     }
   }
   return null;
+}
+
+// testbedSkip says why a testbed test cannot run here (canRun), or that another testbed of this prefix is up, or,
+// when asked, that the kernel has no userspace path manager or Squid is missing; false when it can run.
+export function testbedSkip({ userspace = false, squid = false } = {}) {
+  const why = canRun() ?? (squid ? squidMissing() : null);
+  if (why) return why;
+  if (userspace && !fs.existsSync('/proc/sys/net/mptcp/path_manager') && !fs.existsSync('/proc/sys/net/mptcp/pm_type'))
+    return 'the kernel has no userspace MPTCP path manager';
+  const busy = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((l) => l.startsWith(`${PREFIX}-`));
+  return busy ? `another testbed with prefix ${PREFIX} is running` : false;
+}
+
+// cellSubflows counts established TCP subflows from the cellular address in the client namespace, to dst when given.
+export function cellSubflows(dst) {
+  const args = ['netns', 'exec', CLIENT_NS, 'ss', '-tnH', 'state', 'established', 'src', CELL_ADDR, ...(dst ? ['dst', dst] : [])];
+  return execFileSync('ip', args, { encoding: 'utf8' }).split('\n').filter(Boolean).length;
+}
+
+// linkBytes is a client-namespace device's rx+tx bytes (IP packets on the TUN links) from /proc/net/dev.
+export function linkBytes(dev) {
+  const out = execFileSync('ip', ['netns', 'exec', CLIENT_NS, 'cat', '/proc/net/dev'], { encoding: 'utf8' });
+  const line = out.split('\n').find((l) => l.trim().startsWith(`${dev}:`));
+  if (!line) throw new Error(`${dev} not in /proc/net/dev of ${CLIENT_NS}`);
+  const f = line.split(':')[1].trim().split(/\s+/).map(Number);
+  return f[0] + f[8];
 }
 
 function tb(...args) {

@@ -3,13 +3,10 @@
 package actuate
 
 import (
-	"fmt"
 	"io"
 	"net"
 	"testing"
 	"time"
-
-	"github.com/mpsurf/mpsurf/native-host/nstest"
 )
 
 // A per-connection policy is its caller's, for that caller's connection only. Two users are allowed to hold the
@@ -19,15 +16,7 @@ import (
 // 0's policy (a cellular subflow the other user never asked for, counted on uid 0's decision), and the policy of
 // a connection that never showed up must not stay behind for good.
 func TestIntegrationConnPolicyStaysWithItsOwner(t *testing.T) {
-	needRoot(t)
-	cli, srv := newNS(t, "cpo"), newNS(t, "cps")
-	vethPair(t, cli, srv, 1)
-	vethPair(t, cli, srv, 2)
-	other := nstest.ThrowawayUID(t)
-	h := unitHelper(t, cli, map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1", "AllowUIDs": []uint32{0, other}})
-	h.start()
-	port := thetaServer(t, srv)
-	server := net.JoinHostPort("10.77.1.2", fmt.Sprint(port))
+	cli, h, server, other := twoUsers(t, "cp")
 	c := h.conn()
 	hello := c.hello()
 

@@ -358,15 +358,7 @@ func TestIntegrationHelloDoesNotKick(t *testing.T) {
 // uid's connections only. Before, every allowed client saw every user's MPTCP connections (their destinations),
 // and another user's connection to a decided address got a cellular subflow.
 func TestIntegrationStatusOwnConnections(t *testing.T) {
-	needRoot(t)
-	cli, srv := newNS(t, "oc"), newNS(t, "os")
-	vethPair(t, cli, srv, 1)
-	vethPair(t, cli, srv, 2)
-	other := nstest.ThrowawayUID(t)
-	h := unitHelper(t, cli, map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1", "AllowUIDs": []uint32{0, other}})
-	h.start()
-	port := thetaServer(t, srv)
-	server := net.JoinHostPort("10.77.1.2", fmt.Sprint(port))
+	cli, h, server, other := twoUsers(t, "o")
 	c := h.conn()
 	hello := c.hello()
 	if r := c.do(map[string]any{"verb": VerbOrigin, "session": hello.Session, "lease_ms": 10000,
@@ -411,6 +403,23 @@ func TestIntegrationStatusOwnConnections(t *testing.T) {
 	if otherSees[0].Subflow || otherSees[0].Multipath {
 		t.Fatalf("uid 0's decision gave uid %d's connection a cellular subflow: %+v", other, otherSees[0])
 	}
+}
+
+// twoUsers runs the helper as the unit does, with the userspace backend, in a client namespace of two links
+// (10.77.1.1 WiFi, 10.77.2.1 cellular) to a server namespace, and allows uid 0 and another, throwaway uid to
+// reach it. It returns the client namespace, the helper, the server's address:port (thetaServer) and the other
+// uid.
+func twoUsers(t *testing.T, tag string) (*testNS, *helper, string, uint32) {
+	t.Helper()
+	needRoot(t)
+	cli, srv := newNS(t, tag+"c"), newNS(t, tag+"s")
+	vethPair(t, cli, srv, 1)
+	vethPair(t, cli, srv, 2)
+	other := nstest.ThrowawayUID(t)
+	h := unitHelper(t, cli, map[string]any{"Backend": BackendUserspace, "Cell": "10.77.2.1", "AllowUIDs": []uint32{0, other}})
+	h.start()
+	port := thetaServer(t, srv)
+	return cli, h, net.JoinHostPort("10.77.1.2", fmt.Sprint(port)), other
 }
 
 // Point 3, in the kernel: a decision that turns an address single path closes the cellular subflow a connection to

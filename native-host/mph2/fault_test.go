@@ -93,13 +93,7 @@ func TestFetchStopAndResume(t *testing.T) {
 	body := object(4<<20, 9)
 	ts := newTestServer(t, body, false)
 	o := ts.options(t, 2)
-	ctx, cancel := context.WithCancel(context.Background())
-	o.ProgressEvery = 50 * time.Millisecond
-	o.Progress = func(p Progress) {
-		if p.Received > 1<<20 {
-			cancel()
-		}
-	}
+	ctx := stopAfter(&o, 1<<20)
 	_, err := Fetch(ctx, o)
 	if !errors.Is(err, ErrStopped) {
 		t.Fatalf("err %v, want ErrStopped", err)
@@ -200,13 +194,7 @@ func TestFetchStopWithoutRanges(t *testing.T) {
 	ts := newTestServer(t, body, false)
 	ts.hook = serveWhole(body)
 	o := ts.options(t, 2)
-	ctx, cancel := context.WithCancel(context.Background())
-	o.ProgressEvery = 50 * time.Millisecond
-	o.Progress = func(p Progress) {
-		if p.Received > 1<<20 {
-			cancel()
-		}
-	}
+	ctx := stopAfter(&o, 1<<20)
 	if _, err := Fetch(ctx, o); !errors.Is(err, ErrStopped) {
 		t.Fatalf("err %v", err)
 	}

@@ -85,15 +85,19 @@ func TestFetchUnstatedLengthShort(t *testing.T) {
 	noneLeft(t, o.Out, o.Out+PartSuffix, o.Out+SidecarSuffix)
 }
 
-// victim is a file of the user's that a planted symlink points at.
-func victim(t *testing.T, dir string) (string, func()) {
+// planted puts a symlink at path to a file of the user's (someone else's doing, in a folder others can write to),
+// and returns a check that the user's file is unchanged.
+func planted(t *testing.T, path string) (unchanged func()) {
 	t.Helper()
-	v := filepath.Join(dir, "bashrc")
+	v := filepath.Join(t.TempDir(), "bashrc")
 	const precious = "the user's own file\n"
 	if err := os.WriteFile(v, []byte(precious), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return v, func() {
+	if err := os.Symlink(v, path); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
 		t.Helper()
 		b, err := os.ReadFile(v)
 		if err != nil || string(b) != precious {
@@ -102,17 +106,26 @@ func victim(t *testing.T, dir string) (string, func()) {
 	}
 }
 
+// stopAfter stops the download (cancels its context) once more than n bytes are on disk.
+func stopAfter(o *Options, n int64) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	o.ProgressEvery = 50 * time.Millisecond
+	o.Progress = func(p Progress) {
+		if p.Received > n {
+			cancel()
+		}
+	}
+	return ctx
+}
+
 // In a download folder others can write to, someone plants NAME.mpsurf-part as a symlink to a file of the user's.
 // A new download must not truncate or write it.
 func TestFetchPlantedPartSymlink(t *testing.T) {
 	body := object(300<<10, 33)
 	ts := newTestServer(t, body, false)
 	o := ts.options(t, 1)
-	v, unchanged := victim(t, t.TempDir())
 	part, _ := PartPaths(o.Out)
-	if err := os.Symlink(v, part); err != nil {
-		t.Fatal(err)
-	}
+	unchanged := planted(t, part)
 	res, err := Fetch(context.Background(), o)
 	unchanged()
 	if err == nil {
@@ -128,11 +141,8 @@ func TestFetchResumePlantedPartSymlink(t *testing.T) {
 	body := object(1<<20, 34)
 	ts := newTestServer(t, body, false)
 	o := ts.options(t, 1)
-	v, unchanged := victim(t, t.TempDir())
 	part, sc := PartPaths(o.Out)
-	if err := os.Symlink(v, part); err != nil {
-		t.Fatal(err)
-	}
+	unchanged := planted(t, part)
 	data, _ := json.Marshal(&Sidecar{Version: sidecarFormat, URL: o.URL, Size: int64(len(body)), ETag: `"v1"`, Done: Spans{{0, 10}}})
 	if err := os.WriteFile(sc, data, 0o600); err != nil {
 		t.Fatal(err)
@@ -147,18 +157,9 @@ func TestFetchPlantedSidecarTempSymlink(t *testing.T) {
 	body := object(4<<20, 35)
 	ts := newTestServer(t, body, false)
 	o := ts.options(t, 2)
-	v, unchanged := victim(t, t.TempDir())
 	_, sc := PartPaths(o.Out)
-	if err := os.Symlink(v, sc+".tmp"); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	o.ProgressEvery = 50 * time.Millisecond
-	o.Progress = func(p Progress) {
-		if p.Received > 1<<20 {
-			cancel()
-		}
-	}
+	unchanged := planted(t, sc+".tmp")
+	ctx := stopAfter(&o, 1<<20)
 	if _, err := Fetch(ctx, o); !errors.Is(err, ErrStopped) {
 		t.Fatalf("err %v, want ErrStopped", err)
 	}
