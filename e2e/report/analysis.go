@@ -186,10 +186,15 @@ type Analysis struct {
 	Pages    map[GroupKey][]*Page // sorted by size, then page, then protocol
 	CellInit energy.Initial
 	Models   Models
+	// Preference is the one whose adaptive loads the per-page statistics take (Analyze).
+	Preference string
 }
 
-// Analyze computes energy for every ok load and the statistics. baseDir resolves relative timeline dirs.
-func Analyze(recs []Record, baseDir string, models Models, cellInit energy.Initial) *Analysis {
+// Analyze computes energy for every ok load and the statistics. baseDir resolves relative timeline dirs. The
+// per-page statistics take an adaptive load under preference pref (or one that names none) as its mode's, and
+// one under another preference apart ("mp-adaptive (balanced)"), which the seed comparison leaves out: a mode's
+// numbers there are one user's. The Decisions section compares every preference.
+func Analyze(recs []Record, baseDir string, models Models, cellInit energy.Initial, pref string) *Analysis {
 	a := &Analysis{Pages: map[GroupKey][]*Page{}, CellInit: cellInit, Models: models}
 	byPage := map[PageKey][]*Load{}
 	cache := traceCache{}
@@ -208,10 +213,11 @@ func Analyze(recs []Record, baseDir string, models Models, cellInit energy.Initi
 		k := PageKey{GroupKey{r.Profile, r.CellTech}, r.Proto, r.Page}
 		byPage[k] = append(byPage[k], l)
 	}
+	a.Preference = pref
 	groups := map[GroupKey]bool{}
 	for k, loads := range byPage {
 		groups[k.GroupKey] = true
-		a.Pages[k.GroupKey] = append(a.Pages[k.GroupKey], newPage(k, loads))
+		a.Pages[k.GroupKey] = append(a.Pages[k.GroupKey], newPage(k, loads, pref))
 	}
 	for g := range groups {
 		a.Groups = append(a.Groups, g)
@@ -244,11 +250,15 @@ func protoRank(p string) int {
 	return len(Protos)
 }
 
-func newPage(k PageKey, loads []*Load) *Page {
+func newPage(k PageKey, loads []*Load, pref string) *Page {
 	p := &Page{PageKey: k, Mode: map[string]*ModeStat{}, G: map[string]float64{}, Ratio: map[string]float64{}, RatioNoTail: map[string]float64{}}
 	per := map[string][]*Load{}
 	for _, l := range loads {
-		per[l.Mode] = append(per[l.Mode], l)
+		mode := l.Mode
+		if l.Preference != "" && l.Preference != pref {
+			mode += " (" + l.Preference + ")"
+		}
+		per[mode] = append(per[mode], l)
 		// Page size and object count come from the records; if they differ between loads, the largest wins.
 		p.Bytes = max(p.Bytes, l.PageBytes)
 		p.Objects = max(p.Objects, l.Objects)

@@ -170,14 +170,17 @@ func TestDecisionsByHand(t *testing.T) {
 	}
 	var b bytes.Buffer
 	d.WriteSummary(&b)
-	if lines := strings.Split(strings.TrimSpace(b.String()), "\n"); len(lines) != 9 || lines[1] != "mp-adaptive's host history: session" ||
-		!strings.HasPrefix(lines[3], "p1 ") || !strings.Contains(lines[3], "0.69 missed") || !strings.Contains(lines[3], "14.1 % missed") ||
-		!strings.Contains(lines[4], "slower: l1, s1") {
-		t.Errorf("summary:\n%s", b.String())
+	sum := b.String()
+	lines := strings.Split(strings.TrimSpace(sum), "\n")
+	if lines[1] != "mp-adaptive's host history: session" || !strings.HasPrefix(lines[3], "p1 ") || !strings.Contains(lines[3], "0.69 missed") ||
+		!strings.Contains(lines[3], "14.1 % missed (12.1 to 16.1 %)") || !strings.Contains(sum, "   slower: l1, s1\n") ||
+		!strings.Contains(sum, "utility vs sp-wifi +0.57 s (+0.37 to +0.77) held; mp-always +0.64 s (+0.49 to +0.79) held") {
+		t.Errorf("summary:\n%s", sum)
 	}
 	md := d.markdown()
-	for _, s := range []string{"## Decisions", "| p1 | session | 0.69 missed | 7.1 / 4.0 / 5.0 | 0.03 held | 0.00 | 14.1 % missed (12.1 to 16.1 %) | 2 of 5: l1, s1 |",
-		"U = −(1 × PLT s + 0.05 × radio energy J + 0.1 × cellular MB)", "fewer than 3 ok loads in some mode on l1", "### Decisions per page: profile `p2`",
+	for _, s := range []string{"## Decisions", "| p1 | -9.65 / -9.72 / — / -9.08 | sp-wifi +0.57 s (+0.37 to +0.77) held; mp-always +0.64 s (+0.49 to +0.79) held | 14.1 % missed (12.1 to 16.1 %) | — | 0.69 missed (0.65 to 0.73); Σ large PLT s 7.1 / 4.0 / — / 5.0 | 0.03 held (0.03 to 0.07) | 0.00 | n/a | 2 of 5: l1, s1 |",
+		"U = −(1 × PLT s + 0.05 × radio energy J + 0.1 × cellular MB)", "fewer than 3 ok loads in some mode on l1", "### Decisions per page, preference not given: profile `p2`",
+		"3.3 % held (0.0 to 6.6 %), 6.6 points wide",
 		"- `p3`: the utility oracle itself keeps 0.80 of mp-always's gain (it takes mp-always on 1 of 2 large pages)"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
@@ -185,42 +188,56 @@ func TestDecisionsByHand(t *testing.T) {
 	}
 }
 
-// The regret's resampled interval: loads that repeat exactly leave nothing to resample (the interval is the
-// regret itself); loads that vary give an interval around the regret, the same on every run of the report.
+// The resampled intervals: loads that repeat exactly leave nothing to resample (the interval is the measure
+// itself); loads that vary give an interval around it, the same on every run of the report.
 func TestRegretInterval(t *testing.T) {
-	d := &Decisions{Single: ModeSPWiFi, Always: ModeMPAlways, Adaptive: ModeMPAdaptive}
-	page := func(s, a, ad []float64) *DecisionPage {
-		return &DecisionPage{Us: map[string][]float64{ModeSPWiFi: s, ModeMPAlways: a, ModeMPAdaptive: ad}}
+	d := &Decisions{Single: ModeSPWiFi, Always: ModeMPAlways, Rule: ModeMPRule, Adaptive: ModeMPAdaptive}
+	// A 500 kB page (neither large nor small: only the regret and the sums see it) with the given utilities per
+	// load of sp-wifi, mp-always and mp-adaptive; paired: the loads are repetitions 0, 1, 2 of each mode.
+	page := func(s, a, ad []float64, paired bool) *DecisionPage {
+		p := &DecisionPage{Page: fmt.Sprintf("p%d", len(s)), Proto: ProtoH2, Bytes: 500_000}
+		for i, us := range map[int][]float64{iSingle: s, iAlways: a, iAdaptive: ad} {
+			for j, u := range us {
+				p.samples[i] = append(p.samples[i], sample{plt: 1000, u: u, radioJ: 1, cellJ: 0})
+				if paired {
+					p.reps[i] = append(p.reps[i], j)
+				}
+			}
+		}
+		return p
 	}
-	same := []*DecisionPage{page([]float64{-3, -3, -3}, []float64{-2, -2, -2}, []float64{-2.5, -2.5, -2.5})}
-	if lo, hi := regretInterval(same, d); !near(lo, 0.25) || !near(hi, 0.25) {
-		t.Errorf("identical loads: interval %v to %v, want 0.25 to 0.25", lo, hi)
+	regret := func(pages ...*DecisionPage) Interval {
+		for i, p := range pages {
+			p.Page = fmt.Sprintf("p%d", i)
+		}
+		return (&ProfileDecisions{Pages: pages}).intervals(d)[IvRegret]
 	}
-	varied := []*DecisionPage{
-		page([]float64{-3, -3.4, -2.8}, []float64{-2, -2.6, -1.9}, []float64{-2.5, -2.1, -2.9}),
-		page([]float64{-0.5, -0.6, -0.55}, []float64{-0.7, -0.65, -0.8}, []float64{-0.5, -0.62, -0.51}),
-		page([]float64{-1, math.NaN(), -1}, []float64{-1, -1, -1}, []float64{-5, -5, -5}), // no energy: left out
+	if iv := regret(page([]float64{-3, -3, -3}, []float64{-2, -2, -2}, []float64{-2.5, -2.5, -2.5}, true)); !near(iv.Lo, 0.25) || !near(iv.Hi, 0.25) {
+		t.Errorf("identical loads: interval %v, want 0.25 to 0.25", iv)
 	}
-	lo, hi := regretInterval(varied, d)
-	lo2, hi2 := regretInterval(varied, d)
+	varied := func() []*DecisionPage {
+		return []*DecisionPage{
+			page([]float64{-3, -3.4, -2.8}, []float64{-2, -2.6, -1.9}, []float64{-2.5, -2.1, -2.9}, false),
+			page([]float64{-0.5, -0.6, -0.55}, []float64{-0.7, -0.65, -0.8}, []float64{-0.5, -0.62, -0.51}, false),
+			page([]float64{-1, math.NaN(), -1}, []float64{-1, -1, -1}, []float64{-5, -5, -5}, false), // no energy: left out
+		}
+	}
+	iv, iv2 := regret(varied()...), regret(varied()...)
 	// Point regret of the first two pages: oracle medians -2.0 and -0.55, adaptive -2.5 and -0.51.
 	point := (0.5 - 0.04) / (2.0 + 0.55)
-	if !(lo < point && point < hi) || hi-lo > 1 || lo != lo2 || hi != hi2 {
-		t.Errorf("varied loads: interval %v to %v (again %v to %v), want around %v", lo, hi, lo2, hi2, point)
+	if !(iv.Lo < point && point < iv.Hi) || iv.Hi-iv.Lo > 1 || iv != iv2 {
+		t.Errorf("varied loads: interval %v (again %v), want around %v", iv, iv2, point)
 	}
 	// Repetitions drawn together: mp-adaptive trails mp-always by 0.1 s at every offset, however slow the offset;
 	// the regret is then 0.1 s of the oracle's at each draw, and the interval stays near it, where drawing the modes
 	// apart spreads it.
-	paired := page([]float64{-9, -9.5, -10}, []float64{-1, -2, -3}, []float64{-1.1, -2.1, -3.1})
-	paired.Reps = map[string][]int{ModeSPWiFi: {0, 1, 2}, ModeMPAlways: {0, 1, 2}, ModeMPAdaptive: {0, 1, 2}}
-	plo, phi := regretInterval([]*DecisionPage{paired}, d)
-	paired.Reps = nil
-	alo, ahi := regretInterval([]*DecisionPage{paired}, d)
-	if !(plo > 0.03 && phi < 0.11) || !(ahi-alo > phi-plo) {
-		t.Errorf("paired: interval %v to %v, drawn apart %v to %v", plo, phi, alo, ahi)
+	p := regret(page([]float64{-9, -9.5, -10}, []float64{-1, -2, -3}, []float64{-1.1, -2.1, -3.1}, true))
+	a := regret(page([]float64{-9, -9.5, -10}, []float64{-1, -2, -3}, []float64{-1.1, -2.1, -3.1}, false))
+	if !(p.Lo > 0.03 && p.Hi < 0.11) || !(a.Hi-a.Lo > p.Hi-p.Lo) {
+		t.Errorf("paired: interval %v, drawn apart %v", p, a)
 	}
-	if lo, hi := regretInterval([]*DecisionPage{varied[2]}, d); !math.IsNaN(lo) || !math.IsNaN(hi) {
-		t.Errorf("no page with energy: %v to %v, want NaN", lo, hi)
+	if iv := regret(varied()[2]); iv.ok() {
+		t.Errorf("no page with energy: %v, want NaN", iv)
 	}
 }
 
@@ -234,6 +251,19 @@ func TestLoadWeights(t *testing.T) {
 	}
 	if w.Mode != "performance" {
 		t.Errorf("weights of mode %q, want the default mode's (performance)", w.Mode)
+	}
+	// Every preference a user can set has weights, and the report values each preference's loads with its own.
+	all, def, err := LoadModeWeights(filepath.Join("..", "..", "policy-models", "model.json"))
+	if err != nil || def != PrefPerformance {
+		t.Fatal(def, err)
+	}
+	for _, p := range Preferences {
+		if all[p].Mode != p || !(all[p].TimePerS > 0) {
+			t.Errorf("%s: %+v", p, all[p])
+		}
+	}
+	if !(all[PrefBatterySaver].EnergyPerJ > all[PrefPerformance].EnergyPerJ) {
+		t.Errorf("battery saver prices a joule at %v, performance at %v", all[PrefBatterySaver].EnergyPerJ, all[PrefPerformance].EnergyPerJ)
 	}
 	dir := t.TempDir()
 	for name, body := range map[string]string{
@@ -390,5 +420,92 @@ func TestDecisionsAgreeWithTool(t *testing.T) {
 	}
 	if !na || !nocell {
 		t.Errorf("fixture lacks a profile without gain (%v) or without small-page cellular bytes (%v):\n%s", na, nocell, out)
+	}
+}
+
+// The rule (mp-rule) joins the oracle, and every preference is valued with its own weights against the same
+// sp-wifi, mp-always and mp-rule loads; each preference's promise is checked. Worked out by hand in the comments.
+func TestDecisionsRuleAndPreferences(t *testing.T) {
+	type mode struct {
+		name, pref string
+		plt        float64 // ms: large page, small page
+		rx         int64   // wwan0 rx bytes, large page (the small page's below)
+		cellJ      float64
+		small      [3]float64 // small page: PLT ms, rx bytes, cell J
+	}
+	var loads []*Load
+	for _, m := range []mode{
+		{ModeSPWiFi, "", 4000, 0, 0, [3]float64{500, 0, 0}},
+		{ModeMPAlways, "", 2000, 1_500_000, 12, [3]float64{480, 20000, 12}},
+		{ModeMPRule, "", 2300, 1_200_000, 11, [3]float64{500, 0, 0}},
+		{ModeMPAdaptive, "", 2100, 1_400_000, 12, [3]float64{500, 0, 0}}, // names no preference: the default's
+		{ModeMPAdaptive, PrefBatterySaver, 4000, 0, 0, [3]float64{500, 0, 0}},
+	} {
+		for rep := range 3 {
+			for _, pg := range []struct {
+				name        string
+				bytes       int64
+				plt, rx, cj float64
+			}{{"large", 2e6, m.plt, float64(m.rx), m.cellJ}, {"small", 60000, m.small[0], m.small[1], m.small[2]}} {
+				l := &Load{Record: Record{RunID: fmt.Sprintf("%s-%s-%s-%d", m.name, m.pref, pg.name, rep), Mode: m.name, Preference: m.pref,
+					Profile: "q", CellTech: CellLTE, Page: pg.name, PageBytes: pg.bytes, Proto: ProtoH2, Rep: rep, OK: true, PLTms: pg.plt,
+					LinkBytes: map[string]RxTx{IfCell: {Rx: int64(pg.rx)}}}}
+				l.WiFi, l.Cell = &energy.Result{TotalJ: 1}, &energy.Result{TotalJ: pg.cj}
+				loads = append(loads, l)
+			}
+		}
+	}
+	weights := map[string]Weights{
+		PrefPerformance:  {TimePerS: 1, EnergyPerJ: 0.01, CellPerMB: 0.02, Mode: PrefPerformance},
+		PrefBatterySaver: {TimePerS: 1, EnergyPerJ: 0.2, CellPerMB: 0.5, Mode: PrefBatterySaver},
+	}
+	all := AnalyzeAll(loads, weights, PrefPerformance)
+	if len(all) != 2 || all[0].Preference != PrefPerformance || all[1].Preference != PrefBatterySaver {
+		t.Fatalf("preferences %v", all)
+	}
+	perf, saver := all[0].Profiles[0], all[1].Profiles[0]
+	// Performance: large page U single -(4 + 0.01) = -4.01, always -(2 + 0.13 + 0.03) = -2.16, rule -(2.3 + 0.12 +
+	// 0.024) = -2.444, adaptive -(2.1 + 0.13 + 0.028) = -2.258; small page single = rule = adaptive = -0.51, always
+	// -(0.48 + 0.13 + 0.0004). Oracle: always, single. Regret (2.258 - 2.16) / (2.16 + 0.51); the rule's (2.444 -
+	// 2.16) / 2.67.
+	if !perf.HasRule || !near(perf.Regret, 0.098/2.67) || !near(perf.RuleRegret, 0.284/2.67) || perf.Pages[0].Oracle != ModeMPAlways {
+		t.Errorf("performance: regret %v, rule %v, oracle %q", perf.Regret, perf.RuleRegret, perf.Pages[0].Oracle)
+	}
+	if !near(perf.SumU[ModeMPAdaptive], -2.768) || !near(perf.SumU[ModeMPRule], -2.954) || !perf.UtilityHeld[ModeMPAlways] || !perf.UtilityHeld[ModeMPRule] || !perf.UtilityHeld[ModeSPWiFi] {
+		t.Errorf("performance: ΣU %v, held %v", perf.SumU, perf.UtilityHeld)
+	}
+	// Repetitions alike: every interval is the point itself.
+	if iv := perf.Iv[IvUtility+ModeMPRule]; !near(iv.Lo, 0.186) || !near(iv.Hi, 0.186) {
+		t.Errorf("ΔU vs rule interval %v", iv)
+	}
+	// The promise: Σ PLT 2.6 s against mp-always's 2.48 (lost 0.12 s) and mp-rule's 2.8.
+	if held, text := perf.PromiseHeld(all[0]); held || text != "vs mp-always: +0.12 s (+0.12 to +0.12) missed; vs mp-rule: -0.20 s (-0.20 to -0.20) held" {
+		t.Errorf("performance promise %v: %s", held, text)
+	}
+	// Battery saver: single path on both pages, U = sp-wifi's; radio energy 2 J against mp-always's 26 and mp-rule's
+	// 13, cellular 0 MB against 1.52 and 1.2.
+	// Multipath does not pay a user at these prices (the oracle takes sp-wifi on the large page): no gain to keep, and
+	// mp-adaptive as fast as single path holds.
+	if !saver.GainUnpaid || !saver.GainHeld || saver.GainText() != "n/a (MP does not pay) held" || perf.GainUnpaid {
+		t.Errorf("battery saver gain %q, performance %q", saver.GainText(), perf.GainText())
+	}
+	if !near(saver.Regret, 0) || !near(saver.RuleRegret, (5.3-4.2)/(4.2+0.7)) {
+		t.Errorf("battery saver: regret %v, rule %v", saver.Regret, saver.RuleRegret)
+	}
+	if held, text := saver.PromiseHeld(all[1]); !held || !strings.HasPrefix(text, "vs mp-always: -24.0 J (-24.0 to -24.0), -1.52 MB (-1.52 to -1.52) held; vs mp-rule: -11.0 J") {
+		t.Errorf("battery saver promise %v: %s", held, text)
+	}
+	// The same sp-wifi, mp-always and mp-rule loads in both.
+	if perf.OK[ModeMPRule] != 6 || saver.OK[ModeMPRule] != 6 || saver.OK[ModeMPAdaptive] != 6 || perf.OK[ModeMPAdaptive] != 6 {
+		t.Errorf("loads: %v %v", perf.OK, saver.OK)
+	}
+	md := all[1].markdown()
+	for _, s := range []string{"## Decisions, preference battery_saver", "Promise** of this preference: less radio energy and cellular data than mp-always and mp-rule"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("markdown lacks %q:\n%s", s, md)
+		}
+	}
+	if got := PreferencesOf(loads, PrefBalanced); strings.Join(got, ",") != "balanced,battery_saver" {
+		t.Errorf("PreferencesOf with another default: %v", got)
 	}
 }

@@ -155,7 +155,7 @@ func (a *Analysis) comparisons() []comparison {
 
 func mdCell(s string) string { return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s) }
 
-func (a *Analysis) markdown(o Options, figs []figure, dec *Decisions) string {
+func (a *Analysis) markdown(o Options, figs []figure, decs []*Decisions) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
@@ -249,7 +249,7 @@ func (a *Analysis) markdown(o Options, figs []figure, dec *Decisions) string {
 		p("%d timeline files were absent and counted as no traffic on that interface (see the energy_notes column of summary.csv).\n\n", notes)
 	}
 
-	if dec != nil {
+	for _, dec := range decs {
 		b.WriteString(dec.markdown())
 	}
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -23,15 +24,19 @@ type Options struct {
 	// Environment holds facts about the machine, shown in the report as "key: value" (e.g. "browser",
 	// "kernel"). The report names only these keys in its comparisons.
 	Environment map[string]string
-	// Weights value a load in seconds for the decisions' regret (LoadWeights); nil leaves the regret out.
-	Weights *Weights
+	// Weights value a load in seconds for the decisions' utility and regret, per preference (LoadModeWeights); nil
+	// leaves them out. DefaultMode is the preference a fresh install decides with: adaptive loads that name none
+	// are its, and the seed comparison takes its adaptive loads.
+	Weights     map[string]Weights
+	DefaultMode string
 }
 
 // Output tells what Generate wrote.
 type Output struct {
 	Analysis *Analysis
-	// Decisions holds the decisions benchmark's measures, nil when the runs lack one of its three modes.
-	Decisions *Decisions
+	// Decisions holds the decisions benchmark's measures, one per preference of the adaptive loads; none when the
+	// runs lack one of sp-wifi, mp-always and mp-adaptive.
+	Decisions []*Decisions
 	Files     []string // paths written, summary.csv and report.md first
 }
 
@@ -47,17 +52,14 @@ func Generate(o Options) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := Analyze(recs, filepath.Dir(o.RunsPath), o.Models, o.CellInitial)
+	def := cmp.Or(o.DefaultMode, PrefPerformance)
+	a := Analyze(recs, filepath.Dir(o.RunsPath), o.Models, o.CellInitial, def)
 	if err := os.MkdirAll(o.OutDir, 0o755); err != nil {
 		return nil, err
 	}
 	out := &Output{Analysis: a}
 	if a.hasModes(ModeSPWiFi, ModeMPAlways, ModeMPAdaptive) {
-		w := Weights{TimePerS: math.NaN()}
-		if o.Weights != nil {
-			w = *o.Weights
-		}
-		out.Decisions = AnalyzeDecisions(a.Loads, w)
+		out.Decisions = AnalyzeAll(a.Loads, o.Weights, def)
 	}
 	write := func(name string, f func(w io.Writer) error) error {
 		path := filepath.Join(o.OutDir, name)
@@ -100,7 +102,7 @@ func Generate(o Options) (*Output, error) {
 }
 
 var csvHeader = []string{
-	"run_id", "mode", "profile", "cell_tech", "page", "page_bytes", "objects", "proto", "rep", "ok", "error",
+	"run_id", "mode", "preference", "profile", "cell_tech", "page", "page_bytes", "objects", "proto", "rep", "ok", "error",
 	"plt_ms", "start_unix_ns", "end_unix_ns",
 	"cell_initial_state", "energy_window_end_unix_ns",
 	"radio_j", "radio_j_excl_tail",
@@ -130,7 +132,7 @@ func (a *Analysis) writeCSV(w io.Writer) error {
 	for _, l := range a.Loads {
 		r := l.Record
 		row := []string{
-			r.RunID, r.Mode, r.Profile, r.CellTech, r.Page, strconv.FormatInt(r.PageBytes, 10), strconv.Itoa(r.Objects),
+			r.RunID, r.Mode, r.Preference, r.Profile, r.CellTech, r.Page, strconv.FormatInt(r.PageBytes, 10), strconv.Itoa(r.Objects),
 			r.Proto, strconv.Itoa(r.Rep), strconv.FormatBool(r.OK), r.Error,
 			num(r.PLTms), strconv.FormatInt(r.StartUnixNS, 10), strconv.FormatInt(r.EndUnixNS, 10),
 		}

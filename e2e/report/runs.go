@@ -16,16 +16,18 @@ const (
 	ModeSPWiFi     = "sp-wifi"
 	ModeSPCell     = "sp-cell"
 	ModeMPAlways   = "mp-always"
+	ModeMPRule     = "mp-rule"
 	ModeMPAdaptive = "mp-adaptive"
 )
 
-// Modes lists every mode in report order; MPModes the multipath ones. ProxyModes (the proxy grid's: every origin
-// through the MPTCP proxy, or those MPSurf decided multipath) are read and kept, and summarised by the grid itself
-// (e2e/testbed/proxyreport.mjs), not charted here.
+// Modes lists every mode in report order; MPModes the multipath ones the seed comparison charts (mp-rule, seed 001
+// §4.2's rule carried out by MPSurf's host and helper, is compared in the Decisions section). ProxyModes (the proxy
+// grid's: every origin through the MPTCP proxy, the rule's or MPSurf's decisions through it) are read and kept,
+// and summarised by the grid itself (e2e/testbed/proxyreport.mjs), not charted here.
 var (
-	Modes      = []string{ModeSPWiFi, ModeSPCell, ModeMPAlways, ModeMPAdaptive}
+	Modes      = []string{ModeSPWiFi, ModeSPCell, ModeMPAlways, ModeMPRule, ModeMPAdaptive}
 	MPModes    = []string{ModeMPAlways, ModeMPAdaptive}
-	ProxyModes = []string{"proxy-always", "proxy-adaptive"}
+	ProxyModes = []string{"proxy-always", "proxy-rule", "proxy-adaptive"}
 )
 
 // Protocols in report order.
@@ -88,6 +90,9 @@ type Record struct {
 	TimelineDir     string           `json:"timeline_dir"`
 	// History is what an mp-adaptive load's host remembered ("session" or "none"); optional.
 	History string `json:"history,omitempty"`
+	// Preference is the user's preference an adaptive load's host decided under (Preferences), set on the
+	// extension's options page; "" (or null) for the modes that do not depend on it and in older runs.
+	Preference string `json:"preference,omitempty"`
 }
 
 var requiredKeys = []string{
@@ -188,6 +193,8 @@ func (r Record) validate() error {
 		return fmt.Errorf("run %s: page is empty", r.RunID)
 	case r.PageBytes < 0 || r.Objects < 0 || r.Rep < 0:
 		return fmt.Errorf("run %s: page_bytes, objects and rep must be >= 0", r.RunID)
+	case r.Preference != "" && !oneOf(r.Preference, Preferences...):
+		return fmt.Errorf("run %s: preference %q: want one of %v", r.RunID, r.Preference, Preferences)
 	}
 	if !r.OK {
 		// A failed load may have stopped anywhere; its numbers are not used.

@@ -40,6 +40,13 @@ func TestParseRunsGood(t *testing.T) {
 		r.ServerPathBytes[IfWiFi] != 2900000 || r.Decision == nil || !r.Decision.Multipath || r.Decision.Theta2 != nil || r.Decision.Theta1 != 262144 {
 		t.Fatalf("decoded %+v", r)
 	}
+	// The preference an adaptive load decided under; null for the other modes.
+	for v, want := range map[string]string{`"battery_saver"`: PrefBatterySaver, `null`: ""} {
+		recs, err := ParseRuns(strings.NewReader(edit(t, "preference", v)))
+		if err != nil || recs[0].Preference != want {
+			t.Errorf("preference %s: %v, %v", v, recs, err)
+		}
+	}
 }
 
 func TestParseRunsRejects(t *testing.T) {
@@ -58,6 +65,7 @@ func TestParseRunsRejects(t *testing.T) {
 		{"zero plt", edit(t, "plt_ms", `0`), "plt_ms"},
 		{"end before start", edit(t, "end_unix_ns", `5`), "start <= end"},
 		{"negative bytes", edit(t, "page_bytes", `-1`), "page_bytes"},
+		{"bad preference", edit(t, "preference", `"eco"`), `preference "eco"`},
 		{"duplicate id", goodRecord + "\n" + goodRecord, "already used on line 1"},
 		{"long line", strings.Repeat(" ", maxRecordLine+1), "longer than"},
 	}

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Session, MODES, HISTORIES, canRun, readProfile, corpusManifest, shuffle } from './lib.mjs';
+import { Session, MODES, HISTORIES, PREFERENCES, PER_PREFERENCE, DECIDES, canRun, readProfile, corpusManifest, shuffle, parsePreference } from './lib.mjs';
 
 export { shuffle };
 import { DOWNLOAD_MODES, runDownloads, summarize } from './downloads.mjs';
@@ -22,7 +22,9 @@ const DECISION_PAGES = [
   'search', 'wiki', 'gov',
 ];
 const DECISION_PROFILES = ['baseline', '3g', 'wifi-loss-1', 'poor-wifi-fast-lte', 'att-lte-driving'];
-const DECISION_MODES = ['sp-wifi', 'mp-always', 'mp-adaptive'];
+// mp-rule: seed 001 §4.2's example policy (multipath once 200 kB have come) carried out by MPSurf's own host and
+// helper, so that only the decision differs from mp-adaptive's: the simple rule the model has to beat.
+const DECISION_MODES = ['sp-wifi', 'mp-always', 'mp-rule', 'mp-adaptive'];
 
 // The grids, by name. A grid gives profiles, modes, pages (names, set names, site hosts or "large"), protocols
 // ("h2", "http/1.1", or "site": each page's own site's), repetitions, and optionally ordered: true (no shuffle)
@@ -48,7 +50,7 @@ export const GRIDS = {
   // each page on its own site, so that proxy-adaptive decides per origin while every tunnel goes to one proxy.
   proxy: {
     profiles: ['baseline', 'att-lte-driving'],
-    modes: ['sp-wifi', 'mp-always', 'proxy-always', 'proxy-adaptive'],
+    modes: ['sp-wifi', 'mp-always', 'proxy-always', 'proxy-rule', 'proxy-adaptive'],
     pages: ['e3', 'large'],
     protos: ['h2'],
     reps: 3,
@@ -66,7 +68,9 @@ export const GRIDS = {
   // per page and repetition), and beside the AT&T trace the same decision at the same offset took from 0.4 s less
   // to 4.4 s more than mp-always's load (grid at 2d419fe, e2e/RESULTS.md#decisions); with three repetitions one
   // stretch's outage set a page's median. Five make a median that one outage does not move.
-  decisions: { profiles: DECISION_PROFILES, modes: DECISION_MODES, pages: DECISION_PAGES, protos: ['site'], reps: 3, traceReps: 5, history: 'session' },
+  // Every preference a user can set: mp-adaptive runs once per preference (each with a decision log of its own, as
+  // three users would have), the other modes, whose loads do not depend on it, once per page and repetition.
+  decisions: { profiles: DECISION_PROFILES, modes: DECISION_MODES, pages: DECISION_PAGES, protos: ['site'], reps: 3, traceReps: 5, history: 'session', preferences: PREFERENCES },
   // Its subset for development: two profiles, one site's small and large pages, one Table 1 page.
   'decisions-quick': {
     profiles: ['baseline', 'poor-wifi-fast-lte'],
@@ -75,6 +79,7 @@ export const GRIDS = {
     protos: ['site'],
     reps: 2,
     history: 'session',
+    preferences: PREFERENCES,
   },
 };
 
@@ -93,6 +98,12 @@ OUT/runs.jsonl, then writes the report (OUT/report.md, summary.csv, figures) and
   --trace-reps N     repetitions on a trace-driven profile, if more than --reps (decisions grid: 5)
   --history H        what mp-adaptive's native host remembers: session (one decision log per profile, fed only
                      by that profile's mp-adaptive loads, in their random order) or none (nothing, every load)
+  --preference LIST  the user's preference, set on the extension's options page before each load: performance,
+                     balanced, battery-saver (comma-separated; decisions grids: all three, others: performance).
+                     mp-adaptive and proxy-adaptive run once per preference; the other modes do not depend on it
+                     and run once, and the report values every mode with each preference's weights
+  --first-rep N      number the repetitions from N (default 0): more repetitions, on other trace offsets, appended
+                     to an earlier run's runs.jsonl
   --corpus FILE      a corpus file (JSON, format of e2e/corpus/mixed.json) whose sites are added; repeatable
   --out DIR          output directory (default out/)
   --seed N           seed of the random load order (default: the time)
@@ -124,6 +135,8 @@ export function parseGridArgs(argv, { cwd = process.env.INIT_CWD || process.cwd(
         reps: { type: 'string' },
         'trace-reps': { type: 'string' },
         history: { type: 'string' },
+        preference: { type: 'string' },
+        'first-rep': { type: 'string' },
         corpus: { type: 'string', multiple: true },
         out: { type: 'string' },
         seed: { type: 'string' },
@@ -147,8 +160,25 @@ export function parseGridArgs(argv, { cwd = process.env.INIT_CWD || process.cwd(
     traceReps: base.traceReps ?? 0,
     ordered: base.ordered ?? false,
     history: values.history ?? base.history ?? 'session',
+    preferences: base.preferences ?? ['performance'],
+    firstRep: 0,
     session: base.session,
   };
+  if (values.preference !== undefined) {
+    const ps = list(values.preference);
+    if (ps.length === 0) throw new UsageError('--preference: empty');
+    spec.preferences = [];
+    for (const p of ps) {
+      const v = parsePreference(p);
+      if (!v) throw new UsageError(`--preference ${p}: one of performance, balanced, battery-saver`);
+      if (!spec.preferences.includes(v)) spec.preferences.push(v);
+    }
+  }
+  if (values['first-rep'] !== undefined) {
+    const v = values['first-rep'];
+    if (!/^\d+$/.test(v) || Number(v) > 1000) throw new UsageError(`--first-rep ${v}: want a whole number 0..1000`);
+    spec.firstRep = Number(v);
+  }
   if (values.reps !== undefined) {
     if (!/^\d+$/.test(values.reps) || Number(values.reps) < 1 || Number(values.reps) > 1000) throw new UsageError(`--reps ${values.reps}: want a whole number 1..1000`);
     spec.reps = Number(values.reps);
@@ -220,14 +250,23 @@ export function expandPages(selectors, manifest) {
 }
 
 // planLoads lists one profile's loads: every mode x page x protocol x repetition, shuffled unless ordered. "site"
-// stands for the page's own protocol; a page asked for under the same protocol twice is loaded once per rep.
+// stands for the page's own protocol; a page asked for under the same protocol twice is loaded once per rep. The
+// modes whose host decides by the model (PER_PREFERENCE) run once per preference, the others once: their loads do
+// not depend on it. Repetitions are numbered from spec.firstRep.
 export function planLoads(spec, pages, manifest, seed) {
   const byName = new Map(manifest.pages.map((p) => [p.name, p]));
   const loads = [];
+  const first = spec.firstRep ?? 0;
+  const prefs = spec.preferences ?? ['performance'];
   for (const mode of spec.modes) {
     for (const page of pages) {
       const protos = new Set(spec.protos.map((p) => (p === 'site' ? byName.get(page).proto : p)));
-      for (const proto of protos) for (let rep = 0; rep < spec.reps; rep++) loads.push({ mode, page, proto, rep });
+      for (const proto of protos) {
+        for (let rep = first; rep < first + spec.reps; rep++) {
+          if (PER_PREFERENCE.has(mode)) for (const preference of prefs) loads.push({ mode, page, proto, rep, preference });
+          else loads.push({ mode, page, proto, rep });
+        }
+      }
     }
   }
   if (!spec.ordered) shuffle(loads, seed);
@@ -285,7 +324,7 @@ export async function runGrid(spec, { outDir = path.join(root, 'out'), seed = Da
   const plan = buildPlan({ spec, profiles }, manifest, seed);
   const total = plan.reduce((n, p) => n + p.loads.length, 0);
   const estimate = estimateSeconds(plan);
-  log(`${total} loads in ${plan.length} profile(s), history ${spec.history ?? 'session'}; estimated ${fmtMin(estimate)}`);
+  log(`${total} loads in ${plan.length} profile(s), history ${spec.history ?? 'session'}, preferences ${(spec.preferences ?? ['performance']).join(', ')}; estimated ${fmtMin(estimate)}`);
   const records = [];
   const runId = new Date().toISOString().replace(/[:.]/g, '-');
   const t0 = Date.now();
@@ -333,7 +372,7 @@ export async function runGrid(spec, { outDir = path.join(root, 'out'), seed = Da
 function failedRecord({ runId, profile, load, page, error }) {
   return {
     run_id: runId, mode: load.mode, profile: profile.id, cell_tech: profile.tech, page: load.page, page_bytes: page.bytes,
-    objects: page.objects, proto: load.proto, rep: load.rep, host: page.host, ok: false, error,
+    objects: page.objects, proto: load.proto, rep: load.rep, host: page.host, preference: load.preference ?? null, ok: false, error,
     start_unix_ns: null, end_unix_ns: null, plt_ms: null, link_bytes: null, server_path_bytes: null, decision: null,
     header_seen: false, timeline_dir: path.join('timeline', profile.id),
   };
@@ -349,8 +388,9 @@ export function formatLoad(r, n = '') {
     `${n} ${r.profile} ${r.mode.padEnd(11)} ${r.page.padEnd(8)} ${r.proto.padEnd(8)} PLT ${(r.plt_ms / 1000).toFixed(2)} s` +
     `  wlan0 ${mb(r.link_bytes.wlan0.rx)} MB  wwan0 ${mb(r.link_bytes.wwan0.rx)} MB  header ${r.header_seen ? 'on every request' : 'MISSING'}` +
     (r.proxy ? `  proxy ${r.proxy.used ? `used (${r.proxy.tunnels} tunnels)` : 'not used'}` : '') +
-    // The other modes' decisions are not carried out (the kernel mode is fixed); only the adaptive modes' are shown.
-    (d && (r.mode === 'mp-adaptive' || r.mode === 'proxy-adaptive') ? `\n      decision: ${d}` : '')
+    // The other modes' decisions are not carried out (the kernel mode is fixed); only those of the modes whose host
+    // decides (MPSurf's model, or the rule) are shown.
+    (d && DECIDES.has(r.mode) ? `\n      decision${r.preference ? ` (${r.preference})` : ''}: ${d}` : '')
   );
 }
 
@@ -377,8 +417,8 @@ export async function main(argv = process.argv.slice(2)) {
     const plan = buildPlan(parsed, manifest, seed);
     for (const { profile, loads } of plan) {
       console.log(`profile ${profile.id} (${profile.arg}): ${loads.length} loads; ` +
-        `outputs ${path.join(outDir, `origin-${profile.id}.jsonl`)}, ${path.join(outDir, 'timeline', profile.id)}, ${path.join(outDir, `host-${profile.id}-adaptive.db`)}`);
-      for (const [i, l] of loads.entries()) console.log(`  ${i + 1} ${l.mode} ${l.page} ${l.proto} rep ${l.rep}`);
+        `outputs ${path.join(outDir, `origin-${profile.id}.jsonl`)}, ${path.join(outDir, 'timeline', profile.id)}, ${path.join(outDir, `host-${profile.id}-*.db`)}`);
+      for (const [i, l] of loads.entries()) console.log(`  ${i + 1} ${l.mode} ${l.page} ${l.proto} rep ${l.rep}${l.preference ? ` ${l.preference}` : ''}`);
     }
     console.log(`${plan.reduce((n, p) => n + p.loads.length, 0)} loads; estimated ${fmtMin(estimateSeconds(plan))}; runs would go to ${path.join(outDir, 'runs.jsonl')}`);
     return 0;

@@ -71,6 +71,9 @@ test('bad arguments are usage errors with one clear line', (t) => {
     [['--trace-reps', '0'], /--trace-reps 0/],
     [['--seed=-1'], /--seed -1/], [['--seed', 'x'], /--seed x/],
     [['--history', 'forever'], /--history forever/],
+    [['--preference', 'eco'], /--preference eco: one of performance, balanced, battery-saver/],
+    [['--preference', ','], /--preference: empty/],
+    [['--first-rep=-1'], /--first-rep -1/],
     [['--pages', ','], /--pages: empty/],
     [['--profiles', 'nope-profile'], /no built-in profile nope-profile/],
     [['--profiles', path.join(dir, 'missing.json')], /does not exist/],
@@ -111,6 +114,32 @@ test('the plan: every combination once per rep, the site protocol resolved, shuf
   // The shuffle is a permutation.
   const xs = [...Array(50).keys()];
   assert.deepEqual([...shuffle([...xs], 9)].sort((x, y) => x - y), xs);
+});
+
+test('preferences: the adaptive modes once per preference, the others once; repetitions from --first-rep', () => {
+  const a = parseGridArgs(['--grid', 'decisions', '--profiles', 'baseline', '--pages', 'gov']);
+  assert.deepEqual(a.spec.modes, ['sp-wifi', 'mp-always', 'mp-rule', 'mp-adaptive']);
+  assert.deepEqual(a.spec.preferences, ['performance', 'balanced', 'battery_saver']);
+  // Other grids decide in the mode a fresh install has; the command line takes the options page's names.
+  assert.deepEqual(parseGridArgs(['--grid', 'smoke']).spec.preferences, ['performance']);
+  assert.deepEqual(parseGridArgs(['--preference', 'battery-saver,performance,battery_saver']).spec.preferences, ['battery_saver', 'performance']);
+  const spec = { modes: ['sp-wifi', 'mp-rule', 'mp-adaptive'], protos: ['site'], reps: 2, preferences: ['performance', 'battery_saver'], firstRep: 3 };
+  const loads = planLoads(spec, ['gov', 'news-list'], manifest, 7);
+  assert.equal(loads.length, 2 * 2 * (1 + 1 + 2));
+  for (const l of loads) {
+    assert.ok(l.rep === 3 || l.rep === 4, `rep ${l.rep}`);
+    assert.equal(l.preference !== undefined, l.mode === 'mp-adaptive', JSON.stringify(l));
+  }
+  // Each page and repetition has one load of each mode and one adaptive load per preference: the report pairs them.
+  const key = (l) => `${l.page} ${l.rep}`;
+  for (const k of new Set(loads.map(key))) {
+    const of = loads.filter((l) => key(l) === k).map((l) => `${l.mode}${l.preference ? ' ' + l.preference : ''}`).sort();
+    assert.deepEqual(of, ['mp-adaptive battery_saver', 'mp-adaptive performance', 'mp-rule', 'sp-wifi']);
+  }
+  // Interleaved: one random order over every mode and preference, not a block of each (which would change kind 3 times).
+  const kinds = loads.map((l) => `${l.mode}${l.preference ?? ''}`);
+  const changes = kinds.filter((k, i) => i > 0 && k !== kinds[i - 1]).length;
+  assert.ok(changes > 6, `${changes} changes of mode in ${kinds.join(', ')}`);
 });
 
 test('the time estimate grows with the loads and the bytes over the WiFi rate', () => {
@@ -169,11 +198,13 @@ test('the command with a profile file by absolute path plans loads and names out
     env: { ...process.env, INIT_CWD: dir },
   });
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, new RegExp(`profile my-link \\(${abs.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\): 15 loads`));
+  // 5 pages x (sp-wifi, mp-always, mp-rule, and mp-adaptive under 3 preferences), 1 repetition.
+  assert.match(r.stdout, new RegExp(`profile my-link \\(${abs.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\\): 30 loads`));
   assert.ok(r.stdout.includes(path.join(out, 'origin-my-link.jsonl')), r.stdout);
   assert.ok(r.stdout.includes(path.join(out, 'timeline', 'my-link')), r.stdout);
   assert.ok(!r.stdout.includes(`origin-${abs}`));
-  assert.match(r.stdout, /15 loads; estimated \d+ (s|min)/);
+  assert.match(r.stdout, /30 loads; estimated \d+ (s|min)/);
+  assert.match(r.stdout, / mp-adaptive news-list h2 rep 0 battery_saver\n/);
   assert.ok(!fs.existsSync(out), 'a dry run wrote output');
   // The corpus manifest the plan used is the origin's own.
   const names = JSON.parse(execFileSync(path.join(dist, 'origin'), ['corpus', '--list', '--json'], { encoding: 'utf8' })).pages.map((p) => p.name);

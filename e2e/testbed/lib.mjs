@@ -6,7 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { launch, makeProfile, untilStatus, untilRules, hostPids, withoutDailyLimit } from '../lib/browser.mjs';
-import { dist, root, hostBinary, actuatorBinary } from '../lib/paths.mjs';
+import { dist, root, hostBinary, actuatorBinary, extensionId } from '../lib/paths.mjs';
 import { SquidProxy, squidMissing } from './proxy.mjs';
 import { asRemote } from '../lib/priority.mjs';
 
@@ -14,16 +14,37 @@ export const testbedBin = path.join(dist, 'testbed');
 export const originBin = path.join(dist, 'origin');
 const wrapper = path.join(root, 'e2e', 'testbed', 'chromium-in-client.sh');
 
-export const MODES = ['sp-wifi', 'sp-cell', 'mp-always', 'mp-adaptive', 'proxy-always', 'proxy-adaptive'];
+export const MODES = ['sp-wifi', 'sp-cell', 'mp-always', 'mp-rule', 'mp-adaptive', 'proxy-always', 'proxy-rule', 'proxy-adaptive'];
 // The testbed's kernel setting for each mode. In mp-adaptive the in-kernel path manager adds nothing (sp-wifi:
 // no subflow endpoint) and the actuator's userspace path manager opens the cellular subflow per connection.
 // proxy-always: every https origin through the relay and the proxy, and the in-kernel path manager gives every
 // MPTCP connection (the relay's) the cellular subflow; proxy-adaptive: only origins decided multipath, with θ1/θ2
-// per tunnel from the actuator (set-conn-policy).
-const KERNEL_MODE = { 'sp-wifi': 'sp-wifi', 'sp-cell': 'sp-cell', 'mp-always': 'mp', 'mp-adaptive': 'sp-wifi', 'proxy-always': 'mp', 'proxy-adaptive': 'sp-wifi' };
-const PROXY_ROUTE = { 'proxy-always': 'all', 'proxy-adaptive': 'decided' };
-// The modes whose native host decides (measures the links, keeps the session's decision log).
+// per tunnel from the actuator (set-conn-policy). mp-rule and proxy-rule are mp-adaptive and proxy-adaptive with
+// the host's every decision fixed to seed 001 §4.2's example policy (policy-models/baseline.json: multipath once
+// 200 kB have come): the same host, helper and actuation, only the decision differs.
+const KERNEL_MODE = {
+  'sp-wifi': 'sp-wifi', 'sp-cell': 'sp-cell', 'mp-always': 'mp', 'mp-rule': 'sp-wifi', 'mp-adaptive': 'sp-wifi',
+  'proxy-always': 'mp', 'proxy-rule': 'sp-wifi', 'proxy-adaptive': 'sp-wifi',
+};
+const PROXY_ROUTE = { 'proxy-always': 'all', 'proxy-rule': 'decided', 'proxy-adaptive': 'decided' };
+// The modes whose native host decides by MPSurf's model (measures the links, keeps the session's decision log).
 const ADAPTIVE = new Set(['mp-adaptive', 'proxy-adaptive']);
+// The modes whose host follows the rule's policy file; it measures too, as the adaptive host does, so that the
+// two modes' hosts put the same probes on the links.
+const RULE = new Set(['mp-rule', 'proxy-rule']);
+export const RULE_POLICY = path.join(root, 'policy-models', 'baseline.json');
+// The modes whose host decides (by the model or the rule) and whose decisions the helper carries out.
+export const DECIDES = new Set([...ADAPTIVE, ...RULE]);
+// The modes whose decisions depend on the user's preference: the grid runs them once per preference.
+export const PER_PREFERENCE = ADAPTIVE;
+
+// The user's preferences (the extension's options page, extension/src/prefs.ts Mode), as the grid's records and
+// the model name them; parsePreference also takes the command line's battery-saver.
+export const PREFERENCES = ['performance', 'balanced', 'battery_saver'];
+export function parsePreference(s) {
+  const v = String(s).trim().replace(/-/g, '_');
+  return PREFERENCES.includes(v) ? v : null;
+}
 
 // The namespaces' name prefix: MPS_PREFIX, as dist/testbed reads it, so that two testbeds can run side by side.
 export const PREFIX = process.env.MPS_PREFIX || 'mps';
@@ -234,10 +255,10 @@ export class Session {
     fs.mkdirSync(s.timelineDir, { recursive: true });
     s.originLog = path.join(outDir, `origin-${s.profile}.jsonl`);
     fs.rmSync(s.originLog, { force: true });
-    s.adaptiveDB = path.join(outDir, `host-${s.profile}-adaptive.db`);
-    // proxy-adaptive keeps a log of its own: the two adaptive modes must not teach each other.
-    s.proxyAdaptiveDB = path.join(outDir, `host-${s.profile}-proxy-adaptive.db`);
-    for (const db of [s.adaptiveDB, s.proxyAdaptiveDB]) for (const ext of ['', '-wal', '-shm']) fs.rmSync(db + ext, { force: true });
+    // Each deciding mode keeps a decision log of its own (hostKind), and each preference too: the two adaptive
+    // modes must not teach each other, nor three users with different preferences.
+    const dbFile = new RegExp(`^host-${s.profile.replace(/[.+]/g, '\\$&')}-.+\\.db(-wal|-shm)?$`);
+    for (const f of fs.readdirSync(outDir)) if (dbFile.test(f)) fs.rmSync(path.join(outDir, f), { force: true });
     const cleanup = () => s.close();
     s.onSignal = () => cleanup().finally(() => process.exit(130));
     process.once('SIGINT', s.onSignal);
@@ -300,18 +321,28 @@ export class Session {
   // starts from nothing (history "none"; the log then lives in the load's browser profile and goes with it). The
   // other modes' hosts only set the header: they measure nothing and keep their log in the load's browser profile,
   // so that no sp-wifi or mp-always load teaches the adaptive host page sizes or link rates.
-  hostBaseEnv(mode = 'mp-adaptive') {
+  //
+  // mp-rule and proxy-rule hosts measure as the adaptive ones do and keep a session log of their own, but every
+  // decision is the rule's policy file (MPSURF_POLICY). The adaptive modes' logs are per preference.
+  hostBaseEnv(mode = 'mp-adaptive', preference = 'performance') {
+    const kind = hostKind(mode, preference);
     const env = {
       MPSURF_NAMES: 'wlan0=wifi,wwan0=cellular',
       MPSURF_PROBE_TARGET: `${this.serverAddr}:443`,
       MPSURF_CELL: this.cellTech,
-      MPSURF_LOG: path.join(this.outDir, `host-${this.profile}-${mode === 'mp-adaptive' ? 'adaptive' : mode === 'proxy-adaptive' ? 'proxy-adaptive' : 'other'}.log`),
+      MPSURF_LOG: path.join(this.outDir, `host-${this.profile}-${kind}.log`),
     };
-    if (!ADAPTIVE.has(mode)) env.MPSURF_NO_MEASURE = '1';
-    else if (this.history === 'session') env.MPSURF_DB = mode === 'proxy-adaptive' ? this.proxyAdaptiveDB : this.adaptiveDB;
+    if (!DECIDES.has(mode)) env.MPSURF_NO_MEASURE = '1';
+    else if (this.history === 'session') env.MPSURF_DB = this.hostDB(mode, preference);
+    if (RULE.has(mode)) env.MPSURF_POLICY = RULE_POLICY;
     // The rate probe (a path with no rate yet): the first 64 KiB of the origin's 1 MB file, its key pinned.
-    if (ADAPTIVE.has(mode)) Object.assign(env, { MPSURF_PROBE_URL: `https://${this.serverAddr}/dl/1m.bin`, MPSURF_PROBE_PINS: this.spki });
+    if (DECIDES.has(mode)) Object.assign(env, { MPSURF_PROBE_URL: `https://${this.serverAddr}/dl/1m.bin`, MPSURF_PROBE_PINS: this.spki });
     return env;
+  }
+
+  // hostDB is the session's decision log of a deciding mode (and, for the adaptive modes, preference).
+  hostDB(mode, preference = 'performance') {
+    return path.join(this.outDir, `host-${this.profile}-${hostKind(mode, preference)}.db`);
   }
 
   // proxyConfigFile writes the proxy settings the host's relay reads (mode 0600, as the host itself writes them).
@@ -413,7 +444,8 @@ export class Session {
   // load performs one cold page load in a fresh browser profile and returns its run record. host: the page's own
   // site unless given (a name the origin's certificate covers); proto: "h2" or "h1" (the HTTP/1.1-only port), or
   // "site" for the protocol the page's site serves.
-  async load({ page, mode, proto = 'h2', rep = 0, runId, host, hostEnv = {} }) {
+  async load({ page, mode, proto = 'h2', rep = 0, runId, host, hostEnv = {}, preference = 'performance' }) {
+    if (!PREFERENCES.includes(preference)) throw new Error(`preference ${preference}: want one of ${PREFERENCES.join(', ')}`);
     const p = this.page(page);
     host ??= p.host;
     if (proto === 'site') proto = p.proto === 'http/1.1' ? 'h1' : 'h2';
@@ -434,7 +466,10 @@ export class Session {
       proto: proto === 'h2' ? 'h2' : 'http/1.1',
       rep,
       host,
-      history: ADAPTIVE.has(mode) ? this.history : null,
+      history: DECIDES.has(mode) ? this.history : null,
+      // The user's preference the adaptive host decided under (set on the options page); the other modes' loads
+      // do not depend on it.
+      preference: PER_PREFERENCE.has(mode) ? preference : null,
       kernel_mode: kernelMode,
       ...(this.proxy ? { proxy: { server: this.proxyServer ?? null, used: false }, origin_mptcp: this.originMptcp } : {}),
       ok: false,
@@ -456,12 +491,12 @@ export class Session {
       if (route && !this.proxy) throw new Error(`mode ${mode} needs the proxy host (Session.open({ proxy: true }))`);
       tb('mode', kernelMode);
       rec.trace_offset_ms = traceOffsetMs(page, rep);
-      if (ADAPTIVE.has(mode)) actuator = await Actuator.start();
+      if (DECIDES.has(mode)) actuator = await Actuator.start();
       profile = makeProfile({ prefix: 'mpsurf-tb-' });
       browser = await launch(profile.dir, {
         executablePath: wrapper,
         env: {
-          ...this.hostBaseEnv(mode),
+          ...this.hostBaseEnv(mode, preference),
           ...(actuator ? { MPSURF_ACTUATOR: actuator.socket, MPSURF_HOSTS: this.hostsEnv() } : {}),
           // Proxy modes: the host's relay reaches the proxy over MPTCP; the browser itself stays plain TCP.
           ...(route ? { MPSURF_PROXY_CONFIG: this.proxyConfigFile(), MPSURF_MPTCPIZE: '0' } : {}),
@@ -476,6 +511,7 @@ export class Session {
       await untilStatus(browser.worker, (s) => s.host === 'connected', 15000);
       await untilRules(browser.worker, (r) => r.length > 0);
       await withoutDailyLimit(browser.worker);
+      if (PER_PREFERENCE.has(mode)) rec.preference_set_ms = await setPreference(browser, preference);
       if (this.proxy) {
         await browser.worker.evaluate((r) => self.mpsurf.setMultipath({ ...self.mpsurf.multipath().settings, route: r }), route ?? 'off');
         if (route) await untilProxy(browser.worker, (v) => v.status?.relay && v.route === route, 10000);
@@ -598,6 +634,36 @@ export function shuffle(xs, seed) {
 
 // What the native host of an mp-adaptive load remembers: see Session.hostBaseEnv.
 export const HISTORIES = ['session', 'none'];
+
+// hostKind names a mode's host in its log and decision-log files: one per deciding mode, and per preference for
+// the adaptive ones; "other" for the modes whose host decides nothing.
+export function hostKind(mode, preference = 'performance') {
+  if (ADAPTIVE.has(mode)) return `${mode === 'mp-adaptive' ? 'adaptive' : 'proxy-adaptive'}-${preference}`;
+  if (RULE.has(mode)) return mode === 'mp-rule' ? 'rule' : 'proxy-rule';
+  return 'other';
+}
+
+// setPreference sets the user's preference as a user does, on the extension's options page (the mode's radio
+// button), and waits until the host has taken it (PROTOCOL.md prefs): the load's decision is then made under it.
+// Returns the ms it took.
+export async function setPreference(browser, preference, timeoutMs = 10000) {
+  const t0 = Date.now();
+  const opts = await browser.context.newPage();
+  try {
+    await opts.goto(`chrome-extension://${extensionId}/options.html`);
+    await opts.check(`#mode-${preference}`);
+    for (;;) {
+      const s = await browser.worker.evaluate(() => self.mpsurf.settings());
+      if (s.prefs.mode === preference && s.prefsSync.state === 'ok' && s.prefsSync.hostPrefs?.mode === preference) break;
+      if (s.prefsSync.state === 'unsupported' || s.prefsSync.state === 'error') throw new Error(`the host did not take the preferences: ${s.prefsSync.detail}`);
+      if (Date.now() - t0 > timeoutMs) throw new Error(`preference ${preference} not taken by the host within ${timeoutMs} ms: ${JSON.stringify(s.prefsSync)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await opts.close();
+  }
+  return Date.now() - t0;
+}
 
 // isProfilePath tells a profile file from a built-in profile id, as dist/testbed does (e2e/profiles Load).
 export function isProfilePath(p) {

@@ -14,12 +14,18 @@ const median = (xs) => {
   return n === 0 ? NaN : n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 };
 
+// modeOf names a record's mode as the summary groups it: an adaptive load under a preference other than
+// performance (the default a fresh install decides with) is its own row, e.g. "proxy-adaptive (battery_saver)".
+export function modeOf(r) {
+  return r.preference && r.preference !== 'performance' ? `${r.mode} (${r.preference})` : r.mode;
+}
+
 // summarise groups ok records by profile, mode and page (medians over repetitions).
 export function summarise(records) {
   const by = new Map();
   for (const r of records) {
     if (!r.ok) continue;
-    const k = `${r.profile}\t${r.mode}\t${r.page}`;
+    const k = `${r.profile}\t${modeOf(r)}\t${r.page}`;
     if (!by.has(k)) by.set(k, []);
     by.get(k).push(r);
   }
@@ -52,21 +58,28 @@ export function measures(records) {
     const mp = modes.get('mp-always');
     const pa = modes.get('proxy-always');
     const ad = modes.get('proxy-adaptive');
+    // The rule through the proxy (seed 001 §4.2, carried out per tunnel by the same host and helper): beside
+    // proxy-adaptive when the grid ran it, not needed for the verdict.
+    const ru = modes.get('proxy-rule');
     const pagesIn = (pred) => [...(sp?.keys() ?? [])].filter((p) => pred(sp.get(p).bytes) && [mp, pa, ad].every((m) => m?.has(p)));
     const large = pagesIn((b) => b >= LARGE);
     const small = pagesIn((b) => b < SMALL);
     const plt = (m) => (m ? sumOver(m, large, (x) => x.plt) : NaN);
     const cell = (m) => (m ? sumOver(m, small, (x) => x.cell) : NaN);
     const s = plt(sp), k = plt(mp), a = plt(pa), d = plt(ad);
+    const rulePages = (ps) => ru && ps.every((p) => ru.has(p));
+    const r = rulePages(large) ? plt(ru) : NaN;
     out.push({
       profile,
       large,
       small,
-      plt_large_s: { 'sp-wifi': s / 1000, 'mp-always': k / 1000, 'proxy-always': a / 1000, 'proxy-adaptive': d / 1000 },
+      plt_large_s: { 'sp-wifi': s / 1000, 'mp-always': k / 1000, 'proxy-always': a / 1000, 'proxy-rule': r / 1000, 'proxy-adaptive': d / 1000 },
       gain_mp_always: (s - k) / s,
       gain_proxy_always: (s - a) / s,
+      gain_proxy_rule: (s - r) / s,
+      gain_proxy_adaptive: (s - d) / s,
       gain_share: s - a > 0 ? (s - d) / (s - a) : NaN,
-      cell_small_bytes: { 'mp-always': cell(mp), 'proxy-always': cell(pa), 'proxy-adaptive': cell(ad) },
+      cell_small_bytes: { 'mp-always': cell(mp), 'proxy-always': cell(pa), 'proxy-rule': rulePages(small) ? cell(ru) : NaN, 'proxy-adaptive': cell(ad) },
       cell_share: cell(pa) > 0 ? cell(ad) / cell(pa) : NaN,
     });
   }
@@ -91,12 +104,12 @@ export function markdown(records) {
     lines.push('');
   }
   lines.push('## Verdict', '', `Targets (the Decisions issue): gain share ≥ ${TARGET_SHARE} on pages ≥ 1 MB, small-page cellular share ≤ ${TARGET_CELL}.`, '');
-  lines.push('| profile | large pages: PLT sp-wifi / mp-always / proxy-always / proxy-adaptive (s, Σ medians) | mp-always gain | proxy-always gain | gain share | small pages: cellular kB mp-always / proxy-always / proxy-adaptive | cell share |');
-  lines.push('| --- | --- | --- | --- | --- | --- | --- |');
+  lines.push('| profile | large pages: PLT sp-wifi / mp-always / proxy-always / proxy-rule / proxy-adaptive (s, Σ medians) | gain over sp-wifi: mp-always / proxy-always / proxy-rule / proxy-adaptive | gain share | small pages: cellular kB mp-always / proxy-always / proxy-rule / proxy-adaptive | cell share |');
+  lines.push('| --- | --- | --- | --- | --- | --- |');
   for (const m of measures(records)) {
     const p = m.plt_large_s;
     const c = m.cell_small_bytes;
-    lines.push(`| ${m.profile} | ${f1(p['sp-wifi'])} / ${f1(p['mp-always'])} / ${f1(p['proxy-always'])} / ${f1(p['proxy-adaptive'])} | ${pct(m.gain_mp_always)} | ${pct(m.gain_proxy_always)} | ${f1(m.gain_share)}${m.gain_share >= TARGET_SHARE ? '' : ' (short)'} | ${kb(c['mp-always'])} / ${kb(c['proxy-always'])} / ${kb(c['proxy-adaptive'])} | ${f1(m.cell_share)}${m.cell_share <= TARGET_CELL ? '' : ' (over)'} |`);
+    lines.push(`| ${m.profile} | ${f1(p['sp-wifi'])} / ${f1(p['mp-always'])} / ${f1(p['proxy-always'])} / ${f1(p['proxy-rule'])} / ${f1(p['proxy-adaptive'])} | ${pct(m.gain_mp_always)} / ${pct(m.gain_proxy_always)} / ${pct(m.gain_proxy_rule)} / ${pct(m.gain_proxy_adaptive)} | ${f1(m.gain_share)}${m.gain_share >= TARGET_SHARE ? '' : ' (short)'} | ${kb(c['mp-always'])} / ${kb(c['proxy-always'])} / ${kb(c['proxy-rule'])} / ${kb(c['proxy-adaptive'])} | ${f1(m.cell_share)}${m.cell_share <= TARGET_CELL ? '' : ' (over)'} |`);
   }
   return lines.join('\n') + '\n';
 }

@@ -25,7 +25,7 @@ func main() {
 	fs := cli.Flags("report")
 	runs := fs.String("runs", "out/runs.jsonl", "run records, one JSON object per line")
 	out := fs.String("out", "out", "output directory")
-	models := fs.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (the weights of its defaults.mode value the decisions' regret)")
+	models := fs.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (each preference's weights, modes.*, value the decisions' utility; defaults.mode is the preference of loads that name none)")
 	initial := fs.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle", or "connected" (pre-promoted, as seed 000 did with pings)`)
 	chromium := fs.String("chromium", "/usr/bin/chromium", `browser binary whose --version the report states ("" to leave it out)`)
 	if err := cli.ParseNone(fs, os.Args[1:]); err != nil {
@@ -39,7 +39,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	w, err := report.LoadWeights(filepath.Join(*models, "model.json"))
+	w, def, err := report.LoadModeWeights(filepath.Join(*models, "model.json"))
 	if err != nil {
 		fail(err)
 	}
@@ -50,7 +50,7 @@ func main() {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		env["kernel"] = strings.TrimSpace(string(b))
 	}
-	res, err := report.Generate(report.Options{RunsPath: *runs, OutDir: *out, Models: m, CellInitial: init, Environment: env, Weights: &w})
+	res, err := report.Generate(report.Options{RunsPath: *runs, OutDir: *out, Models: m, CellInitial: init, Environment: env, Weights: w, DefaultMode: def})
 	if err != nil {
 		fail(err)
 	}
@@ -59,9 +59,9 @@ func main() {
 	for _, f := range res.Files {
 		fmt.Println(f)
 	}
-	if res.Decisions != nil {
+	for _, d := range res.Decisions {
 		fmt.Println()
-		res.Decisions.WriteSummary(os.Stdout)
+		d.WriteSummary(os.Stdout)
 	}
 }
 
