@@ -3,6 +3,7 @@ package model
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 )
 
 // The recorded decisions: a fixed set of model inputs and the decision the model made for each, kept in
-// testdata/recorded-decisions.jsonl. A change that means to leave every decision as it is (evaluating faster, say)
+// testdata/recorded-decisions.jsonl.gz. A change that means to leave every decision as it is (evaluating faster, say)
 // must reproduce them: the same multipath, θ1, θ2, WiFi as backup, trial, reason and terms, and the same expected
 // utility and predictions up to rounding (a sum taken in another order differs in its last bits).
 //
@@ -26,11 +27,11 @@ import (
 // MPSURF_RECORD_INPUTS (one model input per line); -rerecord evaluates the file's own inputs again, for a change
 // that means to change decisions (say so in its commit).
 var (
-	record   = flag.Bool("record", false, "write testdata/recorded-decisions.jsonl anew (random inputs, and those of $MPSURF_RECORD_INPUTS)")
-	rerecord = flag.Bool("rerecord", false, "evaluate testdata/recorded-decisions.jsonl's inputs again and write their decisions")
+	record   = flag.Bool("record", false, "write testdata/recorded-decisions.jsonl.gz anew (random inputs, and those of $MPSURF_RECORD_INPUTS)")
+	rerecord = flag.Bool("rerecord", false, "evaluate testdata/recorded-decisions.jsonl.gz's inputs again and write their decisions")
 )
 
-const recordedFile = "testdata/recorded-decisions.jsonl"
+const recordedFile = "testdata/recorded-decisions.jsonl.gz"
 
 // recordedOut is what is kept of an Output: everything but the size (the input's own).
 type recordedOut struct {
@@ -145,7 +146,13 @@ func TestRecordedDecisions(t *testing.T) {
 			}
 			buf.Write(append(b, '\n'))
 		}
-		if err := os.WriteFile(recordedFile, buf.Bytes(), 0o644); err != nil {
+		var gz bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+		zw.Write(buf.Bytes())
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(recordedFile, gz.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("recorded %d decisions in %s", len(recs), recordedFile)
@@ -187,12 +194,17 @@ func TestRecordedDecisions(t *testing.T) {
 
 func readRecorded(t *testing.T) []recorded {
 	t.Helper()
-	b, err := os.ReadFile(recordedFile)
+	f, err := os.Open(recordedFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []recorded
-	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc := bufio.NewScanner(zr)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var r recorded
