@@ -243,7 +243,9 @@ type Decisions struct {
 	Profiles   []*ProfileDecisions
 }
 
-func (d *Decisions) modes() [nModes]string { return [nModes]string{d.Single, d.Always, d.Rule, d.Adaptive} }
+func (d *Decisions) modes() [nModes]string {
+	return [nModes]string{d.Single, d.Always, d.Rule, d.Adaptive}
+}
 
 func pageKey(page, proto string) string { return page + " " + proto }
 
