@@ -106,6 +106,8 @@ func evaluate(in Input) Output {
 
 	e := newEvaluation(in, w, prefs, out.Theta2, &notes)
 	out.Prior = e.prior
+	e.cands = e.candidates()
+	e.sweep(out.Theta2 == nil) // WiFi as backup is weighed only without a θ2 cap (preferCellular)
 	best, bestU := e.choose()
 	out.PreferCellular = e.preferCellular(&best, &bestU, out.Theta2)
 	trial := false
@@ -151,6 +153,17 @@ type evaluation struct {
 	cellFirst bool
 	states    []weightedState // the cellular radio's states, each with its probability (one when it is sure)
 	wifiW     float64
+	// grp are the scenarios grouped by shared curves and wSuffix[k] the probability of the sizes from k on
+	// (expect.go).
+	grp     []group
+	wSuffix []float64
+	ptsN    points
+	// cands are the θ1 choose weighs, and uN, clearN (uC, clearC: with WiFi as backup) their expectedSaving, from
+	// one sweep over them (swept; sweptBoth when it weighed WiFi as backup too).
+	cands            []float64
+	uN, uC           []float64
+	clearN, clearC   []bool
+	swept, sweptBoth bool
 }
 
 // scen is one link scenario: both paths' numbers, with its probability.
@@ -242,6 +255,7 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 	if c := in.Learned; c != nil && float64(c.SPLoad) >= p.Learning.MinLoads && float64(c.MPLoad) >= p.Learning.MinLoads {
 		e.rMP = math.Min(math.Max(c.MP/c.SP, 1/p.Learning.MaxFactor), p.Learning.MaxFactor)
 	}
+	e.groups()
 	return e
 }
 
@@ -559,37 +573,6 @@ func (e *evaluation) eval(sc *scen, mp *plf, t0, s, tSP float64) at {
 	return a
 }
 
-// expected is E[U] at theta over scenarios and sizes: sizes a connection never takes past theta cost nothing.
-func (e *evaluation) expected(theta float64) float64 {
-	eu, _ := e.expectedSaving(theta)
-	return eu
-}
-
-// expectedSaving is expected's E[U] and whether the seconds multipath saves on the sizes that pass theta exceed
-// the model's own error on their page-load time (learning.trial_error of the single-path time, in expectation):
-// a smaller saving cannot be told from a loss, while the join's energy and bytes are sure. Beside a bursty 3G
-// link the model predicted a 3.5 MB page 0.26 s faster of 5.2 s, and multipath made it twice as slow.
-func (e *evaluation) expectedSaving(theta float64) (float64, bool) {
-	// Sizes ascend: the first one past θ1 starts the sum.
-	first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta, math.Inf(1)))
-	if first == len(e.sizes.s) {
-		return 0, false
-	}
-	var eu, saved, plt float64
-	for i := range e.scens {
-		sc := &e.scens[i]
-		mp, t0 := e.mpCurve(sc, theta)
-		for j := first; j < len(e.sizes.s); j++ {
-			a := e.eval(sc, &mp, t0, e.sizes.s[j], sc.tSP[j])
-			w := sc.w * e.sizes.w[j]
-			eu += w * a.u
-			saved += w * a.saved
-			plt += w * a.pltSP
-		}
-	}
-	return eu, saved > e.p.Learning.TrialError*plt
-}
-
 // choose is the θ1 of highest expected utility among those whose saving exceeds the model's error
 // (expectedSaving), nil (never) when none is above zero. Expected utilities within
 // theta.indifference_s of the best are ties, won by the largest θ1 (never included): it risks the fewest cellular
@@ -602,11 +585,18 @@ func (e *evaluation) expectedSaving(theta float64) (float64, bool) {
 // seen after the site's 142 kB page went single path to the end). Where the links are still partly priors the
 // gain can stay too small even so: that page's first visit got never again at 2d419fe.
 func (e *evaluation) choose() (*float64, float64) {
-	cs := e.candidates()
+	if !e.swept || (e.cellFirst && !e.sweptBoth) {
+		e.cands = e.candidates()
+		e.sweep(e.cellFirst)
+	}
+	cs := e.cands
 	us := make([]float64, len(cs))
 	top := 0.0 // never
-	for i, c := range cs {
-		u, clear := e.expectedSaving(c)
+	for i := range cs {
+		u, clear := e.uN[i], e.clearN[i]
+		if e.cellFirst {
+			u, clear = e.uC[i], e.clearC[i]
+		}
 		if !clear {
 			u = math.Inf(-1)
 		}

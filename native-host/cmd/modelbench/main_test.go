@@ -33,14 +33,22 @@ func TestCasesTakeTheirBranches(t *testing.T) {
 
 func TestRun(t *testing.T) {
 	var b strings.Builder
-	if err := run(200, &b); err != nil {
+	if err := run(200, "", &b); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Count(b.String(), "\n"); got != 10 {
 		t.Errorf("%d lines, want 10:\n%s", got, b.String())
 	}
-	if err := run(10, &b); err == nil {
+	if err := run(10, "", &b); err == nil {
 		t.Error("n = 10 accepted")
+	}
+	// One input (and the baseline) by name; a name that matches none is an error, not an empty table.
+	b.Reset()
+	if err := run(200, "radio unsure", &b); err != nil || strings.Count(b.String(), "\n") != 4 || !strings.Contains(b.String(), "radio unsure") {
+		t.Errorf("-case: %v\n%s", err, b.String())
+	}
+	if err := run(200, "no such input", &b); err == nil {
+		t.Error("-case matching nothing accepted")
 	}
 }
 

@@ -1,0 +1,355 @@
+package model
+
+import (
+	"math"
+	"slices"
+)
+
+// The expected utility of a θ1 (expectedSaving) is the model's hot loop: every candidate θ1 (up to ~70), twice
+// (WiFi as backup or not), over every link scenario and radio state (up to 27) and every likely size above θ1 (up
+// to ~60). A navigation waits for it, on a laptop's battery, so it is computed here with no allocation, with
+// cursors that walk each piecewise-linear curve once per θ1 instead of searching it once per size, and once per
+// group of scenarios that share a curve (below). eval stays the definition of one term; expect_test.go checks that
+// the two agree, and the recorded decisions (recorded_test.go) that no decision moved.
+
+// group is a link scenario with the radio states whose promotion delay is the same: they share the multipath curve
+// (the join waits only for the delay) and differ only in the energy every join costs (sc.fixedJ: the promotion and
+// the tail it adds). So a group's sizes are evaluated once, its states' probabilities summed (w) and their fixed
+// energy weighed apart (fixedJW = Σ w_state × fixedJ_state): E[U] = Σ_groups (w Σ_j w_j v_j − energy_per_j ×
+// fixedJW × Σ_j w_j), where v_j is a size's utility without the fixed energy. Two states of the LTE tail (long and
+// short DRX, continuous) all have no delay, so an unsure host's three states make two groups, not three.
+type group struct {
+	sc      *scen // the group's first scenario: curves, rates, the join's timing
+	w       float64
+	fixedJW float64
+	// pltSP[j] and lateSP[j] are size j's single-path page-load time and its seconds past the deadline;
+	// pltSuffix[k] = Σ_{j>=k} w_j pltSP[j], for the error check.
+	pltSP, lateSP, pltSuffix []float64
+	// primSlope and secSlope are the slopes of the scenario's primary and secondary curves, secPB the secondary's
+	// time per byte on each segment (past the last point, at its tail; +Inf where it grows no more).
+	primSlope, secSlope, secPB []float64
+}
+
+// groups builds the groups of e.scens: those of one link scenario (consecutive in e.scens) with one delay.
+func (e *evaluation) groups() {
+	e.grp = e.grp[:0]
+	for i := range e.scens {
+		sc := &e.scens[i]
+		found := false
+		for k := len(e.grp) - 1; k >= 0; k-- {
+			g := &e.grp[k]
+			if g.sc.prim != sc.prim || g.sc.sec != sc.sec {
+				break // another link scenario: groups never span two
+			}
+			if g.sc.tJoin == sc.tJoin {
+				g.w += sc.w
+				g.fixedJW += sc.w * sc.fixedJ
+				found = true
+				break
+			}
+		}
+		if !found {
+			e.grp = append(e.grp, group{sc: sc, w: sc.w, fixedJW: sc.w * sc.fixedJ})
+		}
+	}
+	n := len(e.sizes.s)
+	for k := range e.grp {
+		g := &e.grp[k]
+		g.pltSP, g.lateSP, g.pltSuffix = make([]float64, n), make([]float64, n), make([]float64, n+1)
+		g.primSlope, g.secSlope = slopes(&g.sc.primSP), slopes(&g.sc.secBase)
+		var sp points
+		for i, t := range g.sc.secBase.t {
+			sp.add(t, g.sc.secBase.b[i])
+		}
+		sp.end(g.sc.secBase.tail)
+		g.secPB = sp.pb
+		for j := range n {
+			g.pltSP[j] = (g.sc.tSP[j] + e.process) * e.rSP
+			g.lateSP[j] = math.Max(0, g.pltSP[j]-e.deadline)
+		}
+		for j := n - 1; j >= 0; j-- {
+			g.pltSuffix[j] = g.pltSuffix[j+1] + e.sizes.w[j]*g.pltSP[j]
+		}
+	}
+	e.wSuffix = make([]float64, n+1)
+	for j := n - 1; j >= 0; j-- {
+		e.wSuffix[j] = e.wSuffix[j+1] + e.sizes.w[j]
+	}
+}
+
+// sweep weighs every candidate θ1 (e.cands) once: E[U] and whether its saving is clear (expectedSaving's), with
+// the multipath curve as it is (e.uN, e.clearN) and, when both, with WiFi as backup too (e.uC, e.clearC), in one
+// pass over the groups and sizes, which the two ways share.
+func (e *evaluation) sweep(both bool) {
+	n := len(e.cands)
+	e.uN, e.clearN, e.uC, e.clearC = grow(e.uN, n), growB(e.clearN, n), grow(e.uC, n), growB(e.clearC, n)
+	for i, c := range e.cands {
+		e.uN[i], e.clearN[i], e.uC[i], e.clearC[i] = e.weigh(c, both)
+	}
+	e.swept, e.sweptBoth = true, both
+}
+
+func grow(x []float64, n int) []float64 {
+	if cap(x) < n {
+		return make([]float64, n)
+	}
+	return x[:n]
+}
+
+func growB(x []bool, n int) []bool {
+	if cap(x) < n {
+		return make([]bool, n)
+	}
+	return x[:n]
+}
+
+// expectedSaving is E[U] at theta over scenarios and sizes (sizes a connection never takes past theta cost nothing)
+// and whether the seconds multipath saves on the sizes that pass theta exceed the model's own error on their
+// page-load time (learning.trial_error of the single-path time, in expectation): a smaller saving cannot be told
+// from a loss, while the join's energy and bytes are sure. Beside a bursty 3G link the model predicted a 3.5 MB page
+// 0.26 s faster of 5.2 s, and multipath made it twice as slow. WiFi as backup or not, as e.cellFirst says.
+func (e *evaluation) expectedSaving(theta float64) (float64, bool) {
+	uN, clearN, uC, clearC := e.weigh(theta, e.cellFirst)
+	if e.cellFirst {
+		return uC, clearC
+	}
+	return uN, clearN
+}
+
+// expected is E[U] at theta.
+func (e *evaluation) expected(theta float64) float64 {
+	eu, _ := e.expectedSaving(theta)
+	return eu
+}
+
+// weigh is expectedSaving at theta without WiFi as backup and, when both, with it.
+func (e *evaluation) weigh(theta float64, both bool) (uN float64, clearN bool, uC float64, clearC bool) {
+	// Sizes ascend: the first one past θ1 starts the sum.
+	first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta, math.Inf(1)))
+	if first == len(e.sizes.s) {
+		return 0, false, 0, false
+	}
+	above := e.wSuffix[first]
+	var savedN, savedC, plt float64
+	for k := range e.grp {
+		g := &e.grp[k]
+		vn, sn, vc, sc := e.groupSum(g, theta, first, both)
+		fixed := e.w.EnergyPerJ * g.fixedJW * above
+		uN += g.w*vn - fixed
+		uC += g.w*vc - fixed
+		savedN += g.w * sn
+		savedC += g.w * sc
+		plt += g.w * g.pltSuffix[first]
+	}
+	margin := e.p.Learning.TrialError * plt
+	return uN, savedN > margin, uC, both && savedC > margin
+}
+
+// groupSum is Σ_j w_j v_j and Σ_j w_j saved_j over the sizes from first on, for g's curves at theta, without and
+// (when both) with WiFi as backup: eval's terms without the join's fixed energy. Each multipath curve is built only
+// as far as the largest size, as points (time, bytes, time per byte to the next): without WiFi as backup the points
+// of the primary's curve and of the secondary's shifted one, merged as sum merges them; with it, past t0 the
+// primary's bytes at t0 plus the secondary's own curve from t0 (mpCurve's capped primary never grows after t0).
+func (e *evaluation) groupSum(g *group, theta float64, first int, both bool) (vN, sN, vC, sC float64) {
+	sc := g.sc
+	tReq := math.Max(sc.tEst, sc.primSP.inv(theta)) + e.p.Multipath.ReactMS/1000
+	t0 := tReq + sc.tJoin
+	s := e.sizes.s
+	// A size the primary alone completes by t0 gains nothing and puts no byte on the secondary: its terms are 0.
+	j := first
+	c := sc.primSP.at(t0)
+	if s[j] <= c {
+		k, _ := slices.BinarySearch(s[j:], math.Nextafter(c, math.Inf(1)))
+		j += k
+		if j == len(s) {
+			return 0, 0, 0, 0
+		}
+	}
+	e.ptsN.merged(&sc.primSP, g.primSlope, &sc.secBase, g.secSlope, t0+sc.secUseful, sc.hol, s[len(s)-1])
+	nx, nv, nb := e.ptsN.x, e.ptsN.v, e.ptsN.pb
+	lastN, kn := len(nx)-1, 0
+	// With WiFi as backup, the secondary's own curve reached at s − c, from t0.
+	secT, secB, secS, secTail := sc.secBase.t, sc.secBase.b, g.secSlope, sc.secBase.tail
+	secPB := g.secPB
+	lastS := len(secT) - 1
+	kc, siN, siC := 0, 0, 0
+	w := e.w
+	// v = T saved + L late − E (activeW cellBytes / rate + wifiJ) − C cellBytes / 1e6, with wifiJ = −wifiW
+	// max(0, tSP − tMP): the cellular bytes' price per byte and the WiFi time's per second.
+	perByte := w.EnergyPerJ*sc.activeW/sc.sec.rate + w.CellPerMB/1e6
+	perWiFiS := w.EnergyPerJ * e.wifiW
+	sw, tSPs, pltSP, lateSP := e.sizes.w, sc.tSP, g.pltSP, g.lateSP
+	process, deadline, rMP0, rSP := e.process, e.deadline, e.rMP, e.rSP
+	timeW, lateW := w.TimePerS, w.LatePerS
+	// Without WiFi as backup: the merged curve's inverse at each size.
+	for jj := j; jj < len(s); jj++ {
+		sj, tSP := s[jj], tSPs[jj]
+		for kn < lastN && nv[kn+1] < sj {
+			kn++
+		}
+		tMP := nx[kn]
+		if sj > nv[kn] {
+			tMP += (sj - nv[kn]) * nb[kn]
+		}
+		if tSP < tMP {
+			tMP = tSP
+		}
+		x := tMP - t0
+		cellBytes := secB[0]
+		if x > secT[0] {
+			for siN < lastS && secT[siN+1] <= x {
+				siN++
+			}
+			if siN == lastS {
+				cellBytes = secB[lastS] + secTail*(x-secT[lastS])
+			} else {
+				cellBytes = secB[siN] + secS[siN]*(x-secT[siN])
+			}
+		}
+		rMP := rMP0
+		if cellBytes <= 0 {
+			rMP = rSP
+		}
+		pltMP := (tMP + process) * rMP
+		saved := pltSP[jj] - pltMP
+		lateMP := pltMP - deadline
+		if lateMP < 0 {
+			lateMP = 0
+		}
+		wifiS := tSP - tMP
+		if wifiS < 0 {
+			wifiS = 0
+		}
+		vN += sw[jj] * (timeW*saved + lateW*(lateSP[jj]-lateMP) - perByte*cellBytes + perWiFiS*wifiS)
+		sN += sw[jj] * saved
+	}
+	if !both {
+		return vN, sN, 0, 0
+	}
+	// With WiFi as backup: the secondary's curve inverted at s − c, from t0.
+	for ; j < len(s); j++ {
+		sj, tSP := s[j], tSPs[j]
+		r := sj - c
+		for kc < lastS && secB[kc+1] < r {
+			kc++
+		}
+		tMP := t0 + secT[kc]
+		if r > secB[kc] {
+			tMP += (r - secB[kc]) * secPB[kc]
+		}
+		if tSP < tMP {
+			tMP = tSP
+		}
+		x := tMP - t0
+		cellBytes := secB[0]
+		if x > secT[0] {
+			for siC < lastS && secT[siC+1] <= x {
+				siC++
+			}
+			if siC == lastS {
+				cellBytes = secB[lastS] + secTail*(x-secT[lastS])
+			} else {
+				cellBytes = secB[siC] + secS[siC]*(x-secT[siC])
+			}
+		}
+		rMP := rMP0
+		if cellBytes <= 0 {
+			rMP = rSP
+		}
+		pltMP := (tMP + process) * rMP
+		saved := pltSP[j] - pltMP
+		lateMP := pltMP - deadline
+		if lateMP < 0 {
+			lateMP = 0
+		}
+		wifiS := tSP - tMP
+		if wifiS < 0 {
+			wifiS = 0
+		}
+		vC += sw[j] * (timeW*saved + lateW*(lateSP[j]-lateMP) - perByte*cellBytes + perWiFiS*wifiS)
+		sC += sw[j] * saved
+	}
+	return vN, sN, vC, sC
+}
+
+// slopes are a curve's segment slopes (bytes per second): slopes[i] on [t[i], t[i+1]], 0 on a segment of no length.
+func slopes(f *plf) []float64 {
+	out := make([]float64, max(len(f.t)-1, 0))
+	for i := range out {
+		if dt := f.t[i+1] - f.t[i]; dt > 0 {
+			out[i] = (f.b[i+1] - f.b[i]) / dt
+		}
+	}
+	return out
+}
+
+// points is a nondecreasing piecewise-linear curve as its inverse reads it: points (x[k], v[k]) and pb[k], the time
+// per byte from point k to the next (past the last point, at the curve's tail; +Inf where it grows no more; 0 on a
+// step of no length). The evaluation keeps one and rebuilds it for every group and θ1 without allocating.
+type points struct {
+	x, v, pb []float64
+}
+
+func (p *points) reset() { p.x, p.v, p.pb = p.x[:0], p.v[:0], p.pb[:0] }
+
+// add appends a point; the previous point's time per byte is set from it.
+func (p *points) add(x, v float64) {
+	if n := len(p.x); n > 0 {
+		p.pb[n-1] = 0
+		if v > p.v[n-1] {
+			p.pb[n-1] = (x - p.x[n-1]) / (v - p.v[n-1])
+		}
+	}
+	p.x, p.v, p.pb = append(p.x, x), append(p.v, v), append(p.pb, 0)
+}
+
+// end sets the last point's time per byte from the tail's slope (bytes per second).
+func (p *points) end(slope float64) {
+	p.pb[len(p.pb)-1] = inf
+	if slope > 0 {
+		p.pb[len(p.pb)-1] = 1 / slope
+	}
+}
+
+// merged is f(x) + h g(x − d) (g 0 before its start), on the union of the two curves' breakpoints, as far as the
+// first point that reaches upTo: mpCurve's sum of the primary's curve and the secondary's shifted by d.
+func (p *points) merged(f *plf, fs []float64, g *plf, gs []float64, d, h, upTo float64) {
+	p.reset()
+	fi, gi := 0, 0 // the next breakpoint of each not yet added
+	for fi < len(f.t) || gi < len(g.t) {
+		var x, v float64
+		if gi < len(g.t) && (fi == len(f.t) || g.t[gi]+d < f.t[fi]) {
+			x = g.t[gi] + d
+			v = seg(f, fs, fi, x) + h*g.b[gi]
+			gi++
+		} else {
+			x = f.t[fi]
+			gv := seg(g, gs, gi, x-d)
+			if gi < len(g.t) && g.t[gi]+d == x {
+				gv = g.b[gi]
+				gi++
+			}
+			v = f.b[fi] + h*gv
+			fi++
+		}
+		p.add(x, v)
+		if v >= upTo {
+			// Every size is reached by this point: the rest of the curve is never read.
+			p.pb[len(p.pb)-1] = 0
+			return
+		}
+	}
+	p.end(f.tail + h*g.tail)
+}
+
+// seg is a curve's value at x on the segment that ends at breakpoint next (its tail past the last breakpoint),
+// 0 before its first.
+func seg(f *plf, fs []float64, next int, x float64) float64 {
+	switch {
+	case next == 0:
+		return 0
+	case next == len(f.t):
+		return f.b[next-1] + f.tail*(x-f.t[next-1])
+	}
+	return f.b[next-1] + fs[next-1]*(x-f.t[next-1])
+}

@@ -1,0 +1,84 @@
+package model
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
+)
+
+// expectedSavingRef is expectedSaving as its definition reads: every scenario, its own multipath curve, every size
+// above theta through eval.
+func (e *evaluation) expectedSavingRef(theta float64) (float64, bool) {
+	first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta, math.Inf(1)))
+	if first == len(e.sizes.s) {
+		return 0, false
+	}
+	var eu, saved, plt float64
+	for i := range e.scens {
+		sc := &e.scens[i]
+		mp, t0 := e.mpCurve(sc, theta)
+		for j := first; j < len(e.sizes.s); j++ {
+			a := e.eval(sc, &mp, t0, e.sizes.s[j], sc.tSP[j])
+			w := sc.w * e.sizes.w[j]
+			eu += w * a.u
+			saved += w * a.saved
+			plt += w * a.pltSP
+		}
+	}
+	return eu, saved > e.p.Learning.TrialError*plt
+}
+
+// The hot loop (grouped scenarios, cursors, buffers) gives what the definition gives, for every candidate θ1 and
+// both ways of carrying multipath out, over the recorded inputs and a few by hand: an unsure radio whose states
+// share a delay, a 3G radio, WiFi as backup, a θ2 cap, learned corrections.
+func TestExpectedSavingAgreesWithDefinition(t *testing.T) {
+	p := params(t)
+	ins := recordedInputs(150)
+	ins = append(ins,
+		Input{Protocol: H2, Primary: wifi(), Secondary: lte(), Size: seen(2e6, 20), RRC: &RRC{Tech: "lte", State: "idle", Spread: []RRCShare{
+			{State: "idle", SinceMS: 9000, P: 0.4}, {State: "long_drx", SinceMS: 3000, P: 0.55}, {State: "continuous", SinceMS: 50, P: 0.05}}}},
+		Input{Protocol: HTTP1, Primary: wifi(), Secondary: g3(), Size: seen(3e6, 5), RRC: g3DCH},
+		Input{Protocol: H2, Primary: mk("wifi", 30, 2), Secondary: mk("cellular", 50, 34), Size: seen(1.5e6, 3), RRC: lteConnected},
+		Input{Protocol: H2, Primary: wifi(), Secondary: lte(), Size: seen(2e6, 4), RRC: lteIdle, Learned: &Correction{SP: 1, MP: 1.4, SPLoad: 3, MPLoad: 3}},
+	)
+	pairs := 0
+	for n, in := range ins {
+		in.Params = p
+		if in.Validate() != nil {
+			continue
+		}
+		prefs := protocol.Prefs{Mode: p.Defaults.Mode, DeadlineMS: p.Defaults.DeadlineMS}
+		if in.Prefs != nil {
+			prefs = *in.Prefs
+			if prefs.DeadlineMS <= 0 {
+				prefs.DeadlineMS = p.Defaults.DeadlineMS
+			}
+		}
+		w, ok := p.Modes[prefs.Mode]
+		if !ok {
+			w = p.Modes[p.Defaults.Mode]
+		}
+		var notes []string
+		var theta2 *int64
+		if n%4 == 1 {
+			theta2 = i64(300_000)
+		}
+		e := newEvaluation(in, w, prefs, theta2, &notes)
+		for _, cf := range []bool{false, true} {
+			e.cellFirst = cf
+			for _, c := range e.candidates() {
+				got, gotClear := e.expectedSaving(c)
+				want, wantClear := e.expectedSavingRef(c)
+				pairs++
+				if !closeTo(got, want) || gotClear != wantClear {
+					t.Fatalf("input %d θ1 %v cellFirst %v: E[U] %v clear %v, definition %v clear %v", n, c, cf, got, gotClear, want, wantClear)
+				}
+			}
+		}
+	}
+	if pairs < 5000 {
+		t.Errorf("only %d θ1 compared", pairs)
+	}
+}
