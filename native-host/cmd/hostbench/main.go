@@ -3,7 +3,15 @@
 // echo over io.Pipe without the dispatcher. It prints p50, p99 and mean per round trip and each against the
 // baseline.
 //
-//	go run ./native-host/cmd/hostbench [-n N] [-host dist/mpsurf-host]
+// The "serving host" lines decide as the host does on a navigation: the real Decider with the model, its input
+// read from a real SQLite store that keeps 40 loads of the page's site (20 of its path class), every decision
+// logged to that store before the reply, links not measured yet (priors), the radio sure (idle) or unsure of its
+// state (three states weighed, as a host that resumes after cellular traffic it did not see). The store lives in
+// -db-dir: on a RAM file system (the default, /dev/shm) the numbers are the decision's own; on a disk each reply
+// also waits for the log's synchronous write (PRAGMA synchronous=FULL: an acknowledged decision survives a power
+// loss), which the disk sets.
+//
+//	go run ./native-host/cmd/hostbench [-n N] [-host dist/mpsurf-host] [-db-dir DIR]
 package main
 
 import (
@@ -15,13 +23,17 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/cli"
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
+	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/store"
 	"github.com/mpsurf/mpsurf/native-host/wire"
 )
 
@@ -31,14 +43,15 @@ func main() {
 	fs := cli.Flags("hostbench")
 	n := fs.Int("n", 0, "round trips per measurement (default 20000 in-process, 5000 subprocess)")
 	hostPath := fs.String("host", "dist/mpsurf-host", "the mpsurf-host binary for the subprocess measurement")
+	dbDir := fs.String("db-dir", "/dev/shm", "where the serving host's store is made (and removed after)")
 	if err := cli.ParseNone(fs, os.Args[1:]); err != nil {
-		os.Exit(cli.Exit(err, "hostbench", cli.Described(fs, "usage: hostbench [-n N] [-host BINARY]\n"), os.Stdout, os.Stderr))
+		os.Exit(cli.Exit(err, "hostbench", cli.Described(fs, "usage: hostbench [-n N] [-host BINARY] [-db-dir DIR]\n"), os.Stdout, os.Stderr))
 	}
 	nIn, nSub := 20000, 5000
 	if *n > 0 {
 		nIn, nSub = *n, *n
 	}
-	if err := run(nIn, nSub, *hostPath); err != nil {
+	if err := run(nIn, nSub, *hostPath, *dbDir); err != nil {
 		fmt.Fprintln(os.Stderr, "hostbench:", err)
 		os.Exit(1)
 	}
@@ -59,7 +72,7 @@ func summarize(name string, d []time.Duration) stats {
 	return stats{name: name, n: len(d), p50: d[len(d)/2], p99: d[len(d)*99/100], mean: sum / time.Duration(len(d))}
 }
 
-func run(nIn, nSub int, hostPath string) error {
+func run(nIn, nSub int, hostPath, dbDir string) error {
 	var results []stats
 
 	base, err := measurePipe(nIn, func(in io.Reader, out io.Writer) error {
@@ -92,6 +105,18 @@ func run(nIn, nSub int, hostPath string) error {
 	}
 	results = append(results, summarize("in-process: decide over io.Pipe", inproc))
 
+	for _, unsure := range []bool{false, true} {
+		d, err := measureServing(nIn/4, unsure, dbDir, store)
+		if err != nil {
+			return fmt.Errorf("serving host: %w", err)
+		}
+		name := "serving host: 40 loads, radio sure"
+		if unsure {
+			name = "serving host: 40 loads, radio unsure"
+		}
+		results = append(results, summarize(name, d))
+	}
+
 	if _, err := os.Stat(hostPath); err != nil {
 		fmt.Fprintf(os.Stderr, "hostbench: no subprocess measurement: %v (build it with npm run build:host)\n", err)
 	} else {
@@ -102,11 +127,12 @@ func run(nIn, nSub int, hostPath string) error {
 		results = append(results, summarize("subprocess: decide over pipes", sub))
 	}
 
-	fmt.Printf("%-36s %7s %10s %10s %10s %8s %8s\n", "", "n", "p50", "p99", "mean", "p50/base", "mean/base")
+	fmt.Printf("%-38s %7s %10s %10s %10s %8s %8s %8s\n", "", "n", "p50", "p99", "mean", "p50/base", "p99/base", "mean/base")
 	for _, s := range results {
-		fmt.Printf("%-36s %7d %10s %10s %10s %8.1f %8.1f\n", s.name, s.n, us(s.p50), us(s.p99), us(s.mean),
-			float64(s.p50)/float64(results[0].p50), float64(s.mean)/float64(results[0].mean))
+		fmt.Printf("%-38s %7d %10s %10s %10s %8.1f %8.1f %8.1f\n", s.name, s.n, us(s.p50), us(s.p99), us(s.mean),
+			float64(s.p50)/float64(results[0].p50), float64(s.p99)/float64(results[0].p99), float64(s.mean)/float64(results[0].mean))
 	}
+	fmt.Printf("serving host's store in %s\n", dbDir)
 	return nil
 }
 
@@ -149,6 +175,7 @@ func roundTrips(n int, to io.Writer, from io.Reader, checkOK bool) ([]time.Durat
 }
 
 func measurePipe(n int, serve func(io.Reader, io.Writer) error, checkOK bool) ([]time.Duration, error) {
+
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
@@ -185,4 +212,126 @@ func measureSubprocess(n int, hostPath string) ([]time.Duration, error) {
 		err = werr
 	}
 	return d, err
+}
+
+// fixedLinks is a device whose paths are not measured yet (the model takes its priors) and whose radio is in a
+// given state: the links part of the decision without a sampler running beside the measurement.
+type fixedLinks struct{ rrc *model.RRC }
+
+func (l fixedLinks) View() decide.View         { return decide.View{RRC: l.rrc} }
+func (l fixedLinks) Status() decide.LinkStatus { return decide.LinkStatus{} }
+func (l fixedLinks) CellRx() (int64, bool)     { return 0, false }
+
+// benchOrigin is the page the serving host decides for, and benchPath its path (class /gallery/:id).
+const (
+	benchOrigin = "https://example.com"
+	benchPath   = "/gallery/7"
+)
+
+// measureServing times n decide round trips through a serving host (see the package comment) whose store, made
+// in dbDir and removed after, keeps 40 loads of benchOrigin: 20 of the path's class (1.9-2.1 MB), 20 other pages
+// (30-790 kB), as modelbench's "history" inputs.
+func measureServing(n int, unsure bool, dbDir string, pol *policy.Store) ([]time.Duration, error) {
+	dir, err := os.MkdirTemp(dbDir, "hostbench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	db, err := store.Open(filepath.Join(dir, "bench.db"), store.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	ctx := context.Background()
+	for i := range int64(20) {
+		for _, o := range []store.Observation{
+			{Origin: benchOrigin, Tab: 1, Nav: fmt.Sprintf("o%d", i), PathClass: "/page/:id", Protocol: "h2", TransferBytes: 30_000 + i*40_000, PLTms: 900},
+			{Origin: benchOrigin, Tab: 1, Nav: fmt.Sprintf("c%d", i), PathClass: store.PathClass(benchPath), Protocol: "h2", TransferBytes: 1_900_000 + i*10_000, PLTms: 2500},
+		} {
+			if _, err := db.Report(ctx, o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	p, src, err := model.Open("")
+	if err != nil {
+		return nil, err
+	}
+	rrc := &model.RRC{Tech: "lte", State: "idle", SinceMS: 60000}
+	if unsure {
+		rrc = &model.RRC{Tech: "lte", State: "idle", SinceMS: 9000, Spread: []model.RRCShare{
+			{State: "idle", SinceMS: 9000, P: 0.4}, {State: "long_drx", SinceMS: 3000, P: 0.55}, {State: "continuous", SinceMS: 50, P: 0.05}}}
+	}
+	log := slog.New(slog.DiscardHandler)
+	dec := decide.New(decide.Config{Params: p, ParamsSource: src, Links: fixedLinks{rrc}, Memory: db, Log: log})
+	srv := host.NewServer(pol, dec, nil, log)
+	srv.SetStore(db, nil)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := srv.Serve(ctx, host.Config{In: inR, Out: outW, Log: log})
+		outW.Close()
+		done <- err
+	}()
+	d, err := navigations(n, inW, outR)
+	inW.Close()
+	if serr := <-done; serr != nil && !errors.Is(serr, io.EOF) && err == nil {
+		err = serr
+	}
+	return d, err
+}
+
+// navigations times n decide round trips (after warmup more), each followed, untimed, by the report of the page's
+// load as the extension sends it (its size and page-load time) and by a load of another site: the store then holds
+// what a browsing session leaves, each decision with its outcome, the user's pages elsewhere beside them, and the
+// model learns from them as it would.
+func navigations(n int, to io.Writer, from io.Reader) ([]time.Duration, error) {
+	r := wire.NewReader(from, wire.MaxOut)
+	d := make([]time.Duration, 0, n)
+	ask := func(req []byte) ([]byte, error) {
+		if _, err := to.Write(req); err != nil {
+			return nil, err
+		}
+		return r.Read()
+	}
+	for i := range n + warmup {
+		id := 2*(i%(protocol.MaxID/2)) + 1
+		nav := fmt.Sprintf("12-%d", i)
+		start := time.Now()
+		reply, err := ask(wire.Append(nil, fmt.Appendf(nil,
+			`{"v":1,"id":%d,"type":"decide","body":{"origin":%q,"tab":12,"nav":%q,"path":%q}}`, id, benchOrigin, nav, benchPath)))
+		if err != nil {
+			return nil, err
+		}
+		elapsed := time.Since(start)
+		// The decision weighed the history: a 2 MB page of a class loaded 20 times goes multipath, else the
+		// measurement would time a decision that read nothing.
+		if !bytes.Contains(reply, []byte(`"ok":true`)) || !bytes.Contains(reply, []byte(`"multipath":true`)) {
+			return nil, fmt.Errorf("decide %d: not a multipath decision for a 2 MB page with history: %s", i, reply)
+		}
+		if i >= warmup {
+			d = append(d, elapsed)
+		}
+		reply, err = ask(wire.Append(nil, fmt.Appendf(nil,
+			`{"v":1,"id":%d,"type":"report","body":{"origin":%q,"tab":12,"nav":%q,"protocol":"h2","transfer_bytes":%d,"plt_ms":%d,"multipath":true}}`,
+			id+1, benchOrigin, nav, 1_900_000+(i%20)*10_000, 1800+i%400)))
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(reply, []byte(`"ok":true`)) {
+			return nil, fmt.Errorf("report %d: %s", i, reply)
+		}
+		// Another site's load (no decision of its own here: its report only keeps its size).
+		reply, err = ask(wire.Append(nil, fmt.Appendf(nil,
+			`{"v":1,"id":%d,"type":"report","body":{"origin":"https://site%d.example","tab":13,"nav":%q,"protocol":"h2","transfer_bytes":%d,"plt_ms":900,"multipath":false}}`,
+			id+1, i%30, nav, 20_000+(i%30)*50_000)))
+		if err != nil {
+			return nil, err
+		}
+		if !bytes.Contains(reply, []byte(`"ok":true`)) {
+			return nil, fmt.Errorf("report %d, another site: %s", i, reply)
+		}
+	}
+	return d, nil
 }
