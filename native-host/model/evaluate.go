@@ -106,8 +106,6 @@ func evaluate(in Input) Output {
 
 	e := newEvaluation(in, w, prefs, out.Theta2, &notes)
 	out.Prior = e.prior
-	e.cands = e.candidates()
-	e.sweep(out.Theta2 == nil) // WiFi as backup is weighed only without a θ2 cap (preferCellular)
 	best, bestU := e.choose()
 	out.PreferCellular = e.preferCellular(&best, &bestU, out.Theta2)
 	trial := false
@@ -158,12 +156,9 @@ type evaluation struct {
 	grp     []group
 	wSuffix []float64
 	ptsN    points
-	// cands are the θ1 choose weighs, and uN, clearN (uC, clearC: with WiFi as backup) their expectedSaving, from
-	// one sweep over them (swept; sweptBoth when it weighed WiFi as backup too).
+	// cands are the θ1 choose weighs; us, ub and ubSuffix utilities' buffers.
 	cands            []float64
-	uN, uC           []float64
-	clearN, clearC   []bool
-	swept, sweptBoth bool
+	us, ub, ubSuffix []float64
 }
 
 // scen is one link scenario: both paths' numbers, with its probability.
@@ -584,28 +579,24 @@ func (e *evaluation) eval(sc *scen, mp *plf, t0, s, tSP float64) at {
 // multipath once it proves large (held-out check at 4153d8b, 20 Mbit/s WiFi beside 20 Mbit/s LTE: a 5 MB page first
 // seen after the site's 142 kB page went single path to the end). Where the links are still partly priors the
 // gain can stay too small even so: that page's first visit got never again at 2d419fe.
-func (e *evaluation) choose() (*float64, float64) {
-	if !e.swept || (e.cellFirst && !e.sweptBoth) {
+func (e *evaluation) choose() (*float64, float64) { return e.chooseAbove(math.Inf(-1)) }
+
+// chooseAbove is choose, except that a θ1 whose E[U] is bounded below floorU may be left unweighed (preferCellular).
+func (e *evaluation) chooseAbove(floorU float64) (*float64, float64) {
+	if e.cands == nil {
 		e.cands = e.candidates()
-		e.sweep(e.cellFirst)
 	}
 	cs := e.cands
-	us := make([]float64, len(cs))
-	top := 0.0 // never
-	for i := range cs {
-		u, clear := e.uN[i], e.clearN[i]
-		if e.cellFirst {
-			u, clear = e.uC[i], e.clearC[i]
-		}
-		if !clear {
-			u = math.Inf(-1)
-		}
-		us[i] = u
-		top = math.Max(top, us[i])
-	}
 	ind := e.p.Theta.IndifferenceS
 	if f := e.floor(); f > 0 {
 		ind *= e.sizes.above(f)
+	}
+	// Every θ1's E[U] (−Inf where its saving is not clear); those that cannot come within ind of the best are
+	// bounded rather than weighed, and are −Inf too (utilities).
+	us := e.utilities(ind, floorU)
+	top := 0.0 // never
+	for _, u := range us {
+		top = math.Max(top, u)
 	}
 	if top <= ind {
 		return nil, 0
@@ -631,7 +622,14 @@ func (e *evaluation) preferCellular(best **float64, bestU *float64, theta2 *int6
 		return false
 	}
 	e.cellFirst = true
-	cf, cfU := e.choose()
+	// Only a weighing better than the first by more than ind changes the choice, so no θ1 below the first's
+	// utility (below 0 when the first is never: then any pick above ind does) needs weighing exactly: whatever this
+	// choose picks among the rest, the answer below is the same.
+	floorU := 0.0
+	if *best != nil {
+		floorU = *bestU
+	}
+	cf, cfU := e.chooseAbove(floorU)
 	ind := e.p.Theta.IndifferenceS
 	if f := e.floor(); f > 0 {
 		ind *= e.sizes.above(f)

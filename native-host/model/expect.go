@@ -7,10 +7,12 @@ import (
 
 // The expected utility of a θ1 (expectedSaving) is the model's hot loop: every candidate θ1 (up to ~70), twice
 // (WiFi as backup or not), over every link scenario and radio state (up to 27) and every likely size above θ1 (up
-// to ~60). A navigation waits for it, on a laptop's battery, so it is computed here with no allocation, with
-// cursors that walk each piecewise-linear curve once per θ1 instead of searching it once per size, and once per
-// group of scenarios that share a curve (below). eval stays the definition of one term; expect_test.go checks that
-// the two agree, and the recorded decisions (recorded_test.go) that no decision moved.
+// to ~60). A navigation waits for it, on a laptop's battery, so it is computed here without allocating per θ1,
+// once per group of scenarios that share a curve (below), walking each curve once per θ1 instead of searching it
+// once per size, and only for the θ1 that can be chosen: the others are bounded (utilities). eval stays the
+// definition of one term; expect_test.go checks that the two agree and pick the same θ1, and the recorded
+// decisions (recorded_test.go) that no decision moved: a model with 40 loads of history on links from priors took
+// 20.0 million instructions per decision before, 3.2 million after (valgrind --tool=callgrind, modelbench -case).
 
 // group is a link scenario with the radio states whose promotion delay is the same: they share the multipath curve
 // (the join waits only for the delay) and differ only in the energy every join costs (sc.fixedJ: the promotion and
@@ -77,28 +79,58 @@ func (e *evaluation) groups() {
 	}
 }
 
-// sweep weighs every candidate θ1 (e.cands) once: E[U] and whether its saving is clear (expectedSaving's), with
-// the multipath curve as it is (e.uN, e.clearN) and, when both, with WiFi as backup too (e.uC, e.clearC), in one
-// pass over the groups and sizes, which the two ways share.
-func (e *evaluation) sweep(both bool) {
-	n := len(e.cands)
-	e.uN, e.clearN, e.uC, e.clearC = grow(e.uN, n), growB(e.clearN, n), grow(e.uC, n), growB(e.clearC, n)
-	for i, c := range e.cands {
-		e.uN[i], e.clearN[i], e.uC[i], e.clearC[i] = e.weigh(c, both)
+// utilities are expectedSaving's E[U] of every candidate θ1 (e.cands, ascending), one way of carrying multipath
+// out (e.cellFirst), −Inf where the saving is not clear, and −Inf too where E[U] cannot come within ind of the
+// best (choose's margin), so that choose picks what it would pick from every E[U]: those are bounded, not weighed.
+//
+// The bound: a later join (a larger θ1: t0 grows with it) never completes a size sooner, without WiFi as backup
+// (the secondary's bytes only come later) and with it (the primary's bytes by t0 plus the secondary's from t0
+// never exceed the primary's curve plus the secondary's from the earlier t0); so a size's terms at any larger θ1
+// are at most its time terms at the earlier t0's completion (its cellular bytes' cost, at least 0, left out), and
+// at least 0 once it completes by t0 on the primary alone. Each θ1 weighed exactly gives that bound, summed over
+// the sizes above any larger θ1; one whose bound falls short of the best so far less ind is not weighed.
+//
+// A θ1 bounded below floorU is not weighed either (preferCellular: only a weighing better than the first one
+// matters).
+func (e *evaluation) utilities(ind, floorU float64) []float64 {
+	n := len(e.sizes.s)
+	e.us = grow(e.us, len(e.cands))
+	e.ub, e.ubSuffix = grow(e.ub, n), grow(e.ubSuffix, n+1)
+	bounded := false
+	fixedJW := 0.0
+	for k := range e.grp {
+		fixedJW += e.grp[k].fixedJW
 	}
-	e.swept, e.sweptBoth = true, both
+	top := 0.0 // never
+	for i, theta := range e.cands {
+		first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta, math.Inf(1)))
+		if first == n {
+			e.us[i] = math.Inf(-1) // no size passes θ1: a zero saving is not clear
+			continue
+		}
+		if bounded && e.ubSuffix[first]-e.w.EnergyPerJ*fixedJW*e.wSuffix[first] < math.Max(top-ind, floorU) {
+			e.us[i] = math.Inf(-1)
+			continue
+		}
+		clear(e.ub)
+		u, ok := e.weighOne(theta, first, e.cellFirst, e.ub)
+		bounded = true
+		e.ubSuffix[n] = 0
+		for j := n - 1; j >= 0; j-- {
+			e.ubSuffix[j] = e.ubSuffix[j+1] + e.sizes.w[j]*e.ub[j]
+		}
+		if !ok {
+			u = math.Inf(-1)
+		}
+		e.us[i] = u
+		top = math.Max(top, u)
+	}
+	return e.us
 }
 
 func grow(x []float64, n int) []float64 {
 	if cap(x) < n {
 		return make([]float64, n)
-	}
-	return x[:n]
-}
-
-func growB(x []bool, n int) []bool {
-	if cap(x) < n {
-		return make([]bool, n)
 	}
 	return x[:n]
 }
@@ -109,11 +141,11 @@ func growB(x []bool, n int) []bool {
 // from a loss, while the join's energy and bytes are sure. Beside a bursty 3G link the model predicted a 3.5 MB page
 // 0.26 s faster of 5.2 s, and multipath made it twice as slow. WiFi as backup or not, as e.cellFirst says.
 func (e *evaluation) expectedSaving(theta float64) (float64, bool) {
-	uN, clearN, uC, clearC := e.weigh(theta, e.cellFirst)
-	if e.cellFirst {
-		return uC, clearC
+	first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta, math.Inf(1)))
+	if first == len(e.sizes.s) {
+		return 0, false
 	}
-	return uN, clearN
+	return e.weighOne(theta, first, e.cellFirst, nil)
 }
 
 // expected is E[U] at theta.
@@ -122,35 +154,28 @@ func (e *evaluation) expected(theta float64) float64 {
 	return eu
 }
 
-// weigh is expectedSaving at theta without WiFi as backup and, when both, with it.
-func (e *evaluation) weigh(theta float64, both bool) (uN float64, clearN bool, uC float64, clearC bool) {
-	// Sizes ascend: the first one past θ1 starts the sum.
-	first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta, math.Inf(1)))
-	if first == len(e.sizes.s) {
-		return 0, false, 0, false
-	}
+// weighOne is expectedSaving at theta (first: its first size above theta), with WiFi as backup or not; ub, unless
+// nil, receives each size's bound for larger θ1 (utilities), summed over the groups with their probabilities.
+func (e *evaluation) weighOne(theta float64, first int, cellFirst bool, ub []float64) (float64, bool) {
 	above := e.wSuffix[first]
-	var savedN, savedC, plt float64
+	var eu, saved, plt float64
 	for k := range e.grp {
 		g := &e.grp[k]
-		vn, sn, vc, sc := e.groupSum(g, theta, first, both)
-		fixed := e.w.EnergyPerJ * g.fixedJW * above
-		uN += g.w*vn - fixed
-		uC += g.w*vc - fixed
-		savedN += g.w * sn
-		savedC += g.w * sc
+		v, s := e.groupSum(g, theta, first, cellFirst, ub)
+		eu += g.w*v - e.w.EnergyPerJ*g.fixedJW*above
+		saved += g.w * s
 		plt += g.w * g.pltSuffix[first]
 	}
-	margin := e.p.Learning.TrialError * plt
-	return uN, savedN > margin, uC, both && savedC > margin
+	return eu, saved > e.p.Learning.TrialError*plt
 }
 
-// groupSum is Σ_j w_j v_j and Σ_j w_j saved_j over the sizes from first on, for g's curves at theta, without and
-// (when both) with WiFi as backup: eval's terms without the join's fixed energy. Each multipath curve is built only
-// as far as the largest size, as points (time, bytes, time per byte to the next): without WiFi as backup the points
-// of the primary's curve and of the secondary's shifted one, merged as sum merges them; with it, past t0 the
-// primary's bytes at t0 plus the secondary's own curve from t0 (mpCurve's capped primary never grows after t0).
-func (e *evaluation) groupSum(g *group, theta float64, first int, both bool) (vN, sN, vC, sC float64) {
+// groupSum is Σ_j w_j v_j and Σ_j w_j saved_j over the sizes from first on, for g's curves at theta, WiFi as
+// backup or not: eval's terms without the join's fixed energy. The multipath curve is built only as far as the
+// largest size, as points (time, bytes, time per byte to the next): without WiFi as backup the points of the
+// primary's curve and of the secondary's shifted one, merged as sum merges them; with it, past t0 the primary's
+// bytes at t0 plus the secondary's own curve from t0 (mpCurve's capped primary never grows after t0). ub, unless
+// nil, gets g.w times each size's bound for larger θ1 added (utilities).
+func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool, ub []float64) (vSum, sSum float64) {
 	sc := g.sc
 	tReq := math.Max(sc.tEst, sc.primSP.inv(theta)) + e.p.Multipath.ReactMS/1000
 	t0 := tReq + sc.tJoin
@@ -162,17 +187,24 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, both bool) (vN
 		k, _ := slices.BinarySearch(s[j:], math.Nextafter(c, math.Inf(1)))
 		j += k
 		if j == len(s) {
-			return 0, 0, 0, 0
+			return 0, 0
 		}
 	}
-	e.ptsN.merged(&sc.primSP, g.primSlope, &sc.secBase, g.secSlope, t0+sc.secUseful, sc.hol, s[len(s)-1])
-	nx, nv, nb := e.ptsN.x, e.ptsN.v, e.ptsN.pb
-	lastN, kn := len(nx)-1, 0
-	// With WiFi as backup, the secondary's own curve reached at s − c, from t0.
-	secT, secB, secS, secTail := sc.secBase.t, sc.secBase.b, g.secSlope, sc.secBase.tail
-	secPB := g.secPB
+	// The completion's curve: without WiFi as backup the merged one; with it, the secondary's own from t0 on top of
+	// c, read through its time per byte (secPB); for the bound with WiFi as backup, the primary's curve plus the
+	// secondary's from t0, which no later switch to the secondary alone exceeds.
+	var px, pv, pb []float64
+	if !cellFirst {
+		e.ptsN.merged(&sc.primSP, g.primSlope, &sc.secBase, g.secSlope, t0+sc.secUseful, sc.hol, s[len(s)-1])
+		px, pv, pb = e.ptsN.x, e.ptsN.v, e.ptsN.pb
+	} else if ub != nil {
+		e.ptsN.merged(&sc.primSP, g.primSlope, &sc.secBase, g.secSlope, t0, 1, s[len(s)-1])
+		px, pv, pb = e.ptsN.x, e.ptsN.v, e.ptsN.pb
+	}
+	lastP, kp := len(px)-1, 0
+	secT, secB, secS, secTail, secPB := sc.secBase.t, sc.secBase.b, g.secSlope, sc.secBase.tail, g.secPB
 	lastS := len(secT) - 1
-	kc, siN, siC := 0, 0, 0
+	kc, si := 0, 0
 	w := e.w
 	// v = T saved + L late − E (activeW cellBytes / rate + wifiJ) − C cellBytes / 1e6, with wifiJ = −wifiW
 	// max(0, tSP − tMP): the cellular bytes' price per byte and the WiFi time's per second.
@@ -180,76 +212,47 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, both bool) (vN
 	perWiFiS := w.EnergyPerJ * e.wifiW
 	sw, tSPs, pltSP, lateSP := e.sizes.w, sc.tSP, g.pltSP, g.lateSP
 	process, deadline, rMP0, rSP := e.process, e.deadline, e.rMP, e.rSP
+	rMin := math.Min(rMP0, rSP)
 	timeW, lateW := w.TimePerS, w.LatePerS
-	// Without WiFi as backup: the merged curve's inverse at each size.
-	for jj := j; jj < len(s); jj++ {
-		sj, tSP := s[jj], tSPs[jj]
-		for kn < lastN && nv[kn+1] < sj {
-			kn++
-		}
-		tMP := nx[kn]
-		if sj > nv[kn] {
-			tMP += (sj - nv[kn]) * nb[kn]
-		}
-		if tSP < tMP {
-			tMP = tSP
-		}
-		x := tMP - t0
-		cellBytes := secB[0]
-		if x > secT[0] {
-			for siN < lastS && secT[siN+1] <= x {
-				siN++
-			}
-			if siN == lastS {
-				cellBytes = secB[lastS] + secTail*(x-secT[lastS])
-			} else {
-				cellBytes = secB[siN] + secS[siN]*(x-secT[siN])
-			}
-		}
-		rMP := rMP0
-		if cellBytes <= 0 {
-			rMP = rSP
-		}
-		pltMP := (tMP + process) * rMP
-		saved := pltSP[jj] - pltMP
-		lateMP := pltMP - deadline
-		if lateMP < 0 {
-			lateMP = 0
-		}
-		wifiS := tSP - tMP
-		if wifiS < 0 {
-			wifiS = 0
-		}
-		vN += sw[jj] * (timeW*saved + lateW*(lateSP[jj]-lateMP) - perByte*cellBytes + perWiFiS*wifiS)
-		sN += sw[jj] * saved
-	}
-	if !both {
-		return vN, sN, 0, 0
-	}
-	// With WiFi as backup: the secondary's curve inverted at s − c, from t0.
 	for ; j < len(s); j++ {
 		sj, tSP := s[j], tSPs[j]
-		r := sj - c
-		for kc < lastS && secB[kc+1] < r {
-			kc++
+		// tCurve: the completion on the merged curve (without WiFi as backup: the completion itself; with it: the
+		// bound's earliest completion).
+		tCurve := tSP
+		if px != nil {
+			for kp < lastP && pv[kp+1] < sj {
+				kp++
+			}
+			tCurve = px[kp]
+			if sj > pv[kp] {
+				tCurve += (sj - pv[kp]) * pb[kp]
+			}
 		}
-		tMP := t0 + secT[kc]
-		if r > secB[kc] {
-			tMP += (r - secB[kc]) * secPB[kc]
+		tMP := tCurve
+		if cellFirst {
+			r := sj - c
+			for kc < lastS && secB[kc+1] < r {
+				kc++
+			}
+			tMP = t0 + secT[kc]
+			if r > secB[kc] {
+				tMP += (r - secB[kc]) * secPB[kc]
+			}
 		}
 		if tSP < tMP {
 			tMP = tSP
 		}
+		// The secondary's raw bytes by tMP (its curve from t0).
 		x := tMP - t0
 		cellBytes := secB[0]
 		if x > secT[0] {
-			for siC < lastS && secT[siC+1] <= x {
-				siC++
+			for si < lastS && secT[si+1] <= x {
+				si++
 			}
-			if siC == lastS {
+			if si == lastS {
 				cellBytes = secB[lastS] + secTail*(x-secT[lastS])
 			} else {
-				cellBytes = secB[siC] + secS[siC]*(x-secT[siC])
+				cellBytes = secB[si] + secS[si]*(x-secT[si])
 			}
 		}
 		rMP := rMP0
@@ -266,10 +269,23 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, both bool) (vN
 		if wifiS < 0 {
 			wifiS = 0
 		}
-		vC += sw[j] * (timeW*saved + lateW*(lateSP[j]-lateMP) - perByte*cellBytes + perWiFiS*wifiS)
-		sC += sw[j] * saved
+		vSum += sw[j] * (timeW*saved + lateW*(lateSP[j]-lateMP) - perByte*cellBytes + perWiFiS*wifiS)
+		sSum += sw[j] * saved
+		if ub != nil {
+			// The bound for any later t0: the time terms at the earliest completion tCurve, at the lower of the two
+			// page-load corrections, no cellular cost; never below 0 (a size past t0 costs nothing).
+			tb := math.Min(tCurve, tSP)
+			pltB := (tb + process) * rMin
+			lateB := pltB - deadline
+			if lateB < 0 {
+				lateB = 0
+			}
+			if bound := timeW*(pltSP[j]-pltB) + lateW*(lateSP[j]-lateB) + perWiFiS*(tSP-tb); bound > 0 {
+				ub[j] += g.w * bound
+			}
+		}
 	}
-	return vN, sN, vC, sC
+	return vSum, sSum
 }
 
 // slopes are a curve's segment slopes (bytes per second): slopes[i] on [t[i], t[i+1]], 0 on a segment of no length.

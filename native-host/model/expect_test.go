@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -81,4 +82,90 @@ func TestExpectedSavingAgreesWithDefinition(t *testing.T) {
 	if pairs < 5000 {
 		t.Errorf("only %d θ1 compared", pairs)
 	}
+}
+
+// chooseRef is choose from every θ1's E[U], none bounded.
+func (e *evaluation) chooseRef() (*float64, float64) {
+	cs := e.candidates()
+	top := 0.0
+	us := make([]float64, len(cs))
+	for i, c := range cs {
+		u, ok := e.expectedSavingRef(c)
+		if !ok {
+			u = math.Inf(-1)
+		}
+		us[i] = u
+		top = math.Max(top, u)
+	}
+	ind := e.p.Theta.IndifferenceS
+	if f := e.floor(); f > 0 {
+		ind *= e.sizes.above(f)
+	}
+	if top <= ind {
+		return nil, 0
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		if us[i] >= top-ind {
+			v := cs[i]
+			return &v, us[i]
+		}
+	}
+	return nil, 0
+}
+
+// The θ1 that choose picks, bounding the θ1 that cannot come within the margin of the best, is the one it picks
+// from every θ1's E[U] by definition, both ways of carrying multipath out, over the recorded inputs' kind.
+func TestChooseBoundsPickTheSame(t *testing.T) {
+	p := params(t)
+	n, bounded := 0, 0
+	for _, in := range recordedInputs(300) {
+		in.Params = p
+		if in.Validate() != nil {
+			continue
+		}
+		prefs := protocol.Prefs{Mode: p.Defaults.Mode, DeadlineMS: p.Defaults.DeadlineMS}
+		if in.Prefs != nil && in.Prefs.Mode != "" {
+			prefs = *in.Prefs
+		}
+		var notes []string
+		e := newEvaluation(in, p.Modes[prefs.Mode], prefs, nil, &notes)
+		for _, cf := range []bool{false, true} {
+			e.cellFirst = cf
+			got, gotU := e.choose()
+			want, wantU := e.chooseRef()
+			n++
+			if (got == nil) != (want == nil) || (got != nil && (*got != *want || !closeTo(gotU, wantU))) {
+				t.Fatalf("%s cellFirst %v: θ1 %v (E[U] %v), by definition %v (%v)", in.Origin, cf, showF(got), gotU, showF(want), wantU)
+			}
+			for _, u := range e.us {
+				if math.IsInf(u, -1) {
+					bounded++
+				}
+			}
+		}
+		// WiFi as backup weighed against the first choice, its θ1 below the first's utility left unweighed: the same
+		// answer as from every θ1's E[U].
+		e.cellFirst = false
+		best, bestU := e.choose()
+		pb, pbU := best, bestU
+		prefer := e.preferCellular(&pb, &pbU, nil)
+		e.cellFirst = true
+		cf, cfU := e.chooseRef()
+		ind := e.p.Theta.IndifferenceS
+		if f := e.floor(); f > 0 {
+			ind *= e.sizes.above(f)
+		}
+		want := cf != nil && (best == nil || cfU > bestU+ind)
+		if prefer != want || (want && (*pb != *cf || !closeTo(pbU, cfU))) {
+			t.Fatalf("%s: WiFi as backup %v θ1 %v, by definition %v θ1 %v", in.Origin, prefer, showF(pb), want, showF(cf))
+		}
+	}
+	t.Logf("%d choices; %d θ1 bounded or unclear", n, bounded)
+}
+
+func showF(p *float64) string {
+	if p == nil {
+		return "never"
+	}
+	return fmt.Sprint(*p)
 }
