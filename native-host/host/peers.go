@@ -110,8 +110,22 @@ func (s *Server) peers(req protocol.Request) protocol.Reply {
 			}
 		}
 	}
+	// The proxy leg: a request through the user's MPTCP proxy reaches the relay (a loopback address, which the
+	// screen above refuses), and the relay, not a browser socket, reaches the site; the relay's own tunnels say
+	// which hosts this browser reached through it. A peer whose host it tunnelled to lately follows the page there,
+	// unless the host has a site rule of its own that differs (follow keeps a host already under another decision).
+	prefs := s.sitePrefs()
+	for _, p := range peers {
+		h := strings.ToLower(p.Host)
+		if slices.Contains(hosts, h) || !s.proxy.tunnelledLately(h) {
+			continue
+		}
+		if rule := prefs.RuleFor("https://" + h); rule == "" || rule == prefs.RuleFor(origin) || h == hostOf(origin) {
+			hosts = append(hosts, h)
+		}
+	}
 	s.proxy.follow(origin, hosts) // proxy.go: the page's third parties take its decision on the proxy leg too
-	s.log.Info("peers", "origin", origin, "addrs", accepted, "refused", len(refused), "result", res)
+	s.log.Info("peers", "origin", origin, "addrs", accepted, "refused", len(refused), "result", res, "proxy_hosts", len(hosts))
 	return protocol.OK(req, PeersReply{Addrs: len(accepted), Refused: refused, Actuation: clip(res)})
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -260,5 +261,62 @@ func TestRelayDialDirect(t *testing.T) {
 				c.Close()
 			}
 		})
+	}
+}
+
+// The proxy leg of a peers report: a request through the proxy reaches the relay (a loopback address the kernel's
+// screen refuses), so the hosts the relay tunnelled to lately are what was reached. Such a third party takes the
+// page's route, and its tunnel already open under the run-time decision of a host never seen (a θ1 of its own in a
+// group of its own) takes the page's policy at once; a host the relay never tunnelled to, and one with a route
+// under another decision, are left alone.
+func TestProxyPeersFollowOpenTunnels(t *testing.T) {
+	s := embeddedServer(t)
+	s.act = dryRunHelper(t, 100, 100)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	page := "https://news.example"
+	g := thetaGroup(page)
+	s.proxy.setRoute("news.example", hubRoute{policy: relay.Policy{Multipath: true, Theta1: 0, Group: g}})
+	other := relay.Policy{Multipath: true, Theta1: 900_000, Group: thetaGroup("https://bank.example")}
+	s.proxy.setRoute("bank.example", hubRoute{policy: other})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	remote := netip.MustParseAddrPort(ln.Addr().String())
+	// The relay looks each tunnel's host up (policy) and hands the helper its connection's policy (conn).
+	tunnel := func(host string, p relay.Policy) netip.AddrPort {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		local := netip.MustParseAddrPort(c.LocalAddr().String())
+		s.proxy.noteTunnel(host)
+		if res := s.proxy.conn(ctx, local, remote, p); res != "ok" {
+			t.Fatalf("tunnel to %s: %q", host, res)
+		}
+		return local
+	}
+	cdn := tunnel("cdn.example", relay.Policy{Multipath: true, Theta1: 200_000, Group: thetaGroup("https://cdn.example")})
+	tunnel("bank.example", other)
+	r := call(t, s, "peers", `{"origin":"https://news.example","tab":1,"peers":[{"host":"cdn.example","ip":"127.0.0.1"},`+
+		`{"host":"bank.example","ip":"127.0.0.1"},{"host":"never.example","ip":"127.0.0.1"}]}`)
+	if !r.OK {
+		t.Fatalf("peers: %+v", r)
+	}
+	if p, _ := s.proxy.known("cdn.example"); p != (relay.Policy{Multipath: true, Theta1: 0, Group: g}) {
+		t.Errorf("cdn.example's route %+v, want the page's", p)
+	}
+	if p, _ := s.proxy.known("bank.example"); p != other {
+		t.Errorf("bank.example's route %+v, want its own %+v", p, other)
+	}
+	if _, ok := s.proxy.known("never.example"); ok {
+		t.Error("a host the relay never tunnelled to took the page's route")
+	}
+	log := helperStatus(t, s.act)
+	if want := fmt.Sprintf("give connection %s -\\u003e %s multipath=true theta1=0\"", cdn, remote); !strings.Contains(log, want) {
+		t.Errorf("cdn.example's open tunnel did not take the page's θ1 = 0:\n%s", log)
 	}
 }
