@@ -81,25 +81,34 @@ func Cases(p *model.Params) []Case {
 	}
 }
 
-// Stats are per-call durations.
+// Stats are per-call durations: wall clock, and the thread's CPU time (CPUOK false where it is not measured).
 type Stats struct {
 	P50, P99, Mean time.Duration
+	CPUP50, CPUP99 time.Duration
+	CPUOK          bool
 }
 
 func measure(n int, call func()) Stats {
+	defer pinThread()()
 	for range warmup {
 		call()
 	}
-	d := make([]time.Duration, n)
+	d, cpu := make([]time.Duration, n), make([]time.Duration, n)
 	var total time.Duration
+	cpuOK := true
 	for i := range d {
+		c0, ok0 := threadCPU()
 		t := time.Now()
 		call()
 		d[i] = time.Since(t)
+		c1, ok1 := threadCPU()
+		cpu[i], cpuOK = c1-c0, cpuOK && ok0 && ok1
 		total += d[i]
 	}
 	slices.Sort(d)
-	return Stats{P50: d[n/2], P99: d[min(n-1, n*99/100)], Mean: total / time.Duration(n)}
+	slices.Sort(cpu)
+	p99 := min(n-1, n*99/100)
+	return Stats{P50: d[n/2], P99: d[p99], Mean: total / time.Duration(n), CPUP50: cpu[n/2], CPUP99: cpu[p99], CPUOK: cpuOK}
 }
 
 var sink int64 // keeps the calls' results alive
@@ -118,12 +127,16 @@ func run(n int, only string, w io.Writer) error {
 		return err
 	}
 	base := measure(n, func() { sink += *policy.Decide(policy.Input{Model: file, Source: src, Revision: 1}).Theta1 })
-	fmt.Fprintf(w, "%d calls each, after %d warm-up calls\n", n, warmup)
-	fmt.Fprintf(w, "%-46s %10s %10s %10s %8s %8s %8s\n", "input", "p50", "p99", "mean", "p50/b", "p99/b", "mean/b")
+	fmt.Fprintf(w, "%d calls each, after %d warm-up calls; cpu: the thread's CPU time per call (no wait for a core)\n", n, warmup)
+	fmt.Fprintf(w, "%-46s %10s %10s %10s %8s %8s %8s %10s %10s\n", "input", "p50", "p99", "mean", "p50/b", "p99/b", "mean/b", "cpu p50", "cpu p99")
 	line := func(name string, s Stats) {
 		r := func(a, b time.Duration) float64 { return float64(a) / float64(b) }
-		fmt.Fprintf(w, "%-46s %10s %10s %10s %8.1f %8.1f %8.1f\n", name, s.P50, s.P99, s.Mean,
-			r(s.P50, base.P50), r(s.P99, base.P99), r(s.Mean, base.Mean))
+		c50, c99 := "n/a", "n/a"
+		if s.CPUOK {
+			c50, c99 = s.CPUP50.String(), s.CPUP99.String()
+		}
+		fmt.Fprintf(w, "%-46s %10s %10s %10s %8.1f %8.1f %8.1f %10s %10s\n", name, s.P50, s.P99, s.Mean,
+			r(s.P50, base.P50), r(s.P99, base.P99), r(s.Mean, base.Mean), c50, c99)
 	}
 	line("baseline: policy.Decide (seed)", base)
 	ran := 0
