@@ -12,47 +12,107 @@ import (
 )
 
 // HostName is the native messaging host's name: the extension connects to it and the manifest file is named after it.
-const HostName = "org.mpsurf.host"
+const HostName = protocol.ManifestName
 
-// Browsers and where each keeps per-user host manifests on Linux, relative to the home directory.
-var browserDirs = map[string]string{
-	"chromium": ".config/chromium",
-	"chrome":   ".config/google-chrome",
+// browserDir is where one browser reads host manifests on Linux.
+type browserDir struct {
+	user   string // per user, relative to the home directory
+	system string // for every user of the machine
 }
+
+// The browsers and their manifest directories, as each documents them: Chromium's and Google Chrome's
+// (chromium.org/developers/design-documents/native-messaging, developer.chrome.com/docs/extensions/develop/concepts/native-messaging)
+// and Firefox's (MDN, "Native manifests", Linux). Firefox also reads /usr/lib64/mozilla/native-messaging-hosts/;
+// /usr/lib/mozilla/ is the one it reads on every distribution.
+var browserDirs = map[string]browserDir{
+	"chromium": {user: ".config/chromium/NativeMessagingHosts", system: "/etc/chromium/native-messaging-hosts"},
+	"chrome":   {user: ".config/google-chrome/NativeMessagingHosts", system: "/etc/opt/chrome/native-messaging-hosts"},
+	"firefox":  {user: ".mozilla/native-messaging-hosts", system: "/usr/lib/mozilla/native-messaging-hosts"},
+}
+
+// Browsers lists the browsers Install knows, in a fixed order.
+var Browsers = []string{"chromium", "chrome", "firefox"}
 
 // Options says where the manifest goes and what it points to.
 type Options struct {
-	Browser     string // "chromium" (default) or "chrome"; ignored when UserDataDir is set
-	UserDataDir string // a browser profile directory (--user-data-dir); wins over Browser
+	Browser     string // "chromium" (default), "chrome" or "firefox"
+	UserDataDir string // a Chromium profile directory (--user-data-dir); wins over Browser's per-user directory
+	System      bool   // the browser's system-wide directory, for every user of the machine
 	Path        string // the host binary; empty means the running executable
 	Home        string // the home directory; empty means $HOME
 }
 
-// Manifest is the native messaging host manifest Chrome reads.
+// Manifest is the native messaging host manifest a browser reads. Chromium admits callers by origin, Firefox by
+// add-on ID; each manifest has the one list its browser reads.
 type Manifest struct {
-	Name           string   `json:"name"`
-	Description    string   `json:"description"`
-	Path           string   `json:"path"`
-	Type           string   `json:"type"`
-	AllowedOrigins []string `json:"allowed_origins"`
+	Name              string   `json:"name"`
+	Description       string   `json:"description"`
+	Path              string   `json:"path"`
+	Type              string   `json:"type"`
+	AllowedOrigins    []string `json:"allowed_origins,omitempty"`
+	AllowedExtensions []string `json:"allowed_extensions,omitempty"`
+}
+
+// SystemDir is the directory where browser reads host manifests for every user of the machine: the one a system
+// package installs into.
+func SystemDir(browser string) (string, error) {
+	d, ok := browserDirs[browser]
+	if !ok {
+		return "", unknownBrowser(browser)
+	}
+	return d.system, nil
+}
+
+func unknownBrowser(b string) error {
+	return fmt.Errorf("unknown browser %q: use chromium, chrome or firefox", b)
+}
+
+// ManifestFor is the manifest that lets browser's MPSurf extension start the host binary at path (absolute).
+func ManifestFor(browser, path string) (Manifest, error) {
+	m := Manifest{
+		Name:        HostName,
+		Description: "MPSurf: decides per web origin whether to browse over WiFi and cellular at once",
+		Path:        path,
+		Type:        "stdio",
+	}
+	switch browser {
+	case "chromium", "chrome":
+		m.AllowedOrigins = []string{protocol.ExtensionOrigin}
+	case "firefox":
+		m.AllowedExtensions = []string{protocol.FirefoxAddonID}
+	default:
+		return Manifest{}, unknownBrowser(browser)
+	}
+	return m, nil
+}
+
+func (o Options) browser() string {
+	if o.Browser == "" {
+		return "chromium"
+	}
+	return o.Browser
 }
 
 // ManifestPath returns the manifest file the options select.
 func ManifestPath(o Options) (string, error) {
-	if o.UserDataDir != "" {
+	browser := o.browser()
+	d, ok := browserDirs[browser]
+	if !ok {
+		return "", unknownBrowser(browser)
+	}
+	switch {
+	case o.UserDataDir != "" && o.System:
+		return "", errors.New("--user-data-dir and --system: give one")
+	case o.UserDataDir != "" && browser == "firefox":
+		return "", errors.New("Firefox reads host manifests per user (~/.mozilla/native-messaging-hosts) or for the machine (--system), not per profile")
+	case o.UserDataDir != "":
 		dir, err := filepath.Abs(o.UserDataDir)
 		if err != nil {
 			return "", err
 		}
 		return filepath.Join(dir, "NativeMessagingHosts", HostName+".json"), nil
-	}
-	browser := o.Browser
-	if browser == "" {
-		browser = "chromium"
-	}
-	rel, ok := browserDirs[browser]
-	if !ok {
-		return "", fmt.Errorf("unknown browser %q: use chromium or chrome", browser)
+	case o.System:
+		return filepath.Join(d.system, HostName+".json"), nil
 	}
 	home := o.Home
 	if home == "" {
@@ -61,7 +121,7 @@ func ManifestPath(o Options) (string, error) {
 			return "", err
 		}
 	}
-	return filepath.Join(home, rel, "NativeMessagingHosts", HostName+".json"), nil
+	return filepath.Join(home, d.user, HostName+".json"), nil
 }
 
 // hostPath returns the absolute path the manifest should name, checking that it is an executable file: Chrome
@@ -101,12 +161,9 @@ func Install(o Options) (string, Manifest, error) {
 	if err != nil {
 		return "", Manifest{}, err
 	}
-	m := Manifest{
-		Name:           HostName,
-		Description:    "MPSurf: decides per web origin whether to browse over WiFi and cellular at once",
-		Path:           exe,
-		Type:           "stdio",
-		AllowedOrigins: []string{protocol.ExtensionOrigin},
+	m, err := ManifestFor(o.browser(), exe)
+	if err != nil {
+		return "", Manifest{}, err
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
