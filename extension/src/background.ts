@@ -21,6 +21,7 @@ import {
   type StatusReply,
 } from './protocol';
 import { ProxyRouter, worthRelay } from './proxy';
+import { proxyInfoFor, scriptOf } from './pac';
 import { MULTIPATH_KEY, Multipath } from './multipath';
 import { migrateLimits } from './caps';
 import { Peers } from './peers';
@@ -44,7 +45,7 @@ const rules = new RuleBook(b.sessionRules);
 // eslint-disable-next-line prefer-const
 let host: HostLink;
 const proxy = new ProxyRouter({
-  setPac: b.setPac,
+  apply: b.setRoutes,
   test: () => host.request(proxyTestRequest, parseProxyTest, 10_000),
   now: () => Date.now(),
   setTimer: (fn, ms) => setTimeout(fn, ms),
@@ -250,6 +251,8 @@ b.onResponseLength((r) => announcer.saw(r));
 
 // The relay asks the browser to authenticate (407); its per-process credentials come from the host's proxy status.
 b.onAuthRequired((c) => proxy.auth(c.requestId, c.isProxy, c.challenger));
+// Firefox routes each request as it starts (Chromium by the PAC the router installs).
+b.listenForRoutes(log);
 
 b.onInstalled((reason) => {
   if (reason === 'install') b.openExtensionPage('welcome.html').catch((e: unknown) => log(`welcome page: ${String(e)}`));
@@ -428,7 +431,14 @@ const api = {
   },
   downloadAct: (id: string, action: 'pause' | 'resume' | 'cancel') => downloads.act(id, action),
   proxy: () => proxy.view(),
-  pac: () => proxy.wanted(),
+  /** The PAC script Chromium runs for the current routes (Firefox answers per request by the same rule), or null. */
+  pac: () => {
+    const t = proxy.wanted();
+    return t && scriptOf(t);
+  },
+  /** The route the current table gives a URL, as Firefox's proxy.onRequest answers it. */
+  routeFor: (url: string) => proxyInfoFor(url, proxy.wanted()),
+  browser: () => b.browserName(),
   multipath: () => multipath.view(),
   /** The end-to-end tests' consent, as the first-run page's button gives it. */
   consent: async () => (await multipath.consent(Date.now())).gate,
