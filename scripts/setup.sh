@@ -8,11 +8,12 @@ case ${1-} in -h | --help) echo "$usage"; exit 0 ;; ?*) echo "setup.sh: unknown 
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
-# Debian packages: chromium (the browser the tests drive), mptcpize (makes its sockets MPTCP), iproute2 (testbed),
+# Debian packages: chromium and firefox-esr (the browsers the tests drive), mptcpize (makes its sockets MPTCP), iproute2 (testbed),
 # aria2 (downloads grid), squid + apache2-utils (htpasswd) + openssl: the MPTCP proxy the testbed's proxy host and its
 # tests run.
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v firefox-esr >/dev/null 2>&1 || need+=(firefox-esr)
 command -v mptcpize >/dev/null 2>&1 || need+=(mptcpize)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v aria2c >/dev/null 2>&1 || need+=(aria2) # the segmented-download peer of the downloads grid
