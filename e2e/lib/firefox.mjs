@@ -48,10 +48,11 @@ export function makeFirefoxProfile({ prefix = 'mpsurf-ff-', copyHost = true } = 
 }
 
 // Preferences that keep Firefox from reaching for the network on its own (the test machines reach no network beyond
-// the package registries), on top of those puppeteer sets: remote settings, experiments, captive-portal and
-// connectivity checks.
+// the package registries), on top of those puppeteer sets (which point remote settings, updates and telemetry at a
+// name that does not resolve): experiments, captive-portal and connectivity checks, DNS over HTTPS, OCSP. Firefox's
+// own requests take the add-on's routes like a page's: one to a Mozilla service would go through the testbed's
+// relay to a proxy that cannot resolve it.
 const quietPrefs = {
-  'services.settings.server': 'data:,',
   'app.normandy.enabled': false,
   'messaging-system.rsexperimentloader.enabled': false,
   'network.captive-portal-service.enabled': false,

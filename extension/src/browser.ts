@@ -306,11 +306,15 @@ export async function setRoutes(table: RouteTable | null): Promise<void> {
  * Firefox: registers the proxy.onRequest listener that answers from setRoutes's table. Registered at the event
  * page's start (a listener added later would not wake it). A request the listener cannot answer goes DIRECT, as a
  * PAC script Chromium cannot run does. Nothing in Chromium, which routes by its PAC.
+ *
+ * Only requests made for a tab take the table's route; Firefox's own (remote settings, add-on and certificate
+ * updates: tabId -1) go DIRECT, as without MPSurf. A PAC script cannot tell them apart, so in Chromium they take
+ * the table's route; in Firefox the user's cellular bytes go only to the pages MPSurf decides for.
  */
 export function listenForRoutes(log: (line: string) => void): void {
   if (!gecko || geckoListening) return;
   geckoListening = true;
-  browser.proxy.onRequest.addListener((d) => proxyInfoFor(d.url, geckoRoutes), { urls: ['<all_urls>'] });
+  browser.proxy.onRequest.addListener((d) => proxyInfoFor(d.url, d.tabId >= 0 ? geckoRoutes : null), { urls: ['<all_urls>'] });
   browser.proxy.onError.addListener((e) => log(`proxy: ${(e as { message?: string }).message ?? String(e)}`));
 }
 
