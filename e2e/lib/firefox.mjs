@@ -82,10 +82,11 @@ async function untilPage(browser, pred, what, timeoutMs = 15000) {
 }
 
 // launchFirefox starts Firefox on the profile with the add-on installed (temporarily, as about:debugging does: an
-// unsigned build) and waits for its first-run page. The user's consent is given through the test API unless
-// consent is false. prefs: more Firefox preferences; acceptInsecureCerts: accept any certificate (the testbed's
-// origin has a test certificate), as Chromium's --ignore-certificate-errors-spki-list does there.
-export async function launchFirefox(profile, { headless = true, executablePath = firefoxPath, env = {}, prefs = {}, args = [], consent = true, acceptInsecureCerts = false } = {}) {
+// unsigned build; extension: the build's directory, or a packaged .xpi) and waits for its first-run page. The
+// user's consent is given through the test API unless consent is false. prefs: more Firefox preferences;
+// acceptInsecureCerts: accept any certificate (the testbed's origin has a test certificate), as Chromium's
+// --ignore-certificate-errors-spki-list does there.
+export async function launchFirefox(profile, { headless = true, executablePath = firefoxPath, env = {}, prefs = {}, args = [], consent = true, acceptInsecureCerts = false, extension = firefoxExtensionDir } = {}) {
   fs.mkdirSync(profile.firefoxDir, { recursive: true });
   const browser = await puppeteer.launch({
     browser: 'firefox',
@@ -100,7 +101,7 @@ export async function launchFirefox(profile, { headless = true, executablePath =
     extraPrefsFirefox: { ...quietPrefs, ...prefs },
   });
   try {
-    const id = await browser.installExtension(firefoxExtensionDir);
+    const id = await browser.installExtension(extension);
     const ext = await untilPage(browser, (u) => /^moz-extension:\/\/[^/]+\/welcome\.html/.test(u), 'the add-on’s first-run page');
     const base = (await href(ext)).replace(/welcome\.html.*$/, '');
     const call = (name, ...a) =>
