@@ -117,6 +117,8 @@ test('the popup shows this tab’s decision, the host and the health, as text', 
   assert.equal(await popup.evaluate(() => document.getElementById('headline').textContent), decision.multipath ? 'Multipath' : 'Single path');
   assert.match(text, /Host connected/);
   assert.match(text, /Browser sockets are plain TCP/);
+  // The fix it suggests starts Firefox, not Chromium.
+  assert.match(text, /Start Firefox with:\s*mptcpize run firefox/);
   assert.equal(await popup.evaluate(() => document.getElementById('error').hidden), true);
   fs.mkdirSync(shots, { recursive: true });
   await popup.setViewport({ width: 380, height: 900 });

@@ -102,7 +102,8 @@ export async function launchFirefox(profile, { headless = true, executablePath =
   });
   try {
     const id = await browser.installExtension(extension);
-    const ext = await untilPage(browser, (u) => /^moz-extension:\/\/[^/]+\/welcome\.html/.test(u), 'the add-on’s first-run page');
+    // 30 s: on this shared machine a Firefox under mptcpize in the testbed once took more than 15 s to get there.
+    const ext = await untilPage(browser, (u) => /^moz-extension:\/\/[^/]+\/welcome\.html/.test(u), 'the add-on’s first-run page', 30000);
     const base = (await href(ext)).replace(/welcome\.html.*$/, '');
     const call = (name, ...a) =>
       ext.evaluate(

@@ -131,6 +131,8 @@ const downloads = new Downloads({
 });
 b.onDownloadCreated((item) => void downloads.created(item));
 b.onDownloadChanged((delta) => void downloads.changed(delta));
+const downloadsUnsupported = b.downloadsUnsupported();
+if (downloadsUnsupported !== null) log(`downloads stay with the browser: ${downloadsUnsupported}`);
 
 function downloadsView(): DownloadsView {
   const g = multipath.gate();
@@ -347,6 +349,7 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
           multipath: multipath.view(),
           viaProxy: page !== null && !page.stale && proxy.viaProxy(page.origin),
           ...(profileDir === undefined ? {} : { profileDir }),
+          browser: b.browserName(),
         };
         return { ok: true, value: state };
       }
@@ -365,6 +368,7 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
       case 'downloads-get':
         return { ok: true, value: downloadsView() };
       case 'downloads-enable':
+        if (m.enabled && downloadsUnsupported !== null) return { ok: false, error: downloadsUnsupported };
         setDownloadsEnabled(m.enabled);
         await b.saveLocal(DOWNLOADS_ON_KEY, m.enabled);
         return { ok: true, value: downloadsView() };

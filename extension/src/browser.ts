@@ -220,7 +220,21 @@ export function sendMessage(message: object): Promise<unknown> {
 // Downloads (downloads.ts): Chrome's download events, cancelling Chrome's copy, and the request's credentials for
 // one URL.
 
+/**
+ * Why this browser cannot hand downloads to the host, or null when it can. Chromium and desktop Firefox both have
+ * downloads.onCreated, onChanged and cancel; a browser without them (Firefox for Android) keeps every download to
+ * itself, and the listeners below are then not registered rather than failing the background page.
+ */
+export function downloadsUnsupported(): string | null {
+  const d = (browser as { downloads?: Partial<typeof browser.downloads> }).downloads;
+  if (d?.onCreated === undefined || d.onChanged === undefined || typeof d.cancel !== 'function') {
+    return `${gecko ? 'this Firefox' : 'this browser'} has no downloads API to hand a download over with`;
+  }
+  return null;
+}
+
 export function onDownloadCreated(listener: (item: import('./downloads').ChromeDownload) => void): void {
+  if (downloadsUnsupported() !== null) return;
   browser.downloads.onCreated.addListener((item) =>
     listener({
       id: item.id,
@@ -238,6 +252,7 @@ export function onDownloadCreated(listener: (item: import('./downloads').ChromeD
 }
 
 export function onDownloadChanged(listener: (delta: { id: number; filename?: string; totalBytes?: number; state?: string; danger?: string }) => void): void {
+  if (downloadsUnsupported() !== null) return;
   browser.downloads.onChanged.addListener((d) =>
     listener({ id: d.id, filename: d.filename?.current, totalBytes: d.totalBytes?.current, state: d.state?.current, danger: d.danger?.current }),
   );

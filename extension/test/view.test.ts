@@ -246,6 +246,13 @@ describe('what MPSurf needs', () => {
     const proxied = items({ browser_mptcp: { wrapped: false, detail: 'plain TCP' } }, { status: { configured: true }, route: 'decided' }).find((x) => x.title.startsWith('Browser connections'))!;
     expect(proxied.level).toBe('unknown');
     expect(proxied.detail).toMatch(/through your proxy still get multipath/);
+    // In Firefox the fix names Firefox, and so does the host's install command (Firefox reads it per user, so a
+    // profile directory the host reported is not part of it).
+    const ff = healthItems({ status, host: hostReply({ browser_mptcp: { wrapped: false, detail: 'plain TCP' } }), hostError: null, settings, reports: ok, browser: 'firefox' }).find((x) => x.title.startsWith('Browser connections'))!;
+    expect(ff.command).toBe('mptcpize run firefox');
+    expect(ff.detail).toMatch(/Start Firefox with:$/);
+    const missing = healthItems({ status: { ...status, host: 'missing', policy: null }, host: null, hostError: null, settings, reports: ok, profileDir: '/p', browser: 'firefox' });
+    expect(missing.map((x) => x.command)).toContain('dist/mpsurf-host install --browser firefox');
     const wrapped = items({ browser_mptcp: { wrapped: true, detail: 'under mptcpize' } }).find((x) => x.title.startsWith('Browser connections'))!;
     expect(wrapped.level).toBe('ok');
     expect(wrapped.command).toBeUndefined();
