@@ -2,13 +2,13 @@
 // Chromium (slice.test.mjs, ui.test.mjs): the welcome page's consent, the header on every request (the origin
 // server logs each one), the decision shown in the popup, a setting made in the options page reaching the rules
 // and the host, the event page kept while its host runs, the host killed and restarted, and no header without a
-// host. The proxy route through the relay is firefox-proxy.test.mjs's. Needs the build and /usr/bin/firefox-esr
+// host. The proxy route through the relay is proxy.test.mjs's. Needs the build and /usr/bin/firefox-esr
 // (scripts/setup.sh installs it); skips with the reason otherwise.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { hostPids, untilRules, untilStatus } from './lib/browser.mjs';
+import { hostPids, until, untilRules, untilStatus } from './lib/browser.mjs';
 import { launchFirefox, makeFirefoxProfile } from './lib/firefox.mjs';
 import { startRecorder } from './lib/recorder.mjs';
 import { firefoxExtensionDir, firefoxPath, hostBinary, root, vectorsDir } from './lib/paths.mjs';
@@ -39,17 +39,6 @@ after(async () => {
   await thirdParty?.close();
   profile?.remove();
 });
-
-async function until(fn, pred, what, timeoutMs = 10000) {
-  const t0 = Date.now();
-  let last;
-  while (Date.now() - t0 < timeoutMs) {
-    last = await fn();
-    if (pred(last)) return last;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${what} never held within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
-}
 
 async function load(page, id) {
   await page.goto(`${site.origin}/page/${id}`, { waitUntil: 'load' });
