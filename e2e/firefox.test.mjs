@@ -171,7 +171,7 @@ test('with the host uninstalled: no header, navigation works, status says missin
   profile.uninstall();
   for (const pid of hostPids(profile.host)) process.kill(pid, 'SIGKILL');
   const { status } = await untilStatus(ff, (s) => s.host === 'missing', 15000);
-  assert.match(status.detail, /not found|missing/i);
+  assert.match(status.detail, /is not installed: No such native application org\.mpsurf\.host/);
   assert.deepEqual(await ff.call('rules'), [], 'no header rule may stay installed without a host');
   const page = await ff.newTab();
   const seen = await load(page, 'no-host');
