@@ -444,8 +444,9 @@ function shellWord(s: string): string {
   return /^[\w./+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 /** Debian's mptcpize makes a program's TCP sockets MPTCP; the browser must be started under it. */
-export const mptcpizeCommand = (b: Browser = 'chromium'): string => `mptcpize run ${BROWSERS[b].command}`;
-export const MPTCPIZE_COMMAND = mptcpizeCommand();
+export const MPTCPIZE_COMMAND = 'mptcpize run chromium';
+/** The same for the browser the extension runs in (Firefox: `mptcpize run firefox`). */
+export const mptcpizeCommand = (b: Browser = 'chromium'): string => (b === 'chromium' ? MPTCPIZE_COMMAND : `mptcpize run ${BROWSERS[b].command}`);
 /** Installs and starts the privileged helper (scripts/setup.sh writes its unit; systemd starts it). */
 export const HELPER_INSTALL_COMMAND = 'sudo MPSURF_ENABLE_ACTUATOR=1 bash scripts/setup.sh';
 /** Restarts the helper whose unit is installed. */
