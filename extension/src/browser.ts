@@ -329,6 +329,11 @@ export async function setRoutes(table: RouteTable | null): Promise<void> {
 export function listenForRoutes(log: (line: string) => void): void {
   if (!gecko || geckoListening) return;
   geckoListening = true;
+  if (browser.proxy?.onRequest === undefined) {
+    // Not in desktop Firefox, which has it: say so rather than stop the event page; every request stays DIRECT.
+    log('proxy: this Firefox has no proxy.onRequest; pages load directly, never through the relay');
+    return;
+  }
   browser.proxy.onRequest.addListener((d) => proxyInfoFor(d.url, d.tabId >= 0 ? geckoRoutes : null), { urls: ['<all_urls>'] });
   browser.proxy.onError.addListener((e) => log(`proxy: ${(e as { message?: string }).message ?? String(e)}`));
 }
