@@ -52,9 +52,13 @@ const ffSkip = skip || (!fs.existsSync(firefoxPath) || !fs.existsSync(hostBinary
 test('the packaged xpi installs in Firefox ESR and its host answers', { skip: ffSkip }, async (t) => {
   assert.ok(pkgs, 'the packages were written');
   const profile = makeFirefoxProfile({ prefix: 'mpsurf-xpi-' });
-  t.after(() => profile.remove());
-  const ff = await launchFirefox(profile, { extension: pkgs.firefox });
-  t.after(() => ff.close());
+  let ff;
+  // Firefox first, then its profile (hooks run in the order they were added).
+  t.after(async () => {
+    await ff?.close();
+    profile.remove();
+  });
+  ff = await launchFirefox(profile, { extension: pkgs.firefox });
   assert.equal(ff.id, 'extension@mpsurf');
   const { status } = await untilStatus(ff, (s) => s.host === 'connected', 15000);
   assert.match(status.detail, /^mpsurf-host /);

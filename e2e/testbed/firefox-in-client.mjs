@@ -38,7 +38,12 @@ function pipeBoth(a, b) {
 // In the namespace: Unix socket -> TCP 127.0.0.1:port, until stdin closes (the wrapper went away).
 function bridge(sock, port) {
   fs.rmSync(sock, { force: true });
-  const server = net.createServer((c) => pipeBoth(c, net.connect(port, '127.0.0.1')));
+  // The socket's name goes with the first connection (the driver's): nothing is left in /tmp even if the wrapper
+  // is killed before it can clean up.
+  const server = net.createServer((c) => {
+    fs.rmSync(sock, { force: true });
+    pipeBoth(c, net.connect(port, '127.0.0.1'));
+  });
   server.listen(sock, () => process.stdout.write('ready\n'));
   process.stdin.on('end', () => process.exit(0));
   process.stdin.resume();
