@@ -38,7 +38,8 @@ type Options struct {
 	Browser     string // "chromium" (default), "chrome" or "firefox"
 	UserDataDir string // a Chromium profile directory (--user-data-dir); wins over Browser's per-user directory
 	System      bool   // the browser's system-wide directory, for every user of the machine
-	Path        string // the host binary; empty means the running executable
+	Root        string // with System: write under this directory, as a package build stages its tree
+	Path        string // the host binary; empty means the running executable (with Root: its path on the target)
 	Home        string // the home directory; empty means $HOME
 }
 
@@ -111,6 +112,14 @@ func ManifestPath(o Options) (string, error) {
 			return "", err
 		}
 		return filepath.Join(dir, "NativeMessagingHosts", HostName+".json"), nil
+	case o.Root != "" && !o.System:
+		return "", errors.New("a root directory is for the system-wide manifest only")
+	case o.System && o.Root != "":
+		root, err := filepath.Abs(o.Root)
+		if err != nil {
+			return "", err
+		}
+		return filepath.Join(root, d.system, HostName+".json"), nil
 	case o.System:
 		return filepath.Join(d.system, HostName+".json"), nil
 	}
@@ -157,7 +166,12 @@ func Install(o Options) (string, Manifest, error) {
 	if err != nil {
 		return "", Manifest{}, err
 	}
-	exe, err := hostPath(o.Path)
+	var exe string
+	if o.Root != "" {
+		exe, err = stagedPath(o.Root, o.Path)
+	} else {
+		exe, err = hostPath(o.Path)
+	}
 	if err != nil {
 		return "", Manifest{}, err
 	}
@@ -173,6 +187,22 @@ func Install(o Options) (string, Manifest, error) {
 		return "", Manifest{}, err
 	}
 	return file, m, nil
+}
+
+// stagedPath checks the host binary of a staged tree: p is where it will be on the target, so it must be
+// absolute as given, and root/p must be an executable file now.
+func stagedPath(root, p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("with a root directory the host binary must be given as its absolute path on the target, not %q", p)
+	}
+	fi, err := os.Stat(filepath.Join(root, p))
+	if err != nil {
+		return "", fmt.Errorf("host binary in the staged tree: %w", err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return "", fmt.Errorf("host binary %s is not an executable file", filepath.Join(root, p))
+	}
+	return filepath.Clean(p), nil
 }
 
 // Uninstall removes the manifest. Removing one that is not there is not an error: removed is then false.

@@ -214,3 +214,52 @@ func FuzzUserDataDir(f *testing.F) {
 		}
 	})
 }
+
+// The system-wide manifests, staged as the package build stages them (--system --root), are the shared
+// expectations in testdata/system/ byte for byte (packaging/test-packages checks the built package against the
+// same files).
+func TestSystemManifests(t *testing.T) {
+	stage := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(stage, "usr/bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stage, "usr/bin/mpsurf-host"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range Browsers {
+		file, m, err := Install(Options{Browser: b, System: true, Root: stage, Path: "/usr/bin/mpsurf-host"})
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		dir, _ := SystemDir(b)
+		if file != filepath.Join(stage, dir, HostName+".json") {
+			t.Errorf("%s: staged at %s, not under %s", b, file, dir)
+		}
+		if m.Path != "/usr/bin/mpsurf-host" {
+			t.Errorf("%s: the manifest names %s, not the path on the target", b, m.Path)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join("testdata/system", b+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: %s\n%s\nwant testdata/system/%s.json:\n%s", b, file, got, b, want)
+		}
+	}
+	// A staged binary is named by its path on the target: relative, missing or not executable is refused, and a
+	// root is for the system-wide manifest only.
+	for _, o := range []Options{
+		{System: true, Root: stage, Path: "usr/bin/mpsurf-host"},
+		{System: true, Root: stage, Path: "/usr/bin/missing"},
+		{System: true, Root: stage, Path: "/usr/bin"},
+		{Root: stage, Path: "/usr/bin/mpsurf-host"},
+	} {
+		if _, _, err := Install(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
+}

@@ -81,13 +81,16 @@ mpsurf-host MANIFEST.json extension@mpsurf [--models DIR | --policy FILE] [--log
         serve the extension over stdin/stdout: Chromium starts it the first way, Firefox the second (with the
         host manifest's path and the add-on's ID); any other caller is refused with exit status 3
 `
-	installUsage = `mpsurf-host install [--browser chromium|chrome|firefox] [--user-data-dir DIR] [--system] [--path BINARY]
+	installUsage = `mpsurf-host install [--browser chromium|chrome|firefox] [--user-data-dir DIR] [--system [--root DIR]]
+                    [--path BINARY]
         write the native messaging manifest org.mpsurf.host.json for the browser: per user (Firefox:
         ~/.mozilla/native-messaging-hosts/), in a Chromium profile (--user-data-dir DIR: a browser started
         with it reads it from DIR only, and install names any running browser that does), or for every user
-        of the machine (--system, as root: the browser's system-wide directory)
+        of the machine (--system, as root: the browser's system-wide directory); --root DIR writes the
+        system-wide manifest under DIR (a package build's staging tree), --path then naming the binary's
+        path on the target
 `
-	uninstallUsage = `mpsurf-host uninstall [--browser chromium|chrome|firefox] [--user-data-dir DIR] [--system]
+	uninstallUsage = `mpsurf-host uninstall [--browser chromium|chrome|firefox] [--user-data-dir DIR] [--system [--root DIR]]
         remove that manifest
 `
 	statusUsage = `mpsurf-host status [--json] [--models DIR | --policy FILE] [--names IF=KIND,...] [--probe-target HOST:PORT]
@@ -362,11 +365,15 @@ func installCmd(cmd string, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Browser, "browser", "chromium", "")
 	fs.StringVar(&o.UserDataDir, "user-data-dir", "", "")
 	fs.BoolVar(&o.System, "system", false, "")
+	fs.StringVar(&o.Root, "root", "", "")
 	if cmd == "install" {
 		fs.StringVar(&o.Path, "path", "", "")
 	}
 	if err := cli.ParseNone(fs, args); err != nil {
 		return badUsage(stderr, "%s: %v", cmd, err)
+	}
+	if o.Root != "" && !o.System {
+		return badUsage(stderr, "%s: --root is for --system", cmd)
 	}
 	if cmd == "install" {
 		file, m, err := install.Install(o)

@@ -222,6 +222,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"install", "--browser"}, 2, "flag needs an argument: -browser"},
 		{[]string{"install", "--browser", "safari"}, 1, "chromium, chrome or firefox"},
 		{[]string{"install", "--browser", "firefox", "--user-data-dir", "/tmp/x"}, 1, "not per profile"},
+		{[]string{"install", "--root", "stage"}, 2, "--root is for --system"},
 		{[]string{"uninstall", "extra"}, 2, "unexpected argument"},
 		{[]string{"status", "--nope"}, 2, "flag provided but not defined: -nope"},
 		{[]string{"unframe", "x"}, 2, `unexpected argument "x"`},
