@@ -68,7 +68,13 @@ if [ "$(id -u)" = 0 ]; then
     useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin mpsurf-actuator
     log "created the system user mpsurf-actuator, which the helper runs as"
   fi
-  sed -e "s/ALLOWED_UID/$uid/" -e "s/CELL_IF/$cell_if/" packaging/systemd/mpsurf-actuator.service >"$unit.tmp"
+  # The package's unit (packaging/systemd) serves the group mpsurf and finds the modem itself; a source build
+  # names the one allowed uid (root too, which a group never admits) and the interface instead.
+  sed -e "s#/usr/sbin/mpsurf-actuator#/usr/local/bin/mpsurf-actuator#g" -e "s/--allow-group mpsurf/--allow-uid $uid/" \
+    -e "s/^Environment=MPSURF_CELL_IF=auto\$/Environment=MPSURF_CELL_IF=$cell_if/" \
+    -e "s#^Documentation=.*#Documentation=file://$PWD/README.md#" packaging/systemd/mpsurf-actuator.service >"$unit.tmp"
+  grep -q -- "--allow-uid $uid" "$unit.tmp" && grep -q "^Environment=MPSURF_CELL_IF=$cell_if\$" "$unit.tmp" ||
+    { log "packaging/systemd/mpsurf-actuator.service no longer has the words this script rewrites"; exit 1; }
   mv "$unit.tmp" "$unit"
   log "installed $unit (allowed uid $uid, cellular interface $cell_if) and /usr/local/bin/mpsurf-actuator"
   if [ -d /run/systemd/system ]; then
