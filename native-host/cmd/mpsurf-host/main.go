@@ -58,6 +58,7 @@ func commands() []command {
 		{"install", installUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return installCmd("install", a, o, e) }},
 		{"uninstall", uninstallUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return installCmd("uninstall", a, o, e) }},
 		{"status", statusUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return statusCmd(a, o, e) }},
+		{"doctor", doctorUsage, doctorCmd},
 		{"frame", frameUsage, frameCmd},
 		{"unframe", unframeUsage, unframeCmd},
 		{"decide", decideUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return decideCmd(a, o, e) }},
