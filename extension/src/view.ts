@@ -541,8 +541,9 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
     if (state.hostError !== null) out.push({ level: 'warn', title: 'Host status unavailable', detail: state.hostError });
   }
   const h = state.host;
-  // Pages through the user's proxy need no MPTCP in the browser: the host's relay speaks it.
-  const proxied = state.proxy?.status?.configured === true && state.proxy.route !== 'off';
+  // Pages through the user's proxy need no MPTCP in the browser: the host's relay speaks it (the host says so too:
+  // browser_mptcp.way "relay").
+  const proxied = (state.proxy?.status?.configured === true && state.proxy.route !== 'off') || h?.browser_mptcp?.way === 'relay';
   // What the host sees of the browser it runs under: mptcpize's LD_PRELOAD is inherited by the host.
   if (h?.browser_mptcp === undefined) {
     if (s.host === 'connected') {

@@ -258,6 +258,14 @@ describe('what MPSurf needs', () => {
     expect(wrapped.command).toBeUndefined();
   });
 
+  it('says pages through the proxy get multipath when the host reports its relay as the way (browser_mptcp.way)', () => {
+    const relay = items({ browser_mptcp: { wrapped: false, way: 'relay', detail: 'plain TCP' } }).find((x) => x.title.startsWith('Browser connections'))!;
+    expect(relay.level).toBe('unknown');
+    expect(relay.detail).toMatch(/through your proxy still get multipath/);
+    const none = items({ browser_mptcp: { wrapped: false, way: 'none', detail: 'plain TCP' } }).find((x) => x.title.startsWith('Browser connections'))!;
+    expect(none.level).toBe('warn');
+  });
+
   it('reports the helper: running, unreachable with the command to restart it, or not installed with the one that installs it', () => {
     const helper = (a: StatusReply['actuator']) => items({ actuator: a }).find((x) => x.title.includes('Helper'))!;
     expect(helper({ state: 'connected', backend: 'userspace', detail: '/run/mpsurf/actuator.sock' })).toMatchObject({ level: 'ok', title: 'Helper running (userspace)' });
