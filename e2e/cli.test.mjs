@@ -19,6 +19,11 @@ const NOT_COMMANDS = {
   'e2e/testbed/chromium-in-client.sh': 'passes every argument to chromium',
   // Its Firefox counterpart, which puppeteer-core starts in place of firefox-esr.
   'e2e/testbed/firefox-in-client.mjs': 'passes every argument to firefox',
+  // The Debian packages' maintainer scripts: dpkg runs them with its own arguments (configure, remove, purge, ...).
+  'packaging/deb/mpsurf.postinst': 'a maintainer script, run by dpkg',
+  'packaging/deb/mpsurf.prerm': 'a maintainer script, run by dpkg',
+  'packaging/deb/mpsurf.postrm': 'a maintainer script, run by dpkg',
+  'packaging/deb/mpsurf-proxy.postrm': 'a maintainer script, run by dpkg',
 };
 
 function check(label, argv0, args) {

@@ -4,7 +4,7 @@
 # with a reason when those are absent.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-usage='usage: npm test   (bash scripts/test.sh): go vet, go test, short fuzz runs, tsc, vitest, web-ext lint, the end-to-end tests'
+usage='usage: npm test   (bash scripts/test.sh): go vet, go test, short fuzz runs, tsc, vitest, web-ext lint, the end-to-end tests, the Debian packages'
 case ${1-} in -h | --help) echo "$usage"; exit 0 ;; ?*) echo "test.sh: unknown argument ${1} (--help shows usage)" >&2; exit 2 ;; esac
 
 bash scripts/setup.sh || exit 1
@@ -39,6 +39,7 @@ stage "vitest" npx vitest run --root extension
 # Mozilla's linter (addons-linter, as addons.mozilla.org runs it) on the Firefox build: errors fail the stage.
 stage "web-ext lint (Firefox build)" npx web-ext lint --source-dir dist/extension-firefox --no-config-discovery --boring
 stage "end-to-end (Chromium, Firefox)" node --test --test-concurrency=1 e2e/
+stage "Debian packages (build, lintian, contents)" bash packaging/test-packages
 
 echo
 ((failed)) && echo "failed stages: ${names[*]}"

@@ -30,7 +30,7 @@ const (
 const usage = `usage:
   mpsurf-actuator [--socket PATH] [--state-dir DIR] [--allow-uid N[,M]] [--allow-gid G[,H]] [--allow-group NAME]
         [--backend auto|userspace|endpoint|sysctl|dryrun] [--cell-if IFACE|auto | --cell-addr IP] [--audit FILE]
-        run the privileged helper (needs CAP_NET_ADMIN; see packaging/systemd/mpsurf-actuator.service);
+        run the privileged helper (needs CAP_NET_ADMIN; systemd runs it as mpsurf-actuator.service);
         it serves the uids listed, the primary gids listed and the members of the group named (the
         package's unit: --allow-group mpsurf; membership is re-read every few seconds, no login needed);
         --cell-if auto takes the first cellular interface sysfs shows, looked up at each use
