@@ -36,6 +36,12 @@ fresh_bootstrap() {
   debootstrap --include="systemd-sysv,dbus,ca-certificates${1:+,$1}" bookworm "$fresh_dir" "$mirror" >"$work/debootstrap.log" 2>&1 ||
     { tail -20 "$work/debootstrap.log" >&2; fail "debootstrap"; }
   cp /etc/resolv.conf "$fresh_dir/etc/resolv.conf"
+  # The suites a Debian 12 install has (updates and security beside the release), as this machine's apt has them.
+  local f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [[ -f $f ]] && grep -q 'bookworm' "$f" && cp "$f" "$fresh_dir/etc/apt/sources.list.d/" && rm -f "$fresh_dir/etc/apt/sources.list"
+  done
+  return 0
 }
 
 # fresh_boot [NSPAWN OPTION...]: boot $fresh_dir with systemd-nspawn --boot and wait until its systemd (PID 1)
