@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"os/user"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -27,10 +26,11 @@ const helperGroup = "mpsurf"
 
 // Where the webext-mpsurf package puts the extension, as Debian's webext-* packages do: Debian's chromium loads
 // every directory under /usr/share/chromium/extensions (/etc/chromium.d/extensions), and Firefox on Linux every
-// add-on under /usr/share/mozilla/extensions/{its application id}/, unsigned ones included.
-var extensionDirs = map[string]string{
-	"chromium": "/usr/share/chromium/extensions/mpsurf",
-	"firefox":  "/usr/share/mozilla/extensions/{ec8030f7-c20a-464f-9b0e-13a3a9e97384}/extension@mpsurf",
+// add-on under /usr/share/mozilla/extensions/{its application id}/, unsigned ones included. Each is there when
+// the file named here is.
+var extensionFiles = map[string]string{
+	"chromium": "/usr/share/chromium/extensions/mpsurf/manifest.json",
+	"firefox":  "/usr/share/mozilla/extensions/{ec8030f7-c20a-464f-9b0e-13a3a9e97384}/extension@mpsurf.xpi",
 }
 
 // doctorInput is what doctor judges; readDoctorInput reads it from this machine, tests write it.
@@ -93,8 +93,8 @@ func readDoctorInput() doctorInput {
 			in.Manifests[b] = exists(f)
 		}
 	}
-	for b, dir := range extensionDirs {
-		in.Extensions[b] = exists(filepath.Join(dir, "manifest.json"))
+	for b, f := range extensionFiles {
+		in.Extensions[b] = exists(f)
 	}
 	in.Mptcpize, _ = exec.LookPath("mptcpize")
 	return in
@@ -162,7 +162,8 @@ func doctor(in doctorInput) []finding {
 		if !in.Manifests[b] {
 			missing = append(missing, "the host manifest (reinstall mpsurf)")
 		}
-		ext, packaged := extensionDirs[b]
+		ext, packaged := extensionFiles[b]
+		ext = strings.TrimSuffix(ext, "/manifest.json")
 		if packaged && !in.Extensions[b] {
 			missing = append(missing, "the extension ("+ext+": install webext-mpsurf)")
 		}
