@@ -22,10 +22,11 @@ command -v squid >/dev/null 2>&1 || { need+=(squid); squid_new=1; }
 command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
 # The Debian packages (npm run package, packaging/test-packages): lintian checks them, help2man makes their man
-# pages from each command's --help, file tells the binaries' architecture.
+# pages from each command's --help, file tells the binaries' architecture, unzip reads the .xpi's manifest.
 command -v lintian >/dev/null 2>&1 || need+=(lintian)
 command -v help2man >/dev/null 2>&1 || need+=(help2man)
 command -v file >/dev/null 2>&1 || need+=(file)
+command -v unzip >/dev/null 2>&1 || need+=(unzip)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ]; then
     log "installing Debian packages: ${need[*]}"
