@@ -240,7 +240,7 @@ test('actuation: a page’s third-party connections (another address, never deci
     let peers;
     await adaptiveMix(session, actuator, [{ host: 'origin.test', page: 'ad', multipath }], {
       onHost: async ({ browser }) => {
-        peers = await browser.worker.evaluate(() => self.mpsurf.peers());
+        peers = await browser.call('peers');
       },
     });
     await new Promise((r) => setTimeout(r, 500));

@@ -1,7 +1,7 @@
 // Every command the project ships follows the command-line conventions (native-host/cli, e2e/lib/cli.mjs): -h and
 // --help print a usage on stdout and exit 0, an unknown flag is one line on stderr and exit status 2. The commands
-// are found, not listed: every Go main package (built here), every Node entry point under e2e/ and every script
-// under scripts/ and packaging/. Subcommands are checked by each Go command's own test, from its command table
+// are found, not listed: every Go main package (built here), every Node entry point under e2e/ and scripts/, and
+// every shell script under scripts/ and packaging/. Subcommands are checked by each Go command's own test, from its command table
 // (native-host/cmd/mpsurf-host, e2e/cmd/testbed, e2e/origin). Needs Go and Node only.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,6 +17,13 @@ const BAD = '--no-such-flag-here';
 const NOT_COMMANDS = {
   // The testbed's wrapper: runs chromium in the client namespace with chromium's own arguments.
   'e2e/testbed/chromium-in-client.sh': 'passes every argument to chromium',
+  // Its Firefox counterpart, which puppeteer-core starts in place of firefox-esr.
+  'e2e/testbed/firefox-in-client.mjs': 'passes every argument to firefox',
+  // The Debian packages' maintainer scripts: dpkg runs them with its own arguments (configure, remove, purge, ...).
+  'packaging/deb/mpsurf.postinst': 'a maintainer script, run by dpkg',
+  'packaging/deb/mpsurf.prerm': 'a maintainer script, run by dpkg',
+  'packaging/deb/mpsurf.postrm': 'a maintainer script, run by dpkg',
+  'packaging/deb/mpsurf-proxy.postrm': 'a maintainer script, run by dpkg',
 };
 
 function check(label, argv0, args) {
@@ -49,11 +56,11 @@ test('every Go command', (t) => {
 test('every Node entry point', () => {
   // An entry point runs when started: a file with the main-module guard, or one that exports nothing.
   const entries = files.filter((f) => {
-    if (!/^e2e\/.*\.mjs$/.test(f) || f.endsWith('.test.mjs')) return false;
+    if (!/^(e2e|scripts)\/.*\.mjs$/.test(f) || f.endsWith('.test.mjs') || NOT_COMMANDS[f]) return false;
     const src = fs.readFileSync(path.join(root, f), 'utf8');
     return src.includes('process.argv[1]') || !/^export /m.test(src);
   });
-  for (const must of ['e2e/start.mjs', 'e2e/testbed/grid.mjs', 'e2e/bench-actuation.mjs', 'e2e/bench-slice.mjs']) {
+  for (const must of ['e2e/start.mjs', 'e2e/testbed/grid.mjs', 'e2e/bench-actuation.mjs', 'e2e/bench-slice.mjs', 'scripts/package-extension.mjs']) {
     assert.ok(entries.includes(must), `${must} not found as an entry point`);
   }
   for (const f of entries) check(f, process.execPath, [f]);
@@ -61,7 +68,7 @@ test('every Node entry point', () => {
 
 test('every script', () => {
   const scripts = files.filter((f) => {
-    if (!/^(scripts|packaging|e2e)\//.test(f) || NOT_COMMANDS[f] || f.includes('/testdata/')) return false;
+    if (!/^(scripts|packaging|e2e)\//.test(f) || NOT_COMMANDS[f] || f.includes('/testdata/') || f.endsWith('.mjs')) return false;
     if (f.endsWith('.sh')) return true;
     const head = fs.readFileSync(path.join(root, f)).subarray(0, 2).toString();
     return head === '#!';

@@ -42,6 +42,9 @@ test('README: the own-browser path names the host, the helper and MPTCP sockets,
     assert.ok(sec.includes(cmd), `the README's own-browser section lacks the popup's ${name}: ${cmd}`);
   }
   assert.match(sec, /--user-data-dir DIR/);
+  // The Firefox part gives the commands the popup gives in Firefox (view.ts: mptcpizeCommand, installCommand).
+  const ff = readme.slice(readme.indexOf('## Using it in Firefox'), readme.indexOf('## The `Multipath-Policy` header'));
+  assert.ok(ff.includes('mptcpize run firefox') && ff.includes('dist/mpsurf-host install --browser firefox'), ff);
 });
 
 // The README's one-line host check answers, and writes nothing into the user's real decision log.

@@ -1,16 +1,28 @@
-// Builds the unpacked MV3 extension into dist/extension/: background.js (service worker), popup.js, options.js, content.js, and the static
-// files, with the manifest's "key" and "version" filled in. ts-loader type-checks while it compiles.
+// Builds the unpacked MV3 extension from one source tree, twice: dist/extension/ for Chromium (background.js runs as a
+// service worker; the manifest gets the "key" that fixes the ID) and dist/extension-firefox/ for Firefox (background.js
+// runs as an event page; the manifest gets the fixed add-on ID and no "key"). The JavaScript is the same in both: what
+// differs between the browsers is decided at run time in src/browser.ts. The version comes from package.json in both.
+// ts-loader type-checks while it compiles the Chromium build; the Firefox build only transpiles the same files.
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const CopyPlugin = require('copy-webpack-plugin');
 
 const root = path.resolve(__dirname, '..');
-const out = path.join(root, 'dist', 'extension');
+const outDirs = { chromium: path.join(root, 'dist', 'extension'), firefox: path.join(root, 'dist', 'extension-firefox') };
 
 // The ID the native host admits (PROTOCOL.md §1). Chrome derives it from the manifest key: the first 16 bytes of
 // SHA-256 over the DER public key, each hex digit 0-f written as a-p.
 const EXTENSION_ID = 'ajmpgeaaaphkhppijbmcemhafkpapbmh';
+
+// Firefox's add-on ID, which the native host admits as it admits EXTENSION_ID (PROTOCOL.md §1). Firefox takes it from
+// the manifest's browser_specific_settings.gecko.id.
+const FIREFOX_ID = 'extension@mpsurf';
+
+// The oldest Firefox the add-on declares: the data_collection_permissions key needs 140, and web-ext lint, which
+// checks every manifest key and API the build uses against this version's compatibility data, finds nothing newer.
+// 140 is also the oldest ESR Debian 12 ships (bookworm; bookworm-security has 153, which the tests run).
+const FIREFOX_MIN_VERSION = '140.0';
 
 function extensionId(derBase64) {
   const hex = crypto.createHash('sha256').update(Buffer.from(derBase64, 'base64')).digest('hex').slice(0, 32);
@@ -33,10 +45,31 @@ function version() {
   return JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).version;
 }
 
-module.exports = (env, argv) => {
-  const key = manifestKey();
-  const production = (argv && argv.mode) !== 'development';
+// Keys Chromium reads that Firefox does not (web-ext lint warns about each), and the permission only Chromium needs.
+const CHROMIUM_ONLY = ['key', 'minimum_chrome_version', 'externally_connectable'];
+
+/** The manifest for one browser, from static/manifest.json (written for Chromium) and the version. */
+function manifestFor(browser, base, key) {
+  const m = { ...base, version: version() };
+  if (browser === 'chromium') return { ...m, key };
+  for (const k of CHROMIUM_ONLY) delete m[k];
+  // An event page: Firefox runs no extension service workers. It loads the same background.js.
+  m.background = { scripts: [base.background.service_worker] };
+  m.browser_specific_settings = {
+    gecko: {
+      id: FIREFOX_ID,
+      strict_min_version: FIREFOX_MIN_VERSION,
+      // MPSurf sends nothing about the user to its developers or anyone else: the host and its log stay on the
+      // machine, and the proxy, when set, is the user's own.
+      data_collection_permissions: { required: ['none'] },
+    },
+  };
+  return m;
+}
+
+function config(browser, { key, production }) {
   return {
+    name: browser,
     mode: production ? 'production' : 'development',
     context: __dirname,
     target: ['web', 'es2022'],
@@ -49,7 +82,7 @@ module.exports = (env, argv) => {
       welcome: './src/welcome.ts',
     },
     output: {
-      path: out,
+      path: outDirs[browser],
       filename: '[name].js',
       clean: true,
     },
@@ -75,6 +108,8 @@ module.exports = (env, argv) => {
             configFile: path.join(__dirname, 'tsconfig.json'),
             // Report type errors of the bundled files only; tests are checked by `tsc -p extension`.
             onlyCompileBundledFiles: true,
+            // The same files, checked once (in the Chromium build).
+            transpileOnly: browser !== 'chromium',
           },
         },
       ],
@@ -85,10 +120,7 @@ module.exports = (env, argv) => {
           {
             from: 'static/manifest.json',
             to: 'manifest.json',
-            transform: (content) => {
-              const manifest = JSON.parse(content.toString());
-              return JSON.stringify({ ...manifest, version: version(), key }, null, 2) + '\n';
-            },
+            transform: (content) => JSON.stringify(manifestFor(browser, JSON.parse(content.toString()), key), null, 2) + '\n',
           },
           { from: 'static/popup.html', to: 'popup.html' },
           { from: 'static/popup.css', to: 'popup.css' },
@@ -101,3 +133,12 @@ module.exports = (env, argv) => {
     ],
   };
 };
+
+module.exports = (env, argv) => {
+  const key = manifestKey();
+  const production = (argv && argv.mode) !== 'development';
+  return ['chromium', 'firefox'].map((browser) => config(browser, { key, production }));
+};
+
+// For extension/test/manifests.test.ts and scripts/package-extension.mjs.
+Object.assign(module.exports, { FIREFOX_ID, EXTENSION_ID, outDirs, version, manifestFor, manifestKey, extensionId });

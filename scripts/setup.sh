@@ -8,11 +8,12 @@ case ${1-} in -h | --help) echo "$usage"; exit 0 ;; ?*) echo "setup.sh: unknown 
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 
-# Debian packages: chromium (the browser the tests drive), mptcpize (makes its sockets MPTCP), iproute2 (testbed),
+# Debian packages: chromium and firefox-esr (the browsers the tests drive), mptcpize (makes its sockets MPTCP), iproute2 (testbed),
 # aria2 (downloads grid), squid + apache2-utils (htpasswd) + openssl: the MPTCP proxy the testbed's proxy host and its
 # tests run.
 need=()
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v firefox-esr >/dev/null 2>&1 || need+=(firefox-esr)
 command -v mptcpize >/dev/null 2>&1 || need+=(mptcpize)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v aria2c >/dev/null 2>&1 || need+=(aria2) # the segmented-download peer of the downloads grid
@@ -20,6 +21,12 @@ squid_new=0
 command -v squid >/dev/null 2>&1 || { need+=(squid); squid_new=1; }
 command -v htpasswd >/dev/null 2>&1 || need+=(apache2-utils)
 command -v openssl >/dev/null 2>&1 || need+=(openssl)
+# The Debian packages (npm run package, packaging/test-packages): lintian checks them, help2man makes their man
+# pages from each command's --help, file tells the binaries' architecture, unzip reads the .xpi's manifest.
+command -v lintian >/dev/null 2>&1 || need+=(lintian)
+command -v help2man >/dev/null 2>&1 || need+=(help2man)
+command -v file >/dev/null 2>&1 || need+=(file)
+command -v unzip >/dev/null 2>&1 || need+=(unzip)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ]; then
     log "installing Debian packages: ${need[*]}"
@@ -67,7 +74,13 @@ if [ "$(id -u)" = 0 ]; then
     useradd --system --user-group --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin mpsurf-actuator
     log "created the system user mpsurf-actuator, which the helper runs as"
   fi
-  sed -e "s/ALLOWED_UID/$uid/" -e "s/CELL_IF/$cell_if/" packaging/systemd/mpsurf-actuator.service >"$unit.tmp"
+  # The package's unit (packaging/systemd) serves the group mpsurf and finds the modem itself; a source build
+  # names the one allowed uid (root too, which a group never admits) and the interface instead.
+  sed -e "s#/usr/sbin/mpsurf-actuator#/usr/local/bin/mpsurf-actuator#g" -e "s/--allow-group mpsurf/--allow-uid $uid/" \
+    -e "s/^Environment=MPSURF_CELL_IF=auto\$/Environment=MPSURF_CELL_IF=$cell_if/" \
+    -e "s#^Documentation=.*#Documentation=file://$PWD/README.md#" packaging/systemd/mpsurf-actuator.service >"$unit.tmp"
+  grep -q -- "--allow-uid $uid" "$unit.tmp" && grep -q "^Environment=MPSURF_CELL_IF=$cell_if\$" "$unit.tmp" ||
+    { log "packaging/systemd/mpsurf-actuator.service no longer has the words this script rewrites"; exit 1; }
   mv "$unit.tmp" "$unit"
   log "installed $unit (allowed uid $uid, cellular interface $cell_if) and /usr/local/bin/mpsurf-actuator"
   if [ -d /run/systemd/system ]; then

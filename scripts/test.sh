@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Runs every MPSurf test: Go unit and integration tests, short fuzz runs of every parser, vitest, and
-# the real-Chromium end-to-end tests. Tests that need root or MPTCP skip with a reason when those are absent.
+# Runs every MPSurf test: Go unit and integration tests, short fuzz runs of every parser, vitest, Mozilla's linter on
+# the Firefox build, and the end-to-end tests in real Chromium and Firefox ESR. Tests that need root or MPTCP skip
+# with a reason when those are absent.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-usage='usage: npm test   (bash scripts/test.sh): go vet, go test, short fuzz runs, tsc, vitest, the end-to-end tests'
+usage='usage: npm test   (bash scripts/test.sh): go vet, go test, short fuzz runs, tsc, vitest, web-ext lint, the end-to-end tests, the Debian packages'
 case ${1-} in -h | --help) echo "$usage"; exit 0 ;; ?*) echo "test.sh: unknown argument ${1} (--help shows usage)" >&2; exit 2 ;; esac
 
 bash scripts/setup.sh || exit 1
@@ -35,7 +36,10 @@ stage "go test" go test -count=1 -timeout 20m ./...
 stage "go fuzz (short)" fuzz_all
 stage "tsc (extension types, tests included)" npx tsc --noEmit -p extension
 stage "vitest" npx vitest run --root extension
-stage "chromium end-to-end" node --test --test-concurrency=1 e2e/
+# Mozilla's linter (addons-linter, as addons.mozilla.org runs it) on the Firefox build: errors fail the stage.
+stage "web-ext lint (Firefox build)" npx web-ext lint --source-dir dist/extension-firefox --no-config-discovery --boring
+stage "end-to-end (Chromium, Firefox)" node --test --test-concurrency=1 e2e/
+stage "Debian packages (build, lintian, contents)" bash packaging/test-packages
 
 echo
 ((failed)) && echo "failed stages: ${names[*]}"

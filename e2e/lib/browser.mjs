@@ -1,4 +1,7 @@
-// Launching real Chromium with the unpacked extension and a registered native host.
+// Launching real Chromium with the unpacked extension and a registered native host (Firefox: firefox.mjs). Both
+// launchers return the same small interface that browser-agnostic code (the testbed) uses: call(name, ...args) runs
+// one function of the extension's test API (self.mpsurf in background.ts) and resolves with its JSON result,
+// newTab() opens a page whose goto/evaluate/close work alike in playwright and puppeteer, close() ends the browser.
 import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -60,7 +63,14 @@ export async function launch(profileDir, { headless = true, executablePath = chr
   let [worker] = context.serviceWorkers();
   if (!worker) worker = await context.waitForEvent('serviceworker', { timeout: 15000 });
   if (consent) await worker.evaluate(() => self.mpsurf.consent());
-  return { context, worker };
+  return {
+    kind: 'chromium',
+    context,
+    worker,
+    call: (name, ...args) => worker.evaluate(([n, a]) => self.mpsurf[n](...a), [name, args]),
+    newTab: () => context.newPage(),
+    close: () => context.close(),
+  };
 }
 
 // until polls fn until pred holds of its result, or throws after timeoutMs naming what never held and the last result.
@@ -75,30 +85,37 @@ export async function until(fn, pred, what, timeoutMs = 10000) {
   throw new Error(`${what} never held within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
 }
 
-// withoutDailyLimit turns the daily cellular data limit off (a fresh install has one): a testbed run measures the
-// model's decisions over many loads of one session's emulated cellular link, not the user's limits.
-export async function withoutDailyLimit(worker) {
-  await worker.evaluate(() => self.mpsurf.setMultipath({ ...self.mpsurf.multipath().settings, daily_cap_bytes: null }));
+// readApi calls one function of the extension's test API through a launched browser (call) or a playwright worker.
+function readApi(w, name, ...args) {
+  return typeof w.call === 'function' ? w.call(name, ...args) : w.evaluate(([n, a]) => self.mpsurf[n](...a), [name, args]);
 }
 
-// untilStatus polls the extension's status until pred holds or the timeout passes.
+// withoutDailyLimit turns the daily cellular data limit off (a fresh install has one): a testbed run measures the
+// model's decisions over many loads of one session's emulated cellular link, not the user's limits. worker: a
+// launched browser (either kind) or a playwright service worker.
+export async function withoutDailyLimit(worker) {
+  const { settings } = await readApi(worker, 'multipath');
+  await readApi(worker, 'setMultipath', { ...settings, daily_cap_bytes: null });
+}
+
+// untilStatus polls the extension's status until pred holds or the timeout passes. worker: as withoutDailyLimit.
 export async function untilStatus(worker, pred, timeoutMs = 10000) {
   const t0 = Date.now();
   let last;
   while (Date.now() - t0 < timeoutMs) {
-    last = await worker.evaluate(() => self.mpsurf.status());
+    last = await readApi(worker, 'status');
     if (pred(last)) return { status: last, waitedMs: Date.now() - t0 };
     await new Promise((r) => setTimeout(r, 20));
   }
   throw new Error(`status never matched within ${timeoutMs} ms; last: ${JSON.stringify(last)}`);
 }
 
-// untilRules polls the extension's session rules until pred holds or the timeout passes.
+// untilRules polls the extension's session rules until pred holds or the timeout passes (worker: as untilStatus).
 export async function untilRules(worker, pred, timeoutMs = 10000) {
   const t0 = Date.now();
   let last;
   while (Date.now() - t0 < timeoutMs) {
-    last = await worker.evaluate(() => self.mpsurf.rules());
+    last = await readApi(worker, 'rules');
     if (pred(last)) return last;
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Session, MODES, HISTORIES, PREFERENCES, PER_PREFERENCE, DECIDES, canRun, readProfile, corpusManifest, shuffle, parsePreference } from './lib.mjs';
+import { Session, MODES, HISTORIES, BROWSERS, PREFERENCES, PER_PREFERENCE, DECIDES, canRun, readProfile, corpusManifest, shuffle, parsePreference } from './lib.mjs';
 
 export { shuffle };
 import { DOWNLOAD_MODES, runDownloads, summarize } from './downloads.mjs';
@@ -85,8 +85,9 @@ export const GRIDS = {
 
 export const USAGE = `usage: npm run testbed -- [flags]        (or: node e2e/testbed/grid.mjs [flags])
 
-Loads pages in real Chromium over the two-path testbed (needs root and kernel MPTCP), one run record per load in
-OUT/runs.jsonl, then writes the report (OUT/report.md, summary.csv, figures) and prints its summary.
+Loads pages in a real browser (Chromium, or Debian's Firefox ESR) over the two-path testbed (needs root and kernel
+MPTCP), one run record per load in OUT/runs.jsonl, then writes the report (OUT/report.md, summary.csv, figures) and
+prints its summary.
 
   --grid NAME        ${Object.keys(GRIDS).join(', ')} (default full)
   --profiles LIST    built-in profile ids (e2e/profiles) or profile files (relative or absolute paths), comma-separated
@@ -96,6 +97,8 @@ OUT/runs.jsonl, then writes the report (OUT/report.md, summary.csv, figures) and
   --protos LIST      h2, http/1.1, or site (each page's own site's protocol)
   --reps N           repetitions of every (profile, mode, page, protocol)
   --trace-reps N     repetitions on a trace-driven profile, if more than --reps (decisions grid: 5)
+  --browser NAME     the browser every load runs in: ${BROWSERS.join(' or ')} (default chromium); the downloads
+                     grid runs no browser
   --history H        what mp-adaptive's native host remembers: session (one decision log per profile, fed only
                      by that profile's mp-adaptive loads, in their random order) or none (nothing, every load)
   --preference LIST  the user's preference, set on the extension's options page before each load: performance,
@@ -137,6 +140,7 @@ export function parseGridArgs(argv, { cwd = process.env.INIT_CWD || process.cwd(
         history: { type: 'string' },
         preference: { type: 'string' },
         'first-rep': { type: 'string' },
+        browser: { type: 'string', default: 'chromium' },
         corpus: { type: 'string', multiple: true },
         out: { type: 'string' },
         seed: { type: 'string' },
@@ -162,8 +166,11 @@ export function parseGridArgs(argv, { cwd = process.env.INIT_CWD || process.cwd(
     history: values.history ?? base.history ?? 'session',
     preferences: base.preferences ?? ['performance'],
     firstRep: 0,
+    browser: values.browser,
     session: base.session,
   };
+  if (!BROWSERS.includes(spec.browser)) throw new UsageError(`--browser ${spec.browser}: one of ${BROWSERS.join(', ')}`);
+  if (base.runner === 'downloads' && values.browser !== 'chromium') throw new UsageError('--browser: the downloads grid runs no browser');
   if (values.preference !== undefined) {
     const ps = list(values.preference);
     if (ps.length === 0) throw new UsageError('--preference: empty');
@@ -324,7 +331,7 @@ export async function runGrid(spec, { outDir = path.join(root, 'out'), seed = Da
   const plan = buildPlan({ spec, profiles }, manifest, seed);
   const total = plan.reduce((n, p) => n + p.loads.length, 0);
   const estimate = estimateSeconds(plan);
-  log(`${total} loads in ${plan.length} profile(s), history ${spec.history ?? 'session'}, preferences ${(spec.preferences ?? ['performance']).join(', ')}; estimated ${fmtMin(estimate)}`);
+  log(`${total} loads in ${plan.length} profile(s), ${spec.browser ?? 'chromium'}, history ${spec.history ?? 'session'}, preferences ${(spec.preferences ?? ['performance']).join(', ')}; estimated ${fmtMin(estimate)}`);
   const records = [];
   const runId = new Date().toISOString().replace(/[:.]/g, '-');
   const t0 = Date.now();
@@ -334,7 +341,7 @@ export async function runGrid(spec, { outDir = path.join(root, 'out'), seed = Da
     let session;
     try {
       session = await Session.open({ profile: profile.arg, outDir, log, corpus, history: spec.history ?? 'session',
-        proxy: spec.session?.proxy ?? false, originMptcp: spec.session?.originMptcp ?? true });
+        proxy: spec.session?.proxy ?? false, originMptcp: spec.session?.originMptcp ?? true, browser: spec.browser ?? 'chromium' });
     } catch (err) {
       // The profile's loads are recorded as failed, so that the report counts them rather than losing them.
       log(`profile ${profile.id}: the testbed did not come up: ${err.message}`);

@@ -79,6 +79,8 @@ test('bad arguments are usage errors with one clear line', (t) => {
     [['--profiles', path.join(dir, 'missing.json')], /does not exist/],
     [['--profiles', `${path.join(dir, 'my-link.json')},./my-link.json`], /two profiles have the id my-link/],
     [['--corpus', 'absent.json'], /no such file/],
+    [['--browser', 'safari'], /--browser safari: one of chromium, firefox/],
+    [['--grid', 'downloads', '--browser', 'firefox'], /the downloads grid runs no browser/],
   ];
   for (const [argv, re] of cases) {
     assert.throws(() => parseGridArgs(argv, { cwd: dir }), (err) => err instanceof UsageError && re.test(err.message) && !err.message.includes('\n'), argv.join(' '));
@@ -86,6 +88,9 @@ test('bad arguments are usage errors with one clear line', (t) => {
   fs.writeFileSync(path.join(dir, 'bad.json'), '{"id": "Bad Id", "links": {"wwan0": {"tech": "lte"}}}');
   assert.throws(() => parseGridArgs(['--profiles', 'bad.json'], { cwd: dir }), /is not a profile id/);
   assert.deepEqual(parseGridArgs(['-h']), { help: true });
+  // Chromium unless told: the grids measured so far ran in it.
+  assert.equal(parseGridArgs([], { cwd: dir }).spec.browser, 'chromium');
+  assert.equal(parseGridArgs(['--browser', 'firefox'], { cwd: dir }).spec.browser, 'firefox');
 });
 
 test('page selectors: names, sets, site hosts and "large"', () => {

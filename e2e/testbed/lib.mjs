@@ -1,11 +1,13 @@
 // Driving the two-path testbed: the namespaces and link emulators (dist/testbed), the origin server
-// (dist/origin in the server namespace) and real Chromium in the client namespace under mptcpize.
+// (dist/origin in the server namespace) and a real browser in the client namespace under mptcpize: Chromium, or
+// Debian's Firefox ESR (Session.open's browser).
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { launch, makeProfile, untilStatus, untilRules, hostPids, withoutDailyLimit } from '../lib/browser.mjs';
+import { launchFirefox, makeFirefoxProfile } from '../lib/firefox.mjs';
 import { dist, root, hostBinary, actuatorBinary, extensionId } from '../lib/paths.mjs';
 import { SquidProxy, squidMissing } from './proxy.mjs';
 import { asRemote } from '../lib/priority.mjs';
@@ -13,6 +15,9 @@ import { asRemote } from '../lib/priority.mjs';
 export const testbedBin = path.join(dist, 'testbed');
 export const originBin = path.join(dist, 'origin');
 const wrapper = path.join(root, 'e2e', 'testbed', 'chromium-in-client.sh');
+const firefoxWrapper = path.join(root, 'e2e', 'testbed', 'firefox-in-client.mjs');
+// The browsers a session can drive.
+export const BROWSERS = ['chromium', 'firefox'];
 
 export const MODES = ['sp-wifi', 'sp-cell', 'mp-always', 'mp-rule', 'mp-adaptive', 'proxy-always', 'proxy-rule', 'proxy-adaptive'];
 // The testbed's kernel setting for each mode. In mp-adaptive the in-kernel path manager adds nothing (sp-wifi:
@@ -240,8 +245,10 @@ export class Session {
   // output files are named after the profile's own id. corpus: corpus files (absolute paths) whose sites the
   // origin serves beside the built-in ones. history: what the mp-adaptive loads' native host remembers, "session"
   // (one decision log for this profile's mp-adaptive loads, fed by no other mode) or "none" (a new one per load).
-  static async open({ profile = 'baseline', outDir, log = () => {}, names = {}, proxy = false, originMptcp = true, originArgs = [], corpus = [], history = 'session' }) {
+  // browser: the browser every load of the session runs in, "chromium" or "firefox".
+  static async open({ profile = 'baseline', outDir, log = () => {}, names = {}, proxy = false, originMptcp = true, originArgs = [], corpus = [], history = 'session', browser = 'chromium' }) {
     if (!HISTORIES.includes(history)) throw new Error(`history ${history}: want one of ${HISTORIES.join(', ')}`);
+    if (!BROWSERS.includes(browser)) throw new Error(`browser ${browser}: want one of ${BROWSERS.join(', ')}`);
     fs.mkdirSync(outDir, { recursive: true });
     const s = new Session();
     const prof = readProfile(profile);
@@ -251,6 +258,7 @@ export class Session {
     s.cellTech = prof.tech;
     s.corpus = corpus;
     s.history = history;
+    s.browser = browser;
     s.timelineDir = path.join(outDir, 'timeline', s.profile);
     fs.mkdirSync(s.timelineDir, { recursive: true });
     s.originLog = path.join(outDir, `origin-${s.profile}.jsonl`);
@@ -373,6 +381,50 @@ export class Session {
     }
   }
 
+  // hostsFile writes the names as an /etc/hosts for Firefox, which has no resolver rules of its own
+  // (firefox-in-client.mjs mounts it in the client namespace): every named host on its address.
+  hostsFile() {
+    const file = path.join(this.outDir, `hosts-${this.profile}`);
+    const lines = ['127.0.0.1 localhost', '::1 localhost', ...Object.entries(this.names).map(([n, a]) => `${a} ${n}`)];
+    fs.writeFileSync(file, lines.join('\n') + '\n');
+    return file;
+  }
+
+  // launchBrowser starts the session's browser in the client namespace with a fresh profile, the native host
+  // registered in it with env, and resolves once the host is connected: { profile, browser } (browser.mjs's
+  // interface). Chromium takes the testbed's names and certificates as flags; Firefox reads the names from the
+  // hosts file and accepts the origin's test certificate through its BiDi session. Neither uses QUIC: the origin
+  // serves TCP only, and the seeds measured TCP.
+  async launchBrowser({ prefix, env }) {
+    if (this.browser === 'firefox') {
+      const profile = makeFirefoxProfile({ prefix });
+      try {
+        const browser = await launchFirefox(profile, {
+          executablePath: firefoxWrapper,
+          env: { ...env, MPSURF_HOSTS_FILE: this.hostsFile() },
+          acceptInsecureCerts: true,
+          prefs: { 'network.http.http3.enable': false },
+        });
+        return { profile, browser };
+      } catch (e) {
+        profile.remove();
+        throw e;
+      }
+    }
+    const profile = makeProfile({ prefix });
+    try {
+      const browser = await launch(profile.dir, {
+        executablePath: wrapper,
+        env,
+        args: [`--ignore-certificate-errors-spki-list=${this.spki}`, `--host-resolver-rules=${this.resolverRules()}`, '--disable-quic'],
+      });
+      return { profile, browser };
+    } catch (e) {
+      profile.remove();
+      throw e;
+    }
+  }
+
   // hostsEnv is MPSURF_HOSTS for the native host: the same names, since Chromium's resolver rules are its own.
   hostsEnv() {
     return Object.entries(this.names).map(([n, a]) => `${n}=${a}`).join(',');
@@ -459,6 +511,7 @@ export class Session {
       run_id: runId,
       mode,
       profile: this.profile,
+      browser: this.browser,
       cell_tech: this.cellTech,
       page,
       page_bytes: p.bytes,
@@ -492,9 +545,8 @@ export class Session {
       tb('mode', kernelMode);
       rec.trace_offset_ms = traceOffsetMs(page, rep);
       if (DECIDES.has(mode)) actuator = await Actuator.start();
-      profile = makeProfile({ prefix: 'mpsurf-tb-' });
-      browser = await launch(profile.dir, {
-        executablePath: wrapper,
+      ({ profile, browser } = await this.launchBrowser({
+        prefix: 'mpsurf-tb-',
         env: {
           ...this.hostBaseEnv(mode, preference),
           ...(actuator ? { MPSURF_ACTUATOR: actuator.socket, MPSURF_HOSTS: this.hostsEnv() } : {}),
@@ -502,21 +554,17 @@ export class Session {
           ...(route ? { MPSURF_PROXY_CONFIG: this.proxyConfigFile(), MPSURF_MPTCPIZE: '0' } : {}),
           ...hostEnv,
         },
-        args: [
-          `--ignore-certificate-errors-spki-list=${this.spki}`,
-          `--host-resolver-rules=${this.resolverRules()}`,
-          '--disable-quic',
-        ],
-      });
-      await untilStatus(browser.worker, (s) => s.host === 'connected', 15000);
-      await untilRules(browser.worker, (r) => r.length > 0);
-      await withoutDailyLimit(browser.worker);
+      }));
+      await untilStatus(browser, (s) => s.host === 'connected', 15000);
+      await untilRules(browser, (r) => r.length > 0);
+      await withoutDailyLimit(browser);
       if (PER_PREFERENCE.has(mode)) rec.preference_set_ms = await setPreference(browser, preference);
       if (this.proxy) {
-        await browser.worker.evaluate((r) => self.mpsurf.setMultipath({ ...self.mpsurf.multipath().settings, route: r }), route ?? 'off');
-        if (route) await untilProxy(browser.worker, (v) => v.status?.relay && v.route === route, 10000);
+        const { settings } = await browser.call('multipath');
+        await browser.call('setMultipath', { ...settings, route: route ?? 'off' });
+        if (route) await untilProxy(browser, (v) => v.status?.relay && v.route === route, 10000);
       }
-      const tab = await browser.context.newPage();
+      const tab = await browser.newTab();
       const { counters: before, waitedMs, quiet } = await this.quietCounters();
       rec.quiet_wait_ms = waitedMs;
       rec.quiet = quiet;
@@ -544,11 +592,11 @@ export class Session {
       });
       await new Promise((r) => setTimeout(r, 300));
       const after = this.counters();
-      const decisions = await browser.worker.evaluate(() => self.mpsurf.decisions());
+      const decisions = await browser.call('decisions');
       const seen = Object.values(decisions).find((d) => d && d.origin === origin);
       decision = seen ? pickDecision(seen) : null;
       // When the extension had the host's decision and its header rule, ms after onBeforeNavigate.
-      const t = await browser.worker.evaluate((o) => self.mpsurf.navTimings(o), origin).catch(() => null);
+      const t = await browser.call('navTimings', origin).catch(() => null);
       const since = (v) => (t && v != null ? Math.round((v - t.navStartedAt) * 10) / 10 : null);
       rec.extension_ms = t ? { decided: since(t.decidedAt), rule: since(t.ruleInstalledAt) } : null;
       rec.start_unix_ns = Number(startNs);
@@ -559,18 +607,17 @@ export class Session {
       rec.link_bytes = diffCounters(before, after);
       rec.decision = decision;
       if (this.proxy) {
-        rec.pac = await browser.worker.evaluate(() => self.mpsurf.pac() !== null);
+        // Whether requests are routed to the relay (Chromium's PAC, Firefox's per-request routes: one table).
+        rec.pac = (await browser.call('pac')) !== null;
         // What the extension says of the proxy (never the relay's credentials).
-        rec.proxy_view = await browser.worker.evaluate(() => {
-          const v = self.mpsurf.proxy();
-          return { active: v.active, fallback: v.fallback, state: v.status?.state ?? null, detail: v.status?.detail ?? null };
-        });
+        const v = await browser.call('proxy');
+        rec.proxy_view = { active: v.active, fallback: v.fallback, state: v.status?.state ?? null, detail: v.status?.detail ?? null };
       }
       rec.ok = true;
     } catch (err) {
       rec.error = String(err.message || err).split('\n')[0];
     } finally {
-      await browser?.context.close().catch(() => {});
+      await browser?.close().catch(() => {});
       profile?.remove();
       if (actuator) {
         // Connections close with the browser; the actuator logs them as CLOSED shortly after.
@@ -610,11 +657,11 @@ export class Session {
   }
 }
 
-async function untilProxy(worker, pred, timeoutMs) {
+async function untilProxy(browser, pred, timeoutMs) {
   const t0 = Date.now();
   let last;
   while (Date.now() - t0 < timeoutMs) {
-    last = await worker.evaluate(() => self.mpsurf.proxy());
+    last = await browser.call('proxy');
     if (pred(last)) return last;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -645,15 +692,22 @@ export function hostKind(mode, preference = 'performance') {
 
 // setPreference sets the user's preference as a user does, on the extension's options page (the mode's radio
 // button), and waits until the host has taken it (PROTOCOL.md prefs): the load's decision is then made under it.
-// Returns the ms it took.
+// browser: either launcher's interface (browser.mjs). Returns the ms it took.
 export async function setPreference(browser, preference, timeoutMs = 10000) {
   const t0 = Date.now();
-  const opts = await browser.context.newPage();
-  try {
+  let opts;
+  if (browser.kind === 'firefox') {
+    opts = await browser.openExtensionPage('options.html');
+  } else {
+    opts = await browser.newTab();
     await opts.goto(`chrome-extension://${extensionId}/options.html`);
-    await opts.check(`#mode-${preference}`);
+  }
+  try {
+    const radio = `#mode-${preference}`;
+    await opts.waitForSelector(radio);
+    await opts.click(radio);
     for (;;) {
-      const s = await browser.worker.evaluate(() => self.mpsurf.settings());
+      const s = await browser.call('settings');
       if (s.prefs.mode === preference && s.prefsSync.state === 'ok' && s.prefsSync.hostPrefs?.mode === preference) break;
       if (s.prefsSync.state === 'unsupported' || s.prefsSync.state === 'error') throw new Error(`the host did not take the preferences: ${s.prefsSync.detail}`);
       if (Date.now() - t0 > timeoutMs) throw new Error(`preference ${preference} not taken by the host within ${timeoutMs} ms: ${JSON.stringify(s.prefsSync)}`);
@@ -761,37 +815,37 @@ export function writePolicy(file, multipath, { theta1 = 0, theta2 = null } = {})
   return base.id;
 }
 
-// adaptiveMix runs one real Chromium (mptcpize, client namespace) whose native host talks to a running actuator,
+// adaptiveMix runs one real browser (the session's, under mptcpize in the client namespace) whose native host talks to a running actuator,
 // and loads each of `loads` ({ host, page, multipath, theta1?, theta2? }) in turn. Before each load the host's policy file is
 // switched to the wanted decision and the host re-reads it (SIGHUP), so one host decides both ways while the
 // actuator keeps every origin's decision. Returns the decisions the extension recorded and the host's pid.
 export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHost, log = () => {} } = {}) {
-  const profile = makeProfile({ prefix: 'mpsurf-act-' });
-  const policyFile = path.join(profile.dir, 'policy.json');
+  const policyDir = fs.mkdtempSync(path.join(session.outDir, 'policy-'));
+  const policyFile = path.join(policyDir, 'policy.json');
   writePolicy(policyFile, loads[0]?.multipath ?? true, loads[0]);
   let browser;
+  let profile;
   const out = { decisions: [], hostPid: null, startNs: Date.now() * 1e6 };
   try {
-    browser = await launch(profile.dir, {
-      executablePath: wrapper,
+    ({ profile, browser } = await session.launchBrowser({
+      prefix: 'mpsurf-act-',
       env: { MPSURF_ACTUATOR: actuator.socket, MPSURF_HOSTS: session.hostsEnv(), MPSURF_POLICY: policyFile, ...hostEnv },
-      args: [`--ignore-certificate-errors-spki-list=${session.spki}`, `--host-resolver-rules=${session.resolverRules()}`, '--disable-quic'],
-    });
-    await untilStatus(browser.worker, (s) => s.host === 'connected', 15000);
-    await withoutDailyLimit(browser.worker);
+    }));
+    await untilStatus(browser, (s) => s.host === 'connected', 15000);
+    await withoutDailyLimit(browser);
     out.hostPid = hostPids(profile.host)[0];
     let i = 0;
     for (const l of loads) {
       const id = writePolicy(policyFile, l.multipath, l);
       process.kill(out.hostPid, 'SIGHUP');
-      await untilStatus(browser.worker, (s) => s.policy?.multipath === l.multipath && s.policy?.model?.id === id, 10000);
+      await untilStatus(browser, (s) => s.policy?.multipath === l.multipath && s.policy?.model?.id === id, 10000);
       const url = `https://${l.host}${session.urlPath(l.page, l.host)}`;
-      const tab = await browser.context.newPage();
+      const tab = await browser.newTab();
       await tab.goto(url, { waitUntil: 'load', timeout: 120000 });
-      const all = await browser.worker.evaluate(() => self.mpsurf.decisions());
+      const all = await browser.call('decisions');
       const d = Object.values(all).find((x) => x && x.origin === `https://${l.host}`);
       // The extension's last announce (announce.ts): the page's responses announced θ1 bytes, the subflow joined then.
-      const ann = (await browser.worker.evaluate(() => self.mpsurf.announce())).last;
+      const ann = (await browser.call('announce')).last;
       const announced = ann?.origin === `https://${l.host}` ? ann : null;
       out.decisions.push(d ? { origin: d.origin, multipath: d.multipath, actuation: d.inputs?.actuation, addrs: d.inputs?.actuation_addrs, announced } : { origin: `https://${l.host}`, missing: true });
       await tab.close();
@@ -800,8 +854,9 @@ export async function adaptiveMix(session, actuator, loads, { hostEnv = {}, onHo
     }
     if (onHost) await onHost({ browser, hostPid: out.hostPid, profile });
   } finally {
-    await browser?.context.close().catch(() => {});
-    profile.remove();
+    await browser?.close().catch(() => {});
+    profile?.remove();
+    fs.rmSync(policyDir, { recursive: true, force: true });
   }
   return out;
 }

@@ -21,6 +21,7 @@ import {
   type StatusReply,
 } from './protocol';
 import { ProxyRouter, worthRelay } from './proxy';
+import { proxyInfoFor, scriptOf } from './pac';
 import { MULTIPATH_KEY, Multipath } from './multipath';
 import { migrateLimits } from './caps';
 import { Peers } from './peers';
@@ -44,7 +45,7 @@ const rules = new RuleBook(b.sessionRules);
 // eslint-disable-next-line prefer-const
 let host: HostLink;
 const proxy = new ProxyRouter({
-  setPac: b.setPac,
+  apply: b.setRoutes,
   test: () => host.request(proxyTestRequest, parseProxyTest, 10_000),
   now: () => Date.now(),
   setTimer: (fn, ms) => setTimeout(fn, ms),
@@ -130,6 +131,8 @@ const downloads = new Downloads({
 });
 b.onDownloadCreated((item) => void downloads.created(item));
 b.onDownloadChanged((delta) => void downloads.changed(delta));
+const downloadsUnsupported = b.downloadsUnsupported();
+if (downloadsUnsupported !== null) log(`downloads stay with the browser: ${downloadsUnsupported}`);
 
 function downloadsView(): DownloadsView {
   const g = multipath.gate();
@@ -250,6 +253,8 @@ b.onResponseLength((r) => announcer.saw(r));
 
 // The relay asks the browser to authenticate (407); its per-process credentials come from the host's proxy status.
 b.onAuthRequired((c) => proxy.auth(c.requestId, c.isProxy, c.challenger));
+// Firefox routes each request as it starts (Chromium by the PAC the router installs).
+b.listenForRoutes(log);
 
 b.onInstalled((reason) => {
   if (reason === 'install') b.openExtensionPage('welcome.html').catch((e: unknown) => log(`welcome page: ${String(e)}`));
@@ -344,6 +349,7 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
           multipath: multipath.view(),
           viaProxy: page !== null && !page.stale && proxy.viaProxy(page.origin),
           ...(profileDir === undefined ? {} : { profileDir }),
+          browser: b.browserName(),
         };
         return { ok: true, value: state };
       }
@@ -362,6 +368,7 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
       case 'downloads-get':
         return { ok: true, value: downloadsView() };
       case 'downloads-enable':
+        if (m.enabled && downloadsUnsupported !== null) return { ok: false, error: downloadsUnsupported };
         setDownloadsEnabled(m.enabled);
         await b.saveLocal(DOWNLOADS_ON_KEY, m.enabled);
         return { ok: true, value: downloadsView() };
@@ -428,7 +435,14 @@ const api = {
   },
   downloadAct: (id: string, action: 'pause' | 'resume' | 'cancel') => downloads.act(id, action),
   proxy: () => proxy.view(),
-  pac: () => proxy.wanted(),
+  /** The PAC script Chromium runs for the current routes (Firefox answers per request by the same rule), or null. */
+  pac: () => {
+    const t = proxy.wanted();
+    return t && scriptOf(t);
+  },
+  /** The route the current table gives a URL, as Firefox's proxy.onRequest answers it. */
+  routeFor: (url: string) => proxyInfoFor(url, proxy.wanted()),
+  browser: () => b.browserName(),
   multipath: () => multipath.view(),
   /** The end-to-end tests' consent, as the first-run page's button gives it. */
   consent: async () => (await multipath.consent(Date.now())).gate,

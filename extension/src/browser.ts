@@ -1,15 +1,33 @@
 // Every browser API call the extension makes goes through this module, so the rest of the code is plain logic that
-// the unit tests run without a browser.
+// the unit tests run without a browser. It is also the one place that knows which browser runs the extension: the
+// same build runs in Chromium (a service worker) and in Firefox (an event page), and where the two differ this
+// module does what each one can (`gecko` below):
+//   - the route to the relay: a PAC script in Chromium, proxy.onRequest per request in Firefox (pac.ts has the rule);
+//   - declarativeNetRequest resource types: Firefox knows neither "webtransport" nor "webbundle" and refuses a rule
+//     that names one, so they are left out of the rules it gets;
+//   - webRequest: Firefox has no "extraHeaders" option (it shows every header without it) and names a request's
+//     initiator by its originUrl rather than an `initiator` origin.
 //
-// Most calls use webextension-polyfill's promise API. Two go to chrome.* directly: declarativeNetRequest, whose
-// polyfill typings follow Firefox (no "webtransport"/"webbundle" resource types) while the polyfill passes Chrome's
-// promise-returning functions through untouched anyway; and runtime.lastError, which is how Chrome says why a
-// native port closed and which the polyfill does not carry over to ports.
+// Most calls use webextension-polyfill's promise API (in Firefox it is the browser's own `browser`). Some go to
+// chrome.* directly in Chromium: declarativeNetRequest, whose polyfill typings follow Firefox (no
+// "webtransport"/"webbundle" resource types) while the polyfill passes Chrome's promise-returning functions through
+// untouched anyway; proxy.settings and onAuthRequired's asyncBlocking, which the polyfill does not wrap; and
+// runtime.lastError, which is how Chrome says why a native port closed and which the polyfill does not carry over to
+// ports.
 
 import browser, { type Runtime } from 'webextension-polyfill';
-import type { NativePort } from './host';
+import { EXITED_FIREFOX, type NativePort } from './host';
 import type { BadgeView } from './pages';
-import type { DnrRule, DnrUpdate, RuleBackend } from './rules';
+import { proxyInfoFor, scriptOf, type RouteTable } from './pac';
+import type { DnrRule, DnrUpdate, ResourceType, RuleBackend } from './rules';
+
+/** Firefox (Gecko) runs this extension; otherwise a Chromium-family browser does. Its pages are moz-extension: URLs. */
+export const gecko: boolean = browser.runtime.getURL('/').startsWith('moz-extension:');
+
+/** The browser's family, for what the extension shows and logs. */
+export function browserName(): 'firefox' | 'chromium' {
+  return gecko ? 'firefox' : 'chromium';
+}
 
 export function connectNative(name: string): NativePort {
   const port = browser.runtime.connectNative(name);
@@ -20,17 +38,35 @@ export function connectNative(name: string): NativePort {
     onDisconnect: (listener) =>
       port.onDisconnect.addListener((p) => {
         // Read inside the listener: Chrome sets lastError only for its duration.
-        const chromeError = globalThis.chrome?.runtime?.lastError?.message;
-        const portError = (p as { error?: { message?: string } }).error?.message;
-        listener(chromeError ?? portError);
+        const chromeError = gecko ? undefined : globalThis.chrome?.runtime?.lastError?.message;
+        const portError = (p as { error?: { message?: string } | null }).error?.message;
+        // Firefox sets Port.error only when the port failed; a host that exited leaves it null.
+        listener(chromeError ?? portError ?? (gecko ? EXITED_FIREFOX : undefined));
       }),
   };
 }
 
-export const sessionRules: RuleBackend = {
-  update: (u: DnrUpdate) => chrome.declarativeNetRequest.updateSessionRules(u as chrome.declarativeNetRequest.UpdateRuleOptions),
-  read: async () => (await chrome.declarativeNetRequest.getSessionRules()) as unknown as DnrRule[],
-};
+/** Resource types Chromium's declarativeNetRequest knows and Firefox's does not (its schema refuses the rule). */
+const NOT_IN_GECKO: ReadonlySet<ResourceType> = new Set<ResourceType>(['webtransport', 'webbundle']);
+
+/** A rule as Firefox takes it: the same, without the resource types it does not know (nothing of that type exists there). */
+function forGecko(r: DnrRule): DnrRule {
+  return { ...r, condition: { ...r.condition, resourceTypes: r.condition.resourceTypes.filter((t) => !NOT_IN_GECKO.has(t)) } };
+}
+
+export const sessionRules: RuleBackend = gecko
+  ? {
+      update: (u: DnrUpdate) =>
+        browser.declarativeNetRequest.updateSessionRules({
+          removeRuleIds: u.removeRuleIds,
+          addRules: u.addRules.map(forGecko) as unknown as browser.DeclarativeNetRequest.Rule[],
+        }),
+      read: async () => (await browser.declarativeNetRequest.getSessionRules()) as unknown as DnrRule[],
+    }
+  : {
+      update: (u: DnrUpdate) => chrome.declarativeNetRequest.updateSessionRules(u as chrome.declarativeNetRequest.UpdateRuleOptions),
+      read: async () => (await chrome.declarativeNetRequest.getSessionRules()) as unknown as DnrRule[],
+    };
 
 /** Sets the badge of one tab (or the default badge). A tab can close under us; that is not an error worth raising. */
 export function setBadge(tabId: number | undefined, view: BadgeView): void {
@@ -125,7 +161,21 @@ export function onOptInHeader(header: string, listener: (origin: string, value: 
  * the origin that asked for it (`initiator`). Non-blocking and read-only, like onOptInHeader.
  */
 export function onResponseAddress(listener: (tabId: number, url: string, ip: string | undefined, initiator: string | undefined) => void): void {
-  browser.webRequest.onResponseStarted.addListener((d) => listener(d.tabId, d.url, d.ip, d.initiator), { urls: ['http://*/*', 'https://*/*'] });
+  browser.webRequest.onResponseStarted.addListener((d) => listener(d.tabId, d.url, d.ip, initiatorOf(d)), { urls: ['http://*/*', 'https://*/*'] });
+}
+
+/**
+ * The origin that asked for a request: Chromium's `initiator`; in Firefox, which has none, the origin of its
+ * `originUrl` (the document or resource that made the request).
+ */
+function initiatorOf(d: { initiator?: string; originUrl?: string }): string | undefined {
+  if (d.initiator !== undefined || !gecko || d.originUrl === undefined) return d.initiator;
+  try {
+    const o = new URL(d.originUrl).origin;
+    return o === 'null' ? undefined : o;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -138,7 +188,7 @@ export function onResponseLength(
   browser.webRequest.onResponseStarted.addListener(
     (d) => {
       const h = d.responseHeaders?.find((x) => x.name.toLowerCase() === 'content-length');
-      listener({ tab: d.tabId, url: d.url, initiator: d.initiator, fromCache: d.fromCache, status: d.statusCode, contentLength: h?.value });
+      listener({ tab: d.tabId, url: d.url, initiator: initiatorOf(d), fromCache: d.fromCache, status: d.statusCode, contentLength: h?.value });
     },
     { urls: ['http://*/*', 'https://*/*'] },
     ['responseHeaders'],
@@ -170,7 +220,21 @@ export function sendMessage(message: object): Promise<unknown> {
 // Downloads (downloads.ts): Chrome's download events, cancelling Chrome's copy, and the request's credentials for
 // one URL.
 
+/**
+ * Why this browser cannot hand downloads to the host, or null when it can. Chromium and desktop Firefox both have
+ * downloads.onCreated, onChanged and cancel; a browser without them (Firefox for Android) keeps every download to
+ * itself, and the listeners below are then not registered rather than failing the background page.
+ */
+export function downloadsUnsupported(): string | null {
+  const d = (browser as { downloads?: Partial<typeof browser.downloads> }).downloads;
+  if (d?.onCreated === undefined || d.onChanged === undefined || typeof d.cancel !== 'function') {
+    return `${gecko ? 'this Firefox' : 'this browser'} has no downloads API to hand a download over with`;
+  }
+  return null;
+}
+
 export function onDownloadCreated(listener: (item: import('./downloads').ChromeDownload) => void): void {
+  if (downloadsUnsupported() !== null) return;
   browser.downloads.onCreated.addListener((item) =>
     listener({
       id: item.id,
@@ -188,6 +252,7 @@ export function onDownloadCreated(listener: (item: import('./downloads').ChromeD
 }
 
 export function onDownloadChanged(listener: (delta: { id: number; filename?: string; totalBytes?: number; state?: string; danger?: string }) => void): void {
+  if (downloadsUnsupported() !== null) return;
   browser.downloads.onChanged.addListener((d) =>
     listener({ id: d.id, filename: d.filename?.current, totalBytes: d.totalBytes?.current, state: d.state?.current, danger: d.danger?.current }),
   );
@@ -220,7 +285,8 @@ export function watchAuthorization(held: import('./downloads').Credentials): (on
       browser.webRequest.onSendHeaders.addListener(
         listener,
         { urls: ['https://*/*'], types: ['main_frame', 'sub_frame', 'other'] },
-        ['requestHeaders', 'extraHeaders'] as browser.WebRequest.OnSendHeadersOptions[],
+        // Chromium hides Authorization without "extraHeaders"; Firefox shows it anyway and refuses the option.
+        (gecko ? ['requestHeaders'] : ['requestHeaders', 'extraHeaders']) as browser.WebRequest.OnSendHeadersOptions[],
       );
     } else if (!on && listening) browser.webRequest.onSendHeaders.removeListener(listener);
   };
@@ -230,16 +296,46 @@ export function userAgent(): string {
   return globalThis.navigator?.userAgent ?? '';
 }
 
+// Firefox: the table proxy.onRequest answers from, for every request, from the listener's first call on.
+let geckoRoutes: RouteTable | null = null;
+let geckoListening = false;
+
 /**
- * Installs a PAC script for the regular profile, or clears the extension's proxy setting (null). Not mandatory: a
- * script Chromium cannot run means DIRECT, never no network.
+ * Routes requests by `table` from now on, or clears the extension's proxy setting (null: everything DIRECT).
+ * Chromium: a PAC script for the regular profile, not mandatory (a script Chromium cannot run means DIRECT, never no
+ * network). Firefox: proxy.onRequest answers each request from the table (pac.ts proxyInfoFor), the same rule.
  */
-export async function setPac(script: string | null): Promise<void> {
-  if (script === null) {
+export async function setRoutes(table: RouteTable | null): Promise<void> {
+  if (gecko) {
+    geckoRoutes = table;
+    return;
+  }
+  if (table === null) {
     await chrome.proxy.settings.clear({ scope: 'regular' });
     return;
   }
-  await chrome.proxy.settings.set({ value: { mode: 'pac_script', pacScript: { data: script, mandatory: false } }, scope: 'regular' });
+  await chrome.proxy.settings.set({ value: { mode: 'pac_script', pacScript: { data: scriptOf(table), mandatory: false } }, scope: 'regular' });
+}
+
+/**
+ * Firefox: registers the proxy.onRequest listener that answers from setRoutes's table. Registered at the event
+ * page's start (a listener added later would not wake it). A request the listener cannot answer goes DIRECT, as a
+ * PAC script Chromium cannot run does. Nothing in Chromium, which routes by its PAC.
+ *
+ * Only requests made for a tab take the table's route; Firefox's own (remote settings, add-on and certificate
+ * updates: tabId -1) go DIRECT, as without MPSurf. A PAC script cannot tell them apart, so in Chromium they take
+ * the table's route; in Firefox the user's cellular bytes go only to the pages MPSurf decides for.
+ */
+export function listenForRoutes(log: (line: string) => void): void {
+  if (!gecko || geckoListening) return;
+  geckoListening = true;
+  if (browser.proxy?.onRequest === undefined) {
+    // Not in desktop Firefox, which has it: say so rather than stop the event page; every request stays DIRECT.
+    log('proxy: this Firefox has no proxy.onRequest; pages load directly, never through the relay');
+    return;
+  }
+  browser.proxy.onRequest.addListener((d) => proxyInfoFor(d.url, d.tabId >= 0 ? geckoRoutes : null), { urls: ['<all_urls>'] });
+  browser.proxy.onError.addListener((e) => log(`proxy: ${(e as { message?: string }).message ?? String(e)}`));
 }
 
 export interface AuthChallenge {

@@ -68,14 +68,18 @@ export function backoffDelay(attempt: number): number {
 }
 
 // Chrome's wording for why a native port closed (extensions/browser/api/messaging/native_message_port.cc and
-// native_message_process_host.cc).
+// native_message_process_host.cc), and Firefox's (toolkit/components/extensions/NativeMessaging.sys.mjs), which
+// names a host it cannot find and closes the port without an error when the host exits.
 const NOT_FOUND = 'Specified native messaging host not found.';
+const NOT_FOUND_FIREFOX = /^No such native application [\w.]+$/;
 const EXITED = 'Native host has exited.';
+/** What browser.ts reports for a port Firefox closed without an error: the host exited or closed its stdout. */
+export const EXITED_FIREFOX = 'the host exited (Firefox closed the port without an error)';
 
-/** Maps runtime.lastError's message after a port closed to a status. */
+/** Maps the browser's message after a port closed (runtime.lastError, Port.error) to a status. */
 export function classifyDisconnect(error: string | undefined): { host: 'missing' | 'exited' | 'error'; detail: string } {
-  if (error === NOT_FOUND) return { host: 'missing', detail: `${HOST_NAME} is not installed: ${error}` };
-  if (error === EXITED) return { host: 'exited', detail: error };
+  if (error === NOT_FOUND || (error !== undefined && NOT_FOUND_FIREFOX.test(error))) return { host: 'missing', detail: `${HOST_NAME} is not installed: ${error}` };
+  if (error === EXITED || error === EXITED_FIREFOX) return { host: 'exited', detail: error };
   return { host: 'error', detail: error ?? 'the port closed without a reason' };
 }
 

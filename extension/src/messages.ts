@@ -29,6 +29,8 @@ export interface PopupState {
   viaProxy?: boolean;
   /** The browser's --user-data-dir as a host last reported it (null: the default profile; absent: never known). */
   profileDir?: string | null;
+  /** The browser the extension runs in, for the commands the popup suggests. */
+  browser?: 'chromium' | 'firefox';
 }
 
 export type PageRequest =

@@ -175,9 +175,11 @@ export interface ActuatorInfo {
   detail: string;
 }
 
-/** Whether the browser runs under mptcpize, so that its sockets are MPTCP. */
+/** Whether the browser runs under mptcpize, so that its sockets are MPTCP, and which way its pages reach a second
+ * path: its own MPTCP sockets, the relay to a configured MPTCP proxy, or none (absent from older hosts). */
 export interface BrowserMptcpInfo {
   wrapped: boolean;
+  way?: 'mptcpize' | 'relay' | 'none';
   detail: string;
 }
 
@@ -708,7 +710,11 @@ function parseActuator(v: unknown): ActuatorInfo {
 
 function parseBrowserMptcp(v: unknown): BrowserMptcpInfo {
   const m = object(v, 'status.browser_mptcp');
-  return { wrapped: bool(m.wrapped, 'status.browser_mptcp.wrapped'), detail: string(m.detail, 'status.browser_mptcp.detail', 1024) };
+  return {
+    wrapped: bool(m.wrapped, 'status.browser_mptcp.wrapped'),
+    ...(m.way === undefined ? {} : { way: oneOf(m.way, 'status.browser_mptcp.way', ['mptcpize', 'relay', 'none'] as const) }),
+    detail: string(m.detail, 'status.browser_mptcp.detail', 1024),
+  };
 }
 
 function parseBrowserProfile(v: unknown): BrowserProfileInfo {

@@ -1,11 +1,11 @@
 // Routing to the user's MPTCP proxy: keeps the host's relay status and each host's route (through the relay, or
-// DIRECT when its decision says multipath would not pay), and installs the PAC script (pac.ts) that sends every
-// other https host through the relay; answers the relay's 407 with its per-process credentials; takes the proxy out
-// of the PAC the moment the host reports it down, and puts it back once a test through it succeeds. Plain logic
-// behind small dependencies, so vitest runs it.
+// DIRECT when its decision says multipath would not pay), and hands the browser the route table (pac.ts) that sends
+// every other https host through the relay (Chromium as a PAC script, Firefox per request); answers the relay's 407
+// with its per-process credentials; takes the proxy out of the routes the moment the host reports it down, and puts
+// it back once a test through it succeeds. Plain logic behind small dependencies, so vitest runs it.
 
 import type { Route } from './caps';
-import { localHost, pacHost, pacScript } from './pac';
+import { pacHost, requestRoute, routeTable, type RouteTable } from './pac';
 import type { Decision, ProxyStatus, ProxyTestResult } from './protocol';
 
 /**
@@ -19,8 +19,8 @@ export function worthRelay(d: Pick<Decision, 'multipath' | 'theta1' | 'size'>): 
 }
 
 export interface ProxyDeps {
-  /** Installs a PAC script, or clears the proxy setting (null). */
-  setPac(script: string | null): Promise<void>;
+  /** Routes requests by the table from now on, or clears the extension's proxy setting (null: all DIRECT). */
+  apply(table: RouteTable | null): Promise<void>;
   /** Asks the host to test the proxy (proxy_test); rejects when the host cannot be asked. */
   test(): Promise<ProxyTestResult>;
   now(): number;
@@ -51,7 +51,7 @@ export class ProxyRouter {
   private paused = true; // until told otherwise: nothing goes to the proxy before consent
   private readonly decided = new Map<string, boolean>(); // host -> through the relay, most recent last
   private unreachable = new Set<string>(); // hosts the proxy could not reach: DIRECT whatever their decisions
-  private installed: string | null | undefined = undefined; // undefined: never set
+  private installed: string | undefined = undefined; // the applied table as JSON; undefined: never set
   private fallback: ProxyView['fallback'] = null;
   private pacError: string | null = null;
   private retry: unknown = null;
@@ -120,15 +120,12 @@ export class ProxyRouter {
     return this.sync();
   }
 
-  /** Whether a page at origin goes through the proxy now. */
+  /** Whether a page at origin goes through the proxy now: the route table's answer for its URL. */
   viaProxy(origin: string): boolean {
-    if (!this.active()) return false;
+    let t: RouteTable | null;
     try {
-      const u = new URL(origin);
-      if (u.protocol !== 'https:' || (u.port !== '' && u.port !== '443')) return false;
-      if (this.route === 'all') return true;
-      const h = pacHost(u.hostname);
-      return h !== null && !localHost(h) && this.decided.get(h) !== false && !this.unreachable.has(h);
+      t = this.wanted();
+      return t !== null && requestRoute(`${origin}/`, new URL(origin).hostname, t.all, t.direct);
     } catch {
       return false;
     }
@@ -171,29 +168,30 @@ export class ProxyRouter {
     return this.sync();
   }
 
-  /** The script wanted now, or null for no proxy. */
-  wanted(): string | null {
+  /** The route table wanted now, or null for no proxy. Throws when the host's relay is not one to route to. */
+  wanted(): RouteTable | null {
     if (!this.active()) return null;
     const relay = this.status?.relay ?? null;
     const direct = [...this.decided].filter(([, via]) => !via).map(([h]) => h);
     direct.push(...this.unreachable); // last: the newest, kept whatever the bound
-    return pacScript({ relay, direct, all: this.route === 'all' });
+    return routeTable({ relay, direct, all: this.route === 'all' });
   }
 
-  /** Installs the wanted PAC if it changed; serialised so that settings land in order. */
+  /** Applies the wanted table if it changed; serialised so that settings land in order. */
   sync(): Promise<void> {
     this.syncing = this.syncing.then(async () => {
-      let script: string | null;
+      let table: RouteTable | null;
       try {
-        script = this.wanted();
+        table = this.wanted();
       } catch (e) {
         this.pacError = (e as Error).message;
-        script = null;
+        table = null;
       }
-      if (script === this.installed) return;
+      const key = JSON.stringify(table);
+      if (key === this.installed) return;
       try {
-        await this.d.setPac(script);
-        this.installed = script;
+        await this.d.apply(table);
+        this.installed = key;
         this.pacError = null;
       } catch (e) {
         this.pacError = `the proxy setting could not be changed: ${(e as Error).message}`;

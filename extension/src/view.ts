@@ -418,16 +418,24 @@ export interface HealthItem {
   command?: string;
 }
 
+type Browser = NonNullable<PopupState['browser']>;
+/** The browser's name as people write it, and the command that starts it (Debian's firefox-esr installs `firefox`). */
+const BROWSERS: Record<Browser, { name: string; command: string }> = {
+  chromium: { name: 'Chromium', command: 'chromium' },
+  firefox: { name: 'Firefox', command: 'firefox' },
+};
+
 /** Run from the MPSurf directory: registers the host with the browser's default profile. */
 export const INSTALL_COMMAND = 'dist/mpsurf-host install --browser chromium';
 
 /**
  * The install command that reaches this browser: with its --user-data-dir when it was started with one (the host
  * reported it, and the service worker remembers it for when the host is gone), since such a browser reads host
- * manifests from that directory only. `update` rebuilds the host first.
+ * manifests from that directory only. `update` rebuilds the host first. Firefox reads them per user, whatever its
+ * profile.
  */
-export function installCommand(profileDir: string | null | undefined, update = false): string {
-  const where = profileDir ? `--user-data-dir ${shellWord(profileDir)}` : '--browser chromium';
+export function installCommand(profileDir: string | null | undefined, update = false, browser: Browser = 'chromium'): string {
+  const where = profileDir && browser === 'chromium' ? `--user-data-dir ${shellWord(profileDir)}` : `--browser ${browser}`;
   return `${update ? 'npm run build:host && ' : ''}dist/mpsurf-host install ${where}`;
 }
 
@@ -437,6 +445,8 @@ function shellWord(s: string): string {
 }
 /** Debian's mptcpize makes a program's TCP sockets MPTCP; the browser must be started under it. */
 export const MPTCPIZE_COMMAND = 'mptcpize run chromium';
+/** The same for the browser the extension runs in (Firefox: `mptcpize run firefox`). */
+export const mptcpizeCommand = (b: Browser = 'chromium'): string => (b === 'chromium' ? MPTCPIZE_COMMAND : `mptcpize run ${BROWSERS[b].command}`);
 /** Installs and starts the privileged helper (scripts/setup.sh writes its unit; systemd starts it). */
 export const HELPER_INSTALL_COMMAND = 'sudo MPSURF_ENABLE_ACTUATOR=1 bash scripts/setup.sh';
 /** Restarts the helper whose unit is installed. */
@@ -487,9 +497,12 @@ export function networkText(host: StatusReply | null): string {
   return `${metered}, ${roaming}${n.metered === 'unknown' || n.roaming === null ? ` (${why})` : ''}`;
 }
 
-export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostError' | 'settings' | 'reports' | 'proxy' | 'profileDir'>): HealthItem[] {
+export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostError' | 'settings' | 'reports' | 'proxy' | 'profileDir' | 'browser'>): HealthItem[] {
   const s = state.status;
-  const install = installCommand(state.host?.browser_profile?.user_data_dir ?? state.profileDir);
+  const browser = state.browser ?? 'chromium';
+  const name = BROWSERS[browser].name;
+  const MPTCPIZE_COMMAND = mptcpizeCommand(browser);
+  const install = installCommand(state.host?.browser_profile?.user_data_dir ?? state.profileDir, false, browser);
   const out: HealthItem[] = [];
   switch (s.host) {
     case 'connected':
@@ -520,7 +533,7 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
         level: 'warn',
         title: 'Host is older than this extension',
         detail: `${unsupported[0]?.detail ?? ''}. From the MPSurf directory, run:`,
-        command: installCommand(state.host?.browser_profile?.user_data_dir ?? state.profileDir, true),
+        command: installCommand(state.host?.browser_profile?.user_data_dir ?? state.profileDir, true, browser),
       });
     } else if (state.settings.prefsSync.state === 'error') {
       out.push({ level: 'warn', title: 'Settings not applied by the host', detail: state.settings.prefsSync.detail });
@@ -528,15 +541,16 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
     if (state.hostError !== null) out.push({ level: 'warn', title: 'Host status unavailable', detail: state.hostError });
   }
   const h = state.host;
-  // Pages through the user's proxy need no MPTCP in the browser: the host's relay speaks it.
-  const proxied = state.proxy?.status?.configured === true && state.proxy.route !== 'off';
+  // Pages through the user's proxy need no MPTCP in the browser: the host's relay speaks it (the host says so too:
+  // browser_mptcp.way "relay").
+  const proxied = (state.proxy?.status?.configured === true && state.proxy.route !== 'off') || h?.browser_mptcp?.way === 'relay';
   // What the host sees of the browser it runs under: mptcpize's LD_PRELOAD is inherited by the host.
   if (h?.browser_mptcp === undefined) {
     if (s.host === 'connected') {
       out.push({
         level: 'unknown',
         title: 'Browser connections: MPTCP unknown',
-        detail: 'The host does not say whether Chromium’s connections use MPTCP. Multipath to a site needs Chromium started under mptcpize:',
+        detail: `The host does not say whether ${name}’s connections use MPTCP. Multipath to a site needs ${name} started under mptcpize:`,
         command: MPTCPIZE_COMMAND,
       });
     }
@@ -547,8 +561,8 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
       level: proxied ? 'unknown' : 'warn',
       title: 'Browser connections are plain TCP',
       detail: proxied
-        ? 'Pages through your proxy still get multipath (the host’s relay speaks MPTCP); pages loaded directly do not. For those, start Chromium with:'
-        : `${h.browser_mptcp.detail}: no page can use a second path. Start Chromium with:`,
+        ? `Pages through your proxy still get multipath (the host’s relay speaks MPTCP); pages loaded directly do not. For those, start ${name} with:`
+        : `${h.browser_mptcp.detail}: no page can use a second path. Start ${name} with:`,
       command: MPTCPIZE_COMMAND,
     });
   }

@@ -7,6 +7,7 @@ import {
   RequestError,
   backoffDelay,
   classifyDisconnect,
+  EXITED_FIREFOX,
   type HostStatus,
 } from '../src/host';
 import { ErrorCode, type Policy } from '../src/protocol';
@@ -70,6 +71,11 @@ describe('backoff and disconnect reasons', () => {
 
   it('maps Chrome’s messages to statuses', () => {
     expect(classifyDisconnect(NOT_FOUND).host).toBe('missing');
+    // Firefox's wordings: a host it cannot find, and a port closed without an error (browser.ts).
+    expect(classifyDisconnect('No such native application org.mpsurf.host').host).toBe('missing');
+    expect(classifyDisconnect('No such native application org.mpsurf.host; and more').host).toBe('error');
+    expect(classifyDisconnect(EXITED_FIREFOX).host).toBe('exited');
+    expect(classifyDisconnect('This extension does not have permission to use native application org.mpsurf.host').host).toBe('error');
     expect(classifyDisconnect(EXITED).host).toBe('exited');
     expect(classifyDisconnect('Access to the specified native messaging host is forbidden.')).toEqual({
       host: 'error',

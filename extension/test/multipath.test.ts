@@ -10,7 +10,7 @@ function setup() {
   const sent: Request[] = [];
   const saved: unknown[] = [];
   let state: HostStatus = { ...connected, host: 'connecting' };
-  const proxy = new ProxyRouter({ setPac: async () => undefined, test: async () => Promise.reject(new Error('no')), now: () => 0, setTimer: () => 0, clearTimer: () => undefined });
+  const proxy = new ProxyRouter({ apply: async () => undefined, test: async () => Promise.reject(new Error('no')), now: () => 0, setTimer: () => 0, clearTimer: () => undefined });
   const m = new Multipath({
     host: {
       status: () => state,
@@ -83,7 +83,7 @@ describe('Multipath', () => {
   it('tells the rules and badges of every gate, at once, and takes the monthly limit from the plan', async () => {
     const gates: boolean[] = [];
     let plan = { monthly_bytes: null as number | null, billing_day: 1 };
-    const proxy = new ProxyRouter({ setPac: async () => undefined, test: async () => Promise.reject(new Error('no')), now: () => 0, setTimer: () => 0, clearTimer: () => undefined });
+    const proxy = new ProxyRouter({ apply: async () => undefined, test: async () => Promise.reject(new Error('no')), now: () => 0, setTimer: () => 0, clearTimer: () => undefined });
     const m = new Multipath({
       host: { status: () => connected, request: async <T,>(build: (id: number) => Request, parse: (b: unknown) => T) => parse(build(1).body) },
       save: async () => undefined,

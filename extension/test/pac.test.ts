@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PAC_HOSTS, localHost, pacHost, pacScript } from '../src/pac';
+import { MAX_PAC_HOSTS, RELAY_FAILOVER_S, localHost, pacHost, pacScript, proxyInfoFor, routeTable } from '../src/pac';
 
 // A PAC engine's view: the script's FindProxyForURL, compiled with nothing but its two arguments in reach.
 function evaluate(script: string, url: string, host: string): string {
@@ -136,5 +136,37 @@ describe('pacScript', () => {
     expect(evaluate(s, 'https://h0.example/', 'h0.example')).toBe('DIRECT');
     expect(evaluate(s, 'https://h1.example/', 'h1.example')).toBe(ROUTE); // the oldest lost its entry
     expect(evaluate(s, `https://h${MAX_PAC_HOSTS + 5}.example/`, `h${MAX_PAC_HOSTS + 5}.example`)).toBe('DIRECT');
+  });
+});
+
+// Firefox routes each request in proxy.onRequest (proxyInfoFor), Chromium by the PAC: the same table gives the same
+// route for every URL either browser may hand over.
+describe('proxyInfoFor (Firefox) and the PAC (Chromium)', () => {
+  const hosts = [...LOCAL, ...REMOTE, 'small.example', 'xn--bcher-kva.example', 'cdn.small.example', 'constructor', '__proto__'];
+  const urls = hosts.flatMap((h) => {
+    const host = h.includes(':') ? `[${h}]` : h;
+    return [`https://${host}/a?b#c`, `https://${host}:443/`, `https://${host}:8443/`, `http://${host}/`, `wss://${host}/socket`, `ftp://${host}/`];
+  });
+  const relayInfo = { type: 'http', host: relay.host, port: relay.port, failoverTimeout: RELAY_FAILOVER_S };
+
+  it.each([false, true])('route the same (all: %s)', (all) => {
+    const input = { relay, direct: ['small.example', 'bücher.example', '[2001:db8::2]', 'constructor'], all };
+    const table = routeTable(input);
+    const pac = pacScript(input) as string;
+    let routed = 0;
+    for (const url of urls) {
+      const u = new URL(url);
+      // Chromium hands the PAC the host without brackets.
+      const viaPac = evaluate(pac, url, u.hostname.replace(/^\[|\]$/g, '')) === ROUTE;
+      const info = proxyInfoFor(url, table);
+      expect(info, url).toEqual(viaPac ? [relayInfo, { type: 'direct' }] : [{ type: 'direct' }]);
+      if (viaPac) routed++;
+    }
+    expect(routed).toBeGreaterThan(all ? hosts.length : REMOTE.length);
+  });
+
+  it('sends everything DIRECT without a table, and for a URL it cannot read', () => {
+    expect(proxyInfoFor('https://news.example/', null)).toEqual([{ type: 'direct' }]);
+    expect(proxyInfoFor('not a url', routeTable({ relay, direct: [], all: true }))).toEqual([{ type: 'direct' }]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ProxyRouter, RETRY_DOWN_MS, worthRelay } from '../src/proxy';
+import { scriptOf } from '../src/pac';
 import type { ProxyStatus, ProxyTestResult } from '../src/protocol';
 
 function status(over: Partial<ProxyStatus> = {}): ProxyStatus {
@@ -28,8 +29,8 @@ function router() {
   const timers: { fn: () => void; ms: number }[] = [];
   let test: ProxyTestResult = { ok: true, stage: 'done', detail: 'ok', software: 'squid/5.7', mptcp: true, subflows: 2, cell_subflow: true, helper: 'ok', status: 503, elapsed_ms: 300 };
   const r = new ProxyRouter({
-    setPac: async (s) => {
-      pacs.push(s);
+    apply: async (t) => {
+      pacs.push(t && scriptOf(t));
     },
     test: async () => test,
     now: () => 1000,

@@ -246,9 +246,24 @@ describe('what MPSurf needs', () => {
     const proxied = items({ browser_mptcp: { wrapped: false, detail: 'plain TCP' } }, { status: { configured: true }, route: 'decided' }).find((x) => x.title.startsWith('Browser connections'))!;
     expect(proxied.level).toBe('unknown');
     expect(proxied.detail).toMatch(/through your proxy still get multipath/);
+    // In Firefox the fix names Firefox, and so does the host's install command (Firefox reads it per user, so a
+    // profile directory the host reported is not part of it).
+    const ff = healthItems({ status, host: hostReply({ browser_mptcp: { wrapped: false, detail: 'plain TCP' } }), hostError: null, settings, reports: ok, browser: 'firefox' }).find((x) => x.title.startsWith('Browser connections'))!;
+    expect(ff.command).toBe('mptcpize run firefox');
+    expect(ff.detail).toMatch(/Start Firefox with:$/);
+    const missing = healthItems({ status: { ...status, host: 'missing', policy: null }, host: null, hostError: null, settings, reports: ok, profileDir: '/p', browser: 'firefox' });
+    expect(missing.map((x) => x.command)).toContain('dist/mpsurf-host install --browser firefox');
     const wrapped = items({ browser_mptcp: { wrapped: true, detail: 'under mptcpize' } }).find((x) => x.title.startsWith('Browser connections'))!;
     expect(wrapped.level).toBe('ok');
     expect(wrapped.command).toBeUndefined();
+  });
+
+  it('says pages through the proxy get multipath when the host reports its relay as the way (browser_mptcp.way)', () => {
+    const relay = items({ browser_mptcp: { wrapped: false, way: 'relay', detail: 'plain TCP' } }).find((x) => x.title.startsWith('Browser connections'))!;
+    expect(relay.level).toBe('unknown');
+    expect(relay.detail).toMatch(/through your proxy still get multipath/);
+    const none = items({ browser_mptcp: { wrapped: false, way: 'none', detail: 'plain TCP' } }).find((x) => x.title.startsWith('Browser connections'))!;
+    expect(none.level).toBe('warn');
   });
 
   it('reports the helper: running, unreachable with the command to restart it, or not installed with the one that installs it', () => {

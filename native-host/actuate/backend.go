@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/ifaces"
 	"github.com/mpsurf/mpsurf/native-host/mptcp"
 )
 
@@ -101,6 +102,25 @@ type cellSource struct {
 	ifname string
 }
 
+// CellIfAuto as the cellular interface means the first cellular interface sysfs shows (package ifaces), looked
+// up each time as a named one is: a packaged helper does not know the machine's modem in advance, and a modem's
+// interface comes and goes.
+const CellIfAuto = "auto"
+
+// autoCell returns the first cellular interface that is up, by name.
+func autoCell(sysRoot string) (string, error) {
+	ifs, err := ifaces.Discover(sysRoot, nil)
+	if err != nil {
+		return "", err
+	}
+	for _, i := range ifs {
+		if i.Kind == ifaces.Cellular && i.Up {
+			return i.Name, nil
+		}
+	}
+	return "", errors.New("no cellular interface is up (--cell-if auto found none in /sys/class/net)")
+}
+
 // lookup returns the cellular address of the wanted family.
 func (c cellSource) lookup(want4 bool) (netip.Addr, error) {
 	if c.addr.IsValid() {
@@ -109,13 +129,20 @@ func (c cellSource) lookup(want4 bool) (netip.Addr, error) {
 		}
 		return c.addr, nil
 	}
-	ifi, err := net.InterfaceByName(c.ifname)
+	name := c.ifname
+	if name == CellIfAuto {
+		var err error
+		if name, err = autoCell("/"); err != nil {
+			return netip.Addr{}, err
+		}
+	}
+	ifi, err := net.InterfaceByName(name)
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("cellular interface: %w", err)
 	}
 	addrs, err := ifi.Addrs()
 	if err != nil {
-		return netip.Addr{}, fmt.Errorf("cellular interface %s: %w", c.ifname, err)
+		return netip.Addr{}, fmt.Errorf("cellular interface %s: %w", name, err)
 	}
 	for _, a := range addrs {
 		if n, ok := a.(*net.IPNet); ok {
@@ -130,7 +157,7 @@ func (c cellSource) lookup(want4 bool) (netip.Addr, error) {
 	if want4 {
 		fam = "IPv4"
 	}
-	return netip.Addr{}, fmt.Errorf("cellular interface %s has no %s address", c.ifname, fam)
+	return netip.Addr{}, fmt.Errorf("cellular interface %s has no %s address", name, fam)
 }
 
 func unsupported(b Backend, verb, instead string) error {

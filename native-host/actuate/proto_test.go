@@ -3,6 +3,7 @@ package actuate
 import (
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,6 +168,7 @@ func TestOriginPolicyUnmapsAddresses(t *testing.T) {
 
 func TestAllowed(t *testing.T) {
 	c := Config{AllowUIDs: []uint32{1000}, AllowGIDs: []uint32{0, 50}}
+	now := time.Unix(1e9, 0)
 	for _, tt := range []struct {
 		p    Peer
 		want bool
@@ -176,13 +178,67 @@ func TestAllowed(t *testing.T) {
 		{Peer{Uid: 1001, Gid: 1001}, false},
 		{Peer{Uid: 0, Gid: 0}, false}, // root only when its uid is listed
 	} {
-		if got := c.allowed(tt.p); got != tt.want {
+		if got := c.allowed(tt.p, nil, now); got != tt.want {
 			t.Errorf("%+v: %v", tt.p, got)
 		}
 	}
 	c.AllowUIDs = append(c.AllowUIDs, 0)
-	if !c.allowed(Peer{}) {
+	if !c.allowed(Peer{}, nil, now) {
 		t.Error("listed root refused")
+	}
+}
+
+// The group's members are served, by primary gid or as the group database lists them; a user added later is
+// served once the cached answer is older than groupTTL; root never through the group; a removed group serves no one.
+func TestAllowedGroup(t *testing.T) {
+	db := map[uint32][]string{1000: {"1000", "120"}, 1001: {"1001"}, 0: {"0", "120"}}
+	gid := "120"
+	lookups := 0
+	g := newGroupMembers("mpsurf")
+	g.groupsOf = func(uid uint32) ([]string, error) {
+		lookups++
+		if ids, ok := db[uid]; ok {
+			return slices.Clone(ids), nil
+		}
+		return nil, errors.New("unknown uid")
+	}
+	g.gidOf = func(string) (string, error) {
+		if gid == "" {
+			return "", errors.New("no such group")
+		}
+		return gid, nil
+	}
+	c := Config{AllowGroup: "mpsurf"}
+	now := time.Unix(1e9, 0)
+	for _, tt := range []struct {
+		p    Peer
+		want bool
+	}{
+		{Peer{Uid: 1000, Gid: 1000}, true}, // a supplementary member
+		{Peer{Uid: 1002, Gid: 120}, true},  // the group is its primary group
+		{Peer{Uid: 1001, Gid: 1001}, false},
+		{Peer{Uid: 4242, Gid: 4242}, false}, // unknown to the user database
+		{Peer{Uid: 0, Gid: 0}, false},       // root, though listed
+	} {
+		if got := c.allowed(tt.p, g, now); got != tt.want {
+			t.Errorf("%+v: %v, want %v", tt.p, got, tt.want)
+		}
+	}
+	// Cached: a second connection within groupTTL costs no lookup; after it, a new member is served.
+	n := lookups
+	db[1001] = append(db[1001], "120")
+	if c.allowed(Peer{Uid: 1001, Gid: 1001}, g, now.Add(groupTTL/2)) || lookups != n {
+		t.Errorf("within groupTTL: lookups %d -> %d", n, lookups)
+	}
+	if !c.allowed(Peer{Uid: 1001, Gid: 1001}, g, now.Add(2*groupTTL)) {
+		t.Error("a member added to the group is not served after groupTTL")
+	}
+	gid = ""
+	if c.allowed(Peer{Uid: 1000, Gid: 1000}, g, now.Add(4*groupTTL)) {
+		t.Error("served through a group that no longer exists")
+	}
+	if err := g.check(); err == nil {
+		t.Error("check passed for a missing group")
 	}
 }
 
@@ -290,5 +346,16 @@ func TestConnPolicyOwnership(t *testing.T) {
 		case tt.code != "" && (!errors.As(err, &e) || e.Code != tt.code):
 			t.Errorf("%s: err %v, want code %s", tt.name, err, tt.code)
 		}
+	}
+}
+
+// --cell-if auto takes the first cellular interface that is up, as sysfs marks it.
+func TestAutoCell(t *testing.T) {
+	got, err := autoCell("../ifaces/testdata/host")
+	if err != nil || got != "wwan0" {
+		t.Errorf("autoCell: %q, %v; want wwan0 (DEVTYPE=wwan)", got, err)
+	}
+	if got, err := autoCell("../ifaces/testdata/testbed"); err == nil {
+		t.Errorf("the testbed's TUN links carry no cellular mark, yet %q was found", got)
 	}
 }

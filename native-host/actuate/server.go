@@ -29,13 +29,16 @@ type Config struct {
 	Socket    string   // Unix socket path
 	AllowUIDs []uint32 // peers with one of these uids are served; uid 0 only if listed here
 	AllowGIDs []uint32 // or with one of these primary gids (never for uid 0)
-	Backend   string
-	StateDir  string // undo record
-	AuditFile string // JSON lines; "" means StateDir/audit.jsonl
-	CellAddr  netip.Addr
-	CellIf    string
-	SysctlDir string // default SysctlDir; tests point it elsewhere only for the dry run
-	Log       *slog.Logger
+	// AllowGroup names a group whose members are served (never uid 0): primary members by the peer's gid,
+	// others as the group database lists them, re-read every groupTTL. The package's unit uses it.
+	AllowGroup string
+	Backend    string
+	StateDir   string // undo record
+	AuditFile  string // JSON lines; "" means StateDir/audit.jsonl
+	CellAddr   netip.Addr
+	CellIf     string
+	SysctlDir  string // default SysctlDir; tests point it elsewhere only for the dry run
+	Log        *slog.Logger
 	// Rate limit per uid and per session: Burst requests at once, then Rate per second.
 	Rate  float64
 	Burst float64
@@ -67,11 +70,14 @@ const (
 	maxPause       = time.Second
 )
 
-func (c *Config) allowed(p Peer) bool {
+func (c *Config) allowed(p Peer, group *groupMembers, now time.Time) bool {
 	if slices.Contains(c.AllowUIDs, p.Uid) {
 		return true
 	}
-	return p.Uid != 0 && slices.Contains(c.AllowGIDs, p.Gid)
+	if p.Uid == 0 {
+		return false
+	}
+	return slices.Contains(c.AllowGIDs, p.Gid) || (group != nil && group.member(p, now))
 }
 
 // ParseIDs reads "N[,M...]".
@@ -93,6 +99,7 @@ func ParseIDs(s string) ([]uint32, error) {
 // Server is a running helper.
 type Server struct {
 	cfg     Config
+	group   *groupMembers // nil: no --allow-group
 	log     *slog.Logger
 	journal *Journal
 	backend Backend
@@ -124,8 +131,15 @@ func Start(cfg Config) (*Server, error) {
 	if cfg.Rate == 0 {
 		cfg.Rate, cfg.Burst = DefaultRate, DefaultBurst
 	}
-	if len(cfg.AllowUIDs) == 0 && len(cfg.AllowGIDs) == 0 {
-		return nil, errors.New("no peer allowed: give --allow-uid or --allow-gid")
+	if len(cfg.AllowUIDs) == 0 && len(cfg.AllowGIDs) == 0 && cfg.AllowGroup == "" {
+		return nil, errors.New("no peer allowed: give --allow-uid, --allow-gid or --allow-group")
+	}
+	var group *groupMembers
+	if cfg.AllowGroup != "" {
+		group = newGroupMembers(cfg.AllowGroup)
+		if err := group.check(); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkDir(cfg.StateDir); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
@@ -169,7 +183,7 @@ func Start(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.Log.Info("actuator started", "backend", name, "why", why, "socket", cfg.Socket, "pid", os.Getpid())
-	return &Server{cfg: cfg, log: cfg.Log, journal: j, backend: b, ln: ln, audit: audit,
+	return &Server{cfg: cfg, group: group, log: cfg.Log, journal: j, backend: b, ln: ln, audit: audit,
 		uidLimit: limit.NewKeyed[uint32](cfg.Rate, cfg.Burst, maxUIDs), open: map[uint32]int{}}, nil
 }
 
@@ -287,7 +301,7 @@ type client struct {
 func (s *Server) serveConn(c *net.UnixConn) {
 	defer c.Close()
 	peer, err := peerCred(c)
-	allowed := err == nil && s.cfg.allowed(peer)
+	allowed := err == nil && s.cfg.allowed(peer, s.group, time.Now())
 	if !s.admit(peer.Uid) {
 		if s.audit.request(auditRecord{Peer: peer, Verb: "connect", Error: "connection limit"}, allowed) {
 			s.log.Warn("connection limit", "pid", peer.Pid, "uid", peer.Uid)

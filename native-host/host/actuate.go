@@ -565,17 +565,27 @@ func (c *actuatorClient) health() ActuatorHealth {
 	return ActuatorHealth{State: "unavailable", Detail: c.path + ": " + c.lastErr}
 }
 
-// BrowserMPTCP says whether the browser that started this host wraps its sockets as MPTCP. mptcpize works by
-// LD_PRELOAD of libmptcpwrap, which the browser's children inherit, so the host sees it in its own environment.
+// BrowserMPTCP says whether the browser that started this host wraps its sockets as MPTCP, and which way, if any,
+// its pages reach a second path. mptcpize works by LD_PRELOAD of libmptcpwrap, which the browser's children
+// inherit, so the host sees it in its own environment. The ways, in the order they are taken:
+//   - "mptcpize": the browser's own connections are MPTCP (mpsurf-browser, a "(multipath)" launcher, or
+//     mptcpize run by hand), so the helper can give any site's connections a cellular subflow;
+//   - "relay": the browser's sockets are plain TCP, but a proxy is configured: sites the PAC sends through the
+//     relay go over MPTCP between the relay and the proxy (README "Use it on the real web"); the rest stay single path;
+//   - "none": neither, so no page can use a second path.
 type BrowserMPTCP struct {
 	Wrapped bool   `json:"wrapped"`
+	Way     string `json:"way"`
 	Detail  string `json:"detail"`
 }
 
-func browserMPTCP() BrowserMPTCP {
+func browserMPTCP(relay bool) BrowserMPTCP {
 	pre := os.Getenv("LD_PRELOAD")
-	if strings.Contains(pre, "mptcpwrap") {
-		return BrowserMPTCP{Wrapped: true, Detail: "the browser runs under mptcpize (LD_PRELOAD=" + clip(pre) + ")"}
+	switch {
+	case strings.Contains(pre, "mptcpwrap"):
+		return BrowserMPTCP{Wrapped: true, Way: "mptcpize", Detail: "the browser runs under mptcpize (LD_PRELOAD=" + clip(pre) + ")"}
+	case relay:
+		return BrowserMPTCP{Wrapped: false, Way: "relay", Detail: "the browser was started without mptcpize; sites sent through your MPTCP proxy still use both paths (the relay's connections are MPTCP)"}
 	}
-	return BrowserMPTCP{Wrapped: false, Detail: "the browser was started without mptcpize (no libmptcpwrap in LD_PRELOAD)"}
+	return BrowserMPTCP{Wrapped: false, Way: "none", Detail: "the browser was started without mptcpize (no libmptcpwrap in LD_PRELOAD) and no MPTCP proxy is set"}
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mpsurf/mpsurf"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/limit"
 	"github.com/mpsurf/mpsurf/native-host/model"
@@ -21,8 +22,8 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/wire"
 )
 
-// Version is the host's version, reported in hello and status. The release build may set it with -ldflags -X.
-var Version = "0.1.0"
+// Version is the host's version, reported in hello and status: package.json's, the one version of the release.
+var Version = mpsurf.Version()
 
 // Server answers requests. It is safe for concurrent use.
 type Server struct {

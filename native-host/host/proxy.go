@@ -530,6 +530,16 @@ func sameRelayPolicy(a, b relay.Policy) bool {
 }
 
 // status is what proxy_status answers.
+// hasRelay says whether a relay to a configured proxy runs (up or not: the PAC routes through it either way).
+func (h *proxyHub) hasRelay() bool {
+	if h == nil {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.relay != nil
+}
+
 func (h *proxyHub) status() ProxyStatus {
 	h.mu.Lock()
 	r, errText, errSince := h.relay, h.err, h.errSince

@@ -54,7 +54,7 @@ func (s *Server) status(req protocol.Request) protocol.Reply {
 		Policy:    snap.Policy,
 	}}
 	body.Status = s.dec.Status(context.Background())
-	act, mp, eps, prof := s.act.health(), browserMPTCP(), MPTCPEndpoints("/proc/sys/net/mptcp"), browserProfile()
+	act, mp, eps, prof := s.act.health(), browserMPTCP(s.proxy.hasRelay()), MPTCPEndpoints("/proc/sys/net/mptcp"), browserProfile()
 	body.Actuator, body.BrowserMPTCP, body.MPTCPEndpoints, body.BrowserProfile = &act, &mp, &eps, &prof
 	if f := s.network.Load(); f != nil {
 		n := (*f)()

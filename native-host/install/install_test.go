@@ -31,6 +31,10 @@ func TestManifestPath(t *testing.T) {
 		{Options{Home: home, Browser: "chromium"}, filepath.Join(home, ".config/chromium/NativeMessagingHosts/org.mpsurf.host.json")},
 		{Options{Home: home, Browser: "chrome"}, filepath.Join(home, ".config/google-chrome/NativeMessagingHosts/org.mpsurf.host.json")},
 		{Options{Home: home, Browser: "chrome", UserDataDir: "/tmp/prof"}, "/tmp/prof/NativeMessagingHosts/org.mpsurf.host.json"},
+		{Options{Home: home, Browser: "firefox"}, filepath.Join(home, ".mozilla/native-messaging-hosts/org.mpsurf.host.json")},
+		{Options{Home: home, Browser: "firefox", System: true}, "/usr/lib/mozilla/native-messaging-hosts/org.mpsurf.host.json"},
+		{Options{Home: home, Browser: "chromium", System: true}, "/etc/chromium/native-messaging-hosts/org.mpsurf.host.json"},
+		{Options{Home: home, Browser: "chrome", System: true}, "/etc/opt/chrome/native-messaging-hosts/org.mpsurf.host.json"},
 	}
 	for _, tc := range tests {
 		got, err := ManifestPath(tc.o)
@@ -38,8 +42,23 @@ func TestManifestPath(t *testing.T) {
 			t.Errorf("%+v: %q, %v; want %q", tc.o, got, err, tc.want)
 		}
 	}
-	if _, err := ManifestPath(Options{Home: home, Browser: "firefox"}); err == nil || !strings.Contains(err.Error(), "chromium or chrome") {
-		t.Errorf("unknown browser: %v", err)
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Home: home, Browser: "safari"}, "chromium, chrome or firefox"},
+		{Options{Home: home, Browser: "firefox", UserDataDir: "/tmp/prof"}, "not per profile"},
+		{Options{Home: home, UserDataDir: "/tmp/prof", System: true}, "give one"},
+	} {
+		if _, err := ManifestPath(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
+		}
+	}
+	for _, b := range Browsers {
+		dir, err := SystemDir(b)
+		if err != nil || !filepath.IsAbs(dir) {
+			t.Errorf("SystemDir(%s): %q, %v", b, dir, err)
+		}
 	}
 	t.Setenv("HOME", home)
 	if got, _ := ManifestPath(Options{}); !strings.HasPrefix(got, home) {
@@ -52,6 +71,7 @@ func TestInstallUninstall(t *testing.T) {
 		{UserDataDir: t.TempDir()},
 		{Home: t.TempDir(), Browser: "chrome"},
 		{Home: t.TempDir()},
+		{Home: t.TempDir(), Browser: "firefox"},
 	} {
 		o.Path = fakeBinary(t)
 		file, m, err := Install(o)
@@ -69,6 +89,11 @@ func TestInstallUninstall(t *testing.T) {
 		want := map[string]any{
 			"name": "org.mpsurf.host", "description": m.Description, "path": o.Path, "type": "stdio",
 			"allowed_origins": []any{"chrome-extension://" + protocol.ExtensionID + "/"},
+		}
+		if o.Browser == "firefox" {
+			// Firefox admits add-ons by ID, and reads allowed_extensions only.
+			delete(want, "allowed_origins")
+			want["allowed_extensions"] = []any{"extension@mpsurf"}
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("manifest\n got %v\nwant %v", got, want)
@@ -188,4 +213,53 @@ func FuzzUserDataDir(f *testing.F) {
 			t.Errorf("%q from %q", got, argv)
 		}
 	})
+}
+
+// The system-wide manifests, staged as the package build stages them (--system --root), are the shared
+// expectations in testdata/system/ byte for byte (packaging/test-packages checks the built package against the
+// same files).
+func TestSystemManifests(t *testing.T) {
+	stage := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(stage, "usr/bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stage, "usr/bin/mpsurf-host"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range Browsers {
+		file, m, err := Install(Options{Browser: b, System: true, Root: stage, Path: "/usr/bin/mpsurf-host"})
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		dir, _ := SystemDir(b)
+		if file != filepath.Join(stage, dir, HostName+".json") {
+			t.Errorf("%s: staged at %s, not under %s", b, file, dir)
+		}
+		if m.Path != "/usr/bin/mpsurf-host" {
+			t.Errorf("%s: the manifest names %s, not the path on the target", b, m.Path)
+		}
+		got, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(filepath.Join("testdata/system", b+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: %s\n%s\nwant testdata/system/%s.json:\n%s", b, file, got, b, want)
+		}
+	}
+	// A staged binary is named by its path on the target: relative, missing or not executable is refused, and a
+	// root is for the system-wide manifest only.
+	for _, o := range []Options{
+		{System: true, Root: stage, Path: "usr/bin/mpsurf-host"},
+		{System: true, Root: stage, Path: "/usr/bin/missing"},
+		{System: true, Root: stage, Path: "/usr/bin"},
+		{Root: stage, Path: "/usr/bin/mpsurf-host"},
+	} {
+		if _, _, err := Install(o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
+	}
 }

@@ -4,15 +4,25 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/mpsurf/mpsurf/native-host/ifaces"
 )
 
-// Kinds of path.
+// Kinds of path: those of their interfaces.
 const (
-	WiFi     = "wifi"
-	Cellular = "cellular"
-	Ethernet = "ethernet"
-	Other    = "other"
+	WiFi     = ifaces.WiFi
+	Cellular = ifaces.Cellular
+	Ethernet = ifaces.Ethernet
+	Other    = ifaces.Other
 )
+
+// Iface is one interface as sysfs describes it.
+type Iface = ifaces.Iface
+
+// Discover lists root/sys/class/net and classifies each interface (package ifaces).
+func Discover(root string, names map[string]string) ([]Iface, error) {
+	return ifaces.Discover(root, names)
+}
 
 // RTT and rate sources.
 const (

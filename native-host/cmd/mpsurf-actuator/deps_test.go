@@ -20,6 +20,7 @@ func TestHelperDependencies(t *testing.T) {
 		"github.com/mpsurf/mpsurf/native-host/mptcp":               true,
 		"github.com/mpsurf/mpsurf/native-host/diag":                true,
 		"github.com/mpsurf/mpsurf/native-host/limit":               true,
+		"github.com/mpsurf/mpsurf/native-host/ifaces":              true,
 		"github.com/mdlayher/netlink":                              true,
 		"github.com/mdlayher/netlink/nlenc":                        true,
 		"github.com/mdlayher/genetlink":                            true,

@@ -28,9 +28,12 @@ const (
 )
 
 const usage = `usage:
-  mpsurf-actuator [--socket PATH] [--state-dir DIR] --allow-uid N[,M] [--allow-gid G]
-        [--backend auto|userspace|endpoint|sysctl|dryrun] [--cell-if IFACE | --cell-addr IP] [--audit FILE]
-        run the privileged helper (needs CAP_NET_ADMIN; see packaging/systemd/mpsurf-actuator.service)
+  mpsurf-actuator [--socket PATH] [--state-dir DIR] [--allow-uid N[,M]] [--allow-gid G[,H]] [--allow-group NAME]
+        [--backend auto|userspace|endpoint|sysctl|dryrun] [--cell-if IFACE|auto | --cell-addr IP] [--audit FILE]
+        run the privileged helper (needs CAP_NET_ADMIN; systemd runs it as mpsurf-actuator.service);
+        it serves the uids listed, the primary gids listed and the members of the group named (the
+        package's unit: --allow-group mpsurf; membership is re-read every few seconds, no login needed);
+        --cell-if auto takes the first cellular interface sysfs shows, looked up at each use
   mpsurf-actuator --restore [--state-dir DIR]
         undo what the undo record in DIR holds (the unit's ExecStopPost) and exit
 `
@@ -46,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	stateDir := fs.String("state-dir", "/run/mpsurf", "")
 	uids := fs.String("allow-uid", "", "")
 	gids := fs.String("allow-gid", "", "")
+	group := fs.String("allow-group", "", "")
 	backend := fs.String("backend", actuate.BackendAuto, "")
 	cell := fs.String("cell-addr", "", "")
 	cellIf := fs.String("cell-if", "", "")
@@ -73,7 +77,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Info("restore", "entries", n)
 		return exitOK
 	}
-	cfg := actuate.Config{Socket: *socket, StateDir: *stateDir, Backend: *backend, AuditFile: *audit, Log: log, CellIf: *cellIf}
+	cfg := actuate.Config{Socket: *socket, StateDir: *stateDir, Backend: *backend, AuditFile: *audit, Log: log, CellIf: *cellIf,
+		AllowGroup: *group}
 	var err error
 	if cfg.AllowUIDs, err = actuate.ParseIDs(*uids); err != nil {
 		fmt.Fprintf(stderr, "mpsurf-actuator: --allow-uid: %v\n", err)

@@ -1,5 +1,6 @@
-// Command mpsurf-host is MPSurf's native messaging host. Chrome starts it with the caller origin as its first
-// argument and talks to it over stdin and stdout (native-host/PROTOCOL.md). The same binary installs its manifest
+// Command mpsurf-host is MPSurf's native messaging host. Chromium starts it with the caller origin as its first
+// argument, Firefox with its manifest's path and the add-on's ID, and each talks to it over stdin and stdout
+// (native-host/PROTOCOL.md). The same binary installs its manifest
 // and offers a few tools for people: status, and frame/unframe for a one-line smoke test:
 //
 //	mpsurf-host frame '{"v":1,"id":1,"type":"status"}' |
@@ -36,7 +37,7 @@ const (
 	exitOK      = cli.OK
 	exitFailed  = cli.Failed
 	exitUsage   = cli.Usage
-	exitRefused = 3 // the caller origin is not the MPSurf extension (PROTOCOL.md §1)
+	exitRefused = 3 // the caller is not the MPSurf extension or add-on (PROTOCOL.md §1)
 )
 
 // EnvLog names a file to log to instead of stderr.
@@ -53,10 +54,11 @@ type command struct {
 
 func commands() []command {
 	return []command{
-		{"chrome-extension://ID/", serveUsage, nil}, // run picks this one by its prefix
+		{serveName, serveUsage, nil}, // run picks this one by protocol.CheckCaller
 		{"install", installUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return installCmd("install", a, o, e) }},
 		{"uninstall", uninstallUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return installCmd("uninstall", a, o, e) }},
 		{"status", statusUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return statusCmd(a, o, e) }},
+		{"doctor", doctorUsage, doctorCmd},
 		{"frame", frameUsage, frameCmd},
 		{"unframe", unframeUsage, unframeCmd},
 		{"decide", decideUsage, func(a []string, _ io.Reader, o, e io.Writer) int { return decideCmd(a, o, e) }},
@@ -71,15 +73,25 @@ func commands() []command {
 	}
 }
 
+// serveName is how the serving host's usage is found ("help chrome-extension://ID/").
+const serveName = "chrome-extension://ID/"
+
 const (
 	serveUsage = `mpsurf-host chrome-extension://ID/ [--models DIR | --policy FILE] [--log FILE]
-        serve the extension over stdin/stdout (Chrome starts it this way)
+mpsurf-host MANIFEST.json extension@mpsurf [--models DIR | --policy FILE] [--log FILE]
+        serve the extension over stdin/stdout: Chromium starts it the first way, Firefox the second (with the
+        host manifest's path and the add-on's ID); any other caller is refused with exit status 3
 `
-	installUsage = `mpsurf-host install [--browser chromium|chrome] [--user-data-dir DIR] [--path BINARY]
-        write the native messaging manifest org.mpsurf.host.json; a browser started with --user-data-dir DIR
-        reads it from DIR only (install names any running browser that does)
+	installUsage = `mpsurf-host install [--browser chromium|chrome|firefox] [--user-data-dir DIR] [--system [--root DIR]]
+                    [--path BINARY]
+        write the native messaging manifest org.mpsurf.host.json for the browser: per user (Firefox:
+        ~/.mozilla/native-messaging-hosts/), in a Chromium profile (--user-data-dir DIR: a browser started
+        with it reads it from DIR only, and install names any running browser that does), or for every user
+        of the machine (--system, as root: the browser's system-wide directory); --root DIR writes the
+        system-wide manifest under DIR (a package build's staging tree), --path then naming the binary's
+        path on the target
 `
-	uninstallUsage = `mpsurf-host uninstall [--browser chromium|chrome] [--user-data-dir DIR]
+	uninstallUsage = `mpsurf-host uninstall [--browser chromium|chrome|firefox] [--user-data-dir DIR] [--system [--root DIR]]
         remove that manifest
 `
 	statusUsage = `mpsurf-host status [--json] [--models DIR | --policy FILE] [--names IF=KIND,...] [--probe-target HOST:PORT]
@@ -168,8 +180,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage())
 		return exitUsage
 	}
-	if strings.HasPrefix(args[0], "chrome-extension://") {
-		return serve(args[0], args[1:], stdout, stderr)
+	caller, rest, err := protocol.CheckCaller(args)
+	switch {
+	case err == nil:
+		return serve(caller, rest, stdout, stderr)
+	case !errors.Is(err, protocol.ErrNotCaller):
+		fmt.Fprintf(stderr, "mpsurf-host: %v\n", err)
+		return exitRefused
 	}
 	if cli.IsHelp(args[0]) {
 		return helpCmd(args[1:], stdin, stdout, stderr)
@@ -269,18 +286,13 @@ func badUsage(stderr io.Writer, format string, args ...any) int {
 	return exitUsage
 }
 
-func serve(origin string, args []string, stdout, stderr io.Writer) int {
-	if origin != protocol.ExtensionOrigin {
-		fmt.Fprintf(stderr, "mpsurf-host: refusing caller %.200q: only %s may start this host\n",
-			origin, protocol.ExtensionOrigin)
-		return exitRefused
-	}
+func serve(caller protocol.Caller, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("serve")
 	models := fs.String("models", "", "")
 	policyFile := fs.String("policy", "", "")
 	logFile := fs.String("log", os.Getenv(EnvLog), "")
 	if err := cli.ParseNone(fs, args); errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, commandUsage("chrome-extension://ID/"))
+		fmt.Fprint(stdout, commandUsage(serveName))
 		return exitOK
 	} else if err != nil {
 		return badUsage(stderr, "serve: %v", err)
@@ -322,7 +334,7 @@ func serve(origin string, args []string, stdout, stderr io.Writer) int {
 	}()
 
 	store := policy.NewStore(src)
-	attrs := []any{"version", host.Version, "pid", os.Getpid(), "policy_source", src.String()}
+	attrs := []any{"version", host.Version, "pid", os.Getpid(), "browser", caller.Browser, "policy_source", src.String()}
 	if snap, err := store.Snapshot(); err != nil {
 		log.Error("started without a policy; requests get policy_unavailable until the file loads",
 			append(attrs, "err", err)...)
@@ -353,11 +365,16 @@ func installCmd(cmd string, args []string, stdout, stderr io.Writer) int {
 	var o install.Options
 	fs.StringVar(&o.Browser, "browser", "chromium", "")
 	fs.StringVar(&o.UserDataDir, "user-data-dir", "", "")
+	fs.BoolVar(&o.System, "system", false, "")
+	fs.StringVar(&o.Root, "root", "", "")
 	if cmd == "install" {
 		fs.StringVar(&o.Path, "path", "", "")
 	}
 	if err := cli.ParseNone(fs, args); err != nil {
 		return badUsage(stderr, "%s: %v", cmd, err)
+	}
+	if o.Root != "" && !o.System {
+		return badUsage(stderr, "%s: --root is for --system", cmd)
 	}
 	if cmd == "install" {
 		file, m, err := install.Install(o)
@@ -365,8 +382,12 @@ func installCmd(cmd string, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "mpsurf-host: install: %v\n", err)
 			return exitFailed
 		}
-		fmt.Fprintf(stdout, "installed %s\n  host %s\n  allowed origin %s\n", file, m.Path, m.AllowedOrigins[0])
-		if o.UserDataDir == "" {
+		if len(m.AllowedExtensions) > 0 {
+			fmt.Fprintf(stdout, "installed %s\n  host %s\n  allowed add-on %s\n", file, m.Path, m.AllowedExtensions[0])
+		} else {
+			fmt.Fprintf(stdout, "installed %s\n  host %s\n  allowed origin %s\n", file, m.Path, m.AllowedOrigins[0])
+		}
+		if o.UserDataDir == "" && !o.System && o.Browser != "firefox" {
 			// A browser started with --user-data-dir reads its manifests from there only: say so, with the
 			// command that reaches it, rather than leave the extension saying "not installed".
 			for _, dir := range install.RunningProfiles("/proc") {

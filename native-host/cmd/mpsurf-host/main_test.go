@@ -156,25 +156,56 @@ func TestBadInputBinary(t *testing.T) {
 	}
 }
 
-func TestRefusesOtherOrigins(t *testing.T) {
-	for _, o := range []string{
-		"chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/",
-		"chrome-extension://" + protocol.ExtensionID, // no trailing slash: not what Chrome passes
-		"chrome-extension://" + strings.ToUpper(protocol.ExtensionID) + "/",
-		"chrome-extension://" + protocol.ExtensionID + "/x",
-	} {
-		in := wire.Append(nil, []byte(`{"v":1,"id":1,"type":"status"}`))
-		r := runHost(t, in, hostEnv(), o)
-		if r.code != 3 {
-			t.Errorf("%s: exit %d, want 3", o, r.code)
+// The caller check as a started binary, on the shared vectors (native-host/vectors/callers.json): every refused
+// start exits 3 with one line on stderr and nothing on stdout; every admitted start without flags of its own serves,
+// Chromium's and Firefox's alike.
+func TestCallerVectors(t *testing.T) {
+	data, err := os.ReadFile("../../vectors/callers.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Cases []struct {
+			Name    string
+			Argv    []string
+			Result  string
+			Browser string
+			Rest    []string
 		}
-		if len(r.stdout) != 0 {
-			t.Errorf("%s: wrote %d bytes to stdout", o, len(r.stdout))
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	in := wire.Append(nil, []byte(`{"v":1,"id":1,"type":"status"}`))
+	served := map[string]bool{}
+	for _, c := range v.Cases {
+		switch {
+		case c.Result == "refuse":
+			r := runHost(t, in, hostEnv(), c.Argv...)
+			if r.code != 3 || len(r.stdout) != 0 {
+				t.Errorf("%s: exit %d, %d bytes on stdout; want exit 3 and none", c.Name, r.code, len(r.stdout))
+			}
+			if lines := strings.Split(strings.TrimSpace(string(r.stderr)), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "refusing") {
+				t.Errorf("%s: stderr %q, want one line", c.Name, r.stderr)
+			}
+		case c.Result == "accept" && len(c.Rest) == 0:
+			r := runHost(t, in, hostEnv(), c.Argv...)
+			var reply struct {
+				OK   bool   `json:"ok"`
+				Type string `json:"type"`
+			}
+			p, err := wire.NewReader(bytes.NewReader(r.stdout), wire.MaxOut).Read()
+			if err == nil {
+				err = json.Unmarshal(p, &reply)
+			}
+			if r.code != 0 || err != nil || !reply.OK || reply.Type != "status" {
+				t.Errorf("%s: exit %d, reply %s (%v); stderr %s", c.Name, r.code, p, err, r.stderr)
+			}
+			served[c.Browser] = true
 		}
-		if lines := strings.Split(strings.TrimSpace(string(r.stderr)), "\n"); len(lines) != 1 ||
-			!strings.Contains(lines[0], "refusing") {
-			t.Errorf("%s: stderr %q, want one line", o, r.stderr)
-		}
+	}
+	if !served["chromium"] || !served["firefox"] {
+		t.Errorf("the vectors served %v: want a Chromium and a Firefox start", served)
 	}
 }
 
@@ -189,7 +220,9 @@ func TestUsage(t *testing.T) {
 		{[]string{"help"}, 0, "usage:"},
 		{[]string{"version"}, 0, "mpsurf-host 0.1.0 (protocol 1)"},
 		{[]string{"install", "--browser"}, 2, "flag needs an argument: -browser"},
-		{[]string{"install", "--browser", "firefox", "--user-data-dir", ""}, 1, "chromium or chrome"},
+		{[]string{"install", "--browser", "safari"}, 1, "chromium, chrome or firefox"},
+		{[]string{"install", "--browser", "firefox", "--user-data-dir", "/tmp/x"}, 1, "not per profile"},
+		{[]string{"install", "--root", "stage"}, 2, "--root is for --system"},
 		{[]string{"uninstall", "extra"}, 2, "unexpected argument"},
 		{[]string{"status", "--nope"}, 2, "flag provided but not defined: -nope"},
 		{[]string{"unframe", "x"}, 2, `unexpected argument "x"`},

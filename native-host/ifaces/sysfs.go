@@ -1,4 +1,4 @@
-package paths
+package ifaces
 
 import (
 	"fmt"
@@ -116,3 +116,11 @@ func ParseUevent(b []byte) map[string]string {
 	}
 	return out
 }
+
+// Kinds of interface.
+const (
+	WiFi     = "wifi"
+	Cellular = "cellular"
+	Ethernet = "ethernet"
+	Other    = "other"
+)

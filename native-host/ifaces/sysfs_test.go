@@ -1,4 +1,4 @@
-package paths
+package ifaces
 
 import (
 	"reflect"
@@ -43,32 +43,6 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
-func TestParseNames(t *testing.T) {
-	cases := []struct {
-		in   string
-		want map[string]string
-		err  bool
-	}{
-		{"", map[string]string{}, false},
-		{"wlan0=wifi,wwan0=cellular", map[string]string{"wlan0": WiFi, "wwan0": Cellular}, false},
-		{" eth0=ethernet , tun0=other ", map[string]string{"eth0": Ethernet, "tun0": Other}, false},
-		{"wlan0", nil, true},
-		{"wlan0=radio", nil, true},
-		{"=wifi", nil, true},
-		{"a=wifi,a=wifi", nil, true},
-		{"averyveryverylongname=wifi", nil, true},
-	}
-	for _, c := range cases {
-		got, err := ParseNames(c.in)
-		if (err != nil) != c.err || (!c.err && !reflect.DeepEqual(got, c.want)) {
-			t.Errorf("ParseNames(%q) = %v, %v", c.in, got, err)
-		}
-		if !c.err && FormatNames(got) != FormatNames(c.want) {
-			t.Errorf("round trip of %q", c.in)
-		}
-	}
-}
-
 func TestParseUint(t *testing.T) {
 	for in, want := range map[string]uint64{"0x1003\n": 0x1003, "772\n": 772, "0": 0} {
 		if got, err := ParseUint(in); err != nil || got != want {
@@ -80,21 +54,6 @@ func TestParseUint(t *testing.T) {
 			t.Errorf("ParseUint(%q) gave no error", in)
 		}
 	}
-}
-
-func FuzzParseNames(f *testing.F) {
-	f.Add("wlan0=wifi,wwan0=cellular")
-	f.Add("=,=")
-	f.Fuzz(func(t *testing.T, s string) {
-		m, err := ParseNames(s)
-		if err != nil {
-			return
-		}
-		again, err := ParseNames(FormatNames(m))
-		if err != nil || !reflect.DeepEqual(again, m) {
-			t.Fatalf("%q: round trip gave %v, %v", s, again, err)
-		}
-	})
 }
 
 func FuzzParseUevent(f *testing.F) {
