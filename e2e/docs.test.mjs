@@ -32,6 +32,26 @@ test('native-host/README.md lists every package', () => {
   assert.deepEqual(rows.filter((r) => !pkgs.includes(r)).sort(), [], 'rows for packages that do not exist');
 });
 
+// extension/README.md has a row for every file under extension/src (subfolders too), whatever the source is split
+// into, and none for a file that is gone.
+test('extension/README.md lists every source file', () => {
+  const base = path.join(root, 'extension');
+  const files = [];
+  const walk = (dir) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else files.push(path.relative(base, p).split(path.sep).join('/'));
+    }
+  };
+  walk(path.join(base, 'src'));
+  const readme = fs.readFileSync(path.join(base, 'README.md'), 'utf8');
+  const rows = [...readme.matchAll(/^\| `(src\/[^`]+)` \|/gm)].map((m) => m[1]);
+  assert.ok(files.length >= 20, `found ${files}`);
+  assert.deepEqual(files.filter((f) => !rows.includes(f)).sort(), [], 'source files without a row in extension/README.md');
+  assert.deepEqual(rows.filter((r) => !files.includes(r)).sort(), [], 'rows for files that do not exist');
+});
+
 // "Using it in your own Chromium" leads to multipath: it names each part multipath needs with the command that adds
 // it, the same commands the popup shows when a part is missing (extension/src/view.ts).
 test('docs/from-source.md: the own-browser path names the host, the helper and MPTCP sockets, as the popup does', () => {
