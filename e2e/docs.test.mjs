@@ -71,6 +71,19 @@ test('docs/from-source.md: the own-browser path names the host, the helper and M
   assert.ok(ff.includes('mptcpize run firefox') && ff.includes('dist/mpsurf-host install --browser firefox'), ff);
 });
 
+// A packaged install: the README's Install section names the fixes the popup gives it (view.ts).
+test('README: the Install section names the fixes the popup gives a packaged install', () => {
+  const view = fs.readFileSync(path.join(root, 'extension', 'src', 'view.ts'), 'utf8');
+  const constant = (name) => view.match(new RegExp(`export const ${name} = '([^']+)'`))?.[1];
+  const top = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const inst = top.slice(top.indexOf('## Install'), top.indexOf('\n## ', top.indexOf('## Install') + 3));
+  for (const name of ['PACKAGE_INSTALL_COMMAND', 'HELPER_START_COMMAND', 'DOCTOR_COMMAND']) {
+    const cmd = constant(name);
+    assert.ok(cmd, `view.ts has no ${name}`);
+    assert.ok(inst.includes(cmd), `the README's Install section lacks the popup's ${name}: ${cmd}`);
+  }
+});
+
 // The one-line host check of docs/from-source.md answers, and writes nothing into the user's real decision log.
 test('docs/from-source.md: the one-line host check answers and leaves the real decision log alone', (t) => {
   const host = path.join(root, 'dist', 'mpsurf-host');
