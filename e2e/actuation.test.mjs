@@ -93,7 +93,7 @@ test('actuation: cellular subflows only for multipath-decided origins; kill -9 o
 
   // The server's view: connections by the address they reached, with or without a wwan0 subflow; the kernel's
   // view, from the actuator's records of MPTCP events.
-  // A connection that ends within a join's round trip cannot get a subflow from any path manager (RESULTS.md,
+  // A connection that ends within a join's round trip cannot get a subflow from any path manager (e2e/results/ARCHIVE-2026.md,
   // Actuation: 4 of 200 in the benchmark, the browser closing); those are reported, not counted.
   const srv = classifyConns(conns, decided, { minLifeMs: MIN_LIFE_MS });
   const lived = (r) => !r.closed_ns || (r.closed_ns - r.established_ns) / 1e6 >= LTE_RTT_MS;

@@ -2,9 +2,10 @@
 // run for real with --root (nothing outside a temporary directory changes), then Debian's Squid started as its
 // systemd drop-in would start it (the drop-in's LD_PRELOAD) inside a network namespace of its own, and checked the
 // way a client meets it: MPTCP listener, TLS only, authentication required, CONNECT only to 443 and only to the
-// public internet (never to the server's own loopback, link-local, private or unique-local addresses, by address or
-// by a name that resolves there, unless --allow-dst opens a private range, which never covers loopback or
-// link-local), a plain port that asks for no credentials, and a second run that keeps the certificate and users.
+// public internet (never to the server's own loopback, link-local, private, unique-local or documentation addresses,
+// by address or by a name that resolves there, unless --allow-dst opens a private range or a single special-purpose
+// address, which never covers loopback or link-local), a plain port that asks for no credentials, and a second run
+// that keeps the certificate and users.
 // Needs root and Debian's squid,
 // apache2-utils and openssl (scripts/setup.sh installs them); skips with the reason otherwise.
 import { test } from 'node:test';
@@ -22,9 +23,18 @@ const NS = `${process.env.MPS_PREFIX || 'mps'}-squidsetup`;
 const PORT = 8443;
 // Inside the test's own namespace (no route out): a stand-in for a website's public address, and the server's
 // internal services a proxy user must not reach: a private (LAN) address, the link-local one cloud metadata
-// services answer on, a unique-local IPv6 one, and loopback.
+// services answer on, a unique-local IPv6 one, and loopback; and two addresses of a documentation range (RFC 5737),
+// where a test network's names may resolve (a machine's mirror did): shut like the rest until --allow-dst opens one.
 const PUBLIC = '11.1.1.1';
-const INTERNAL = { 'lan.test': '10.9.9.9', 'meta.test': '169.254.169.254', 'ula.test': 'fd00::9', 'rebind.test': '127.0.0.1', 'rebind6.test': '::1' };
+const INTERNAL = {
+  'lan.test': '10.9.9.9',
+  'meta.test': '169.254.169.254',
+  'ula.test': 'fd00::9',
+  'rebind.test': '127.0.0.1',
+  'rebind6.test': '::1',
+  'doc.test': '203.0.113.80',
+  'doc-next.test': '203.0.113.81',
+};
 // Loopback as an IPv6 address carries it: IPv4-mapped, NAT64.
 const EMBEDDED = ['::ffff:127.0.0.1', '64:ff9b::7f00:1'];
 const urlHost = (a) => (a.includes(':') ? `[${a}]` : a);
@@ -55,7 +65,9 @@ test('proxy setup script: --help, bad flags', { skip }, () => {
   assert.equal(bad.status, 2);
   assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
   assert.equal(spawnSync(script, ['--port', '70000'], { encoding: 'utf8' }).status, 2);
-  for (const cidr of ['10.0.0.0', '10.0.0.0/33', 'lan', '127.0.0.0/8', '169.254.0.0/16', '::1/128', 'fe80::/10', '0.0.0.0/0', '::/0']) {
+  // Neither loopback nor link-local, not even one address of them; no public range; nothing wider than a range the
+  // rules shut (203.0.113.0/23 reaches past the documentation range into public space).
+  for (const cidr of ['10.0.0.0', '10.0.0.0/33', 'lan', '127.0.0.0/8', '127.0.0.1/32', '169.254.0.0/16', '169.254.169.254/32', '::1/128', 'fe80::/10', 'fe80::1/128', '0.0.0.0/0', '::/0', '0.0.0.0/32', '8.8.8.8/32', '203.0.113.0/23', '2001:db8::/31', '224.0.0.1/32']) {
     const r = spawnSync(script, ['--allow-dst', cidr], { encoding: 'utf8' });
     assert.equal(r.status, 2, `--allow-dst ${cidr}: ${r.stderr}`);
     assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
@@ -209,9 +221,11 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
   assert.match(field('password', dotted) ?? '', /^[A-Za-z0-9_-]{24}$/);
   assert.match(fs.readFileSync(path.join(dir, 'etc', 'squid', 'mpsurf', 'passwd'), 'utf8'), /^a\.ice:/m);
 
-  // The operator's opt-in for a private range (the testbed's network, a LAN of their own): that range opens, and
-  // loopback and link-local stay shut.
-  execFileSync(script, ['--root', dir, '--no-install', '--name', '127.0.0.1', '--port', String(PORT), '--user', 'alice', '--allow-dst', '10.9.9.0/24'], { encoding: 'utf8' });
+  // The operator's opt-in for a private range (the testbed's network, a LAN of their own) and for exactly one address
+  // of a documentation range (a test network's mirror): those open; the documentation address beside it, loopback
+  // and link-local stay shut.
+  const opens = { 'lan.test': true, [INTERNAL['lan.test']]: true, 'doc.test': true, [INTERNAL['doc.test']]: true };
+  execFileSync(script, ['--root', dir, '--no-install', '--name', '127.0.0.1', '--port', String(PORT), '--user', 'alice', '--allow-dst', '10.9.9.0/24', '--allow-dst', '203.0.113.80/32'], { encoding: 'utf8' });
   fs.appendFileSync(conf, testLines);
   inNS('squid', '-k', 'reconfigure', '-f', conf);
   let opened;
@@ -219,6 +233,6 @@ test('proxy setup script: Squid over MPTCP and TLS, auth required, CONNECT to 44
     opened = internal();
     if (opened['lan.test'] === 200) break;
   }
-  t.diagnostic(`with --allow-dst 10.9.9.0/24: ${JSON.stringify(opened)}`);
-  for (const [h, code] of Object.entries(opened)) assert.equal(code, h === 'lan.test' || h === INTERNAL['lan.test'] ? 200 : 403, `CONNECT ${h}:443 answered ${code}`);
+  t.diagnostic(`with --allow-dst 10.9.9.0/24 --allow-dst 203.0.113.80/32: ${JSON.stringify(opened)}`);
+  for (const [h, code] of Object.entries(opened)) assert.equal(code, opens[h] ? 200 : 403, `CONNECT ${h}:443 answered ${code}`);
 });

@@ -34,7 +34,7 @@ func TestBuiltinsLoad(t *testing.T) {
 }
 
 // The trace profile's traces are built in beside it; their mean rates are the ones its sources state (the
-// Mahimahi files' means, /work/shared/traces/README.md where they were copied from).
+// Mahimahi files' means).
 func TestBuiltinTraceProfile(t *testing.T) {
 	p, err := Load("att-lte-driving")
 	if err != nil {

@@ -281,22 +281,34 @@ func TestLoadWeights(t *testing.T) {
 	}
 }
 
-// decisionMetricsTool is /work/shared/tools/decision_metrics.py, the reference for the gain share and the
-// small-page cellular share; MPSURF_DECISION_METRICS names another copy. It is not part of the repository, so
-// the comparison runs only where it is.
-func decisionMetricsTool(t *testing.T) (python, tool string) {
-	tool = os.Getenv("MPSURF_DECISION_METRICS")
-	if tool == "" {
-		tool = "/work/shared/tools/decision_metrics.py"
+// decisionMetricsRecorded is what decision_metrics.py, the reference implementation of the gain share and the
+// small-page cellular share, printed for fixtureRuns' runs.jsonl (python3 decision_metrics.py runs.jsonl; the
+// fixture is seeded, so it is the same file every time). The tool is not part of the repository; with
+// MPSURF_DECISION_METRICS naming a copy, the test runs it too and requires it to print what is recorded.
+const decisionMetricsRecorded = "testdata/decision_metrics-fixture.txt"
+
+func decisionMetricsOutput(t *testing.T, runs string) []byte {
+	want, err := os.ReadFile(decisionMetricsRecorded)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(tool); err != nil {
-		t.Skipf("no decision_metrics.py at %s (set MPSURF_DECISION_METRICS)", tool)
+	tool := os.Getenv("MPSURF_DECISION_METRICS")
+	if tool == "" {
+		return want
 	}
 	python, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("no python3")
+		t.Fatal("MPSURF_DECISION_METRICS is set but there is no python3")
 	}
-	return python, tool
+	// It exits 1 when a profile falls short of its --min-share/--max-cell (defaults 0 and 1); it still prints.
+	out, err := exec.Command(python, tool, runs).Output()
+	if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	if !bytes.Equal(out, want) {
+		t.Fatalf("%s printed for the fixture:\n%s\nbut %s holds:\n%s", tool, out, decisionMetricsRecorded, want)
+	}
+	return out
 }
 
 // fixtureRuns writes a runs.jsonl of three profiles with noisy loads: failed loads, even counts (medians of two),
@@ -362,17 +374,12 @@ func fixtureRuns(t *testing.T) (string, []*Load) {
 	return path, loads
 }
 
-// TestDecisionsAgreeWithTool runs decision_metrics.py on a fixture and compares its gain share, small-page
+// TestDecisionsAgreeWithTool takes decision_metrics.py's output for a fixture and compares its gain share, small-page
 // cellular share and slower pages with ours, profile by profile.
 func TestDecisionsAgreeWithTool(t *testing.T) {
 	path, loads := fixtureRuns(t)
 	ours := AnalyzeDecisions(loads, balanced)
-	python, tool := decisionMetricsTool(t)
-	// It exits 1 when a profile falls short of its --min-share/--max-cell (defaults 0 and 1); it still prints.
-	out, err := exec.Command(python, tool, path).Output()
-	if ee, ok := err.(*exec.ExitError); err != nil && !(ok && ee.ExitCode() == 1) {
-		t.Fatalf("%s: %v", tool, err)
-	}
+	out := decisionMetricsOutput(t, path)
 	t.Logf("decision_metrics.py on the fixture:\n%s", out)
 	// Its table: profile (24 wide), share (18), times (28), cell share (18), then "N of M pages".
 	theirs := map[string][3]string{}

@@ -66,7 +66,7 @@ export const GRIDS = {
   // The decisions benchmark (issue 11 item 8): does mp-adaptive keep mp-always's gain and skip its cost?
   // traceReps: a trace-driven profile's loads replay another stretch of the trace at each repetition (one offset
   // per page and repetition), and beside the AT&T trace the same decision at the same offset took from 0.4 s less
-  // to 4.4 s more than mp-always's load (grid at 2d419fe, e2e/RESULTS.md#decisions); with three repetitions one
+  // to 4.4 s more than mp-always's load (grid at 2d419fe, e2e/results/ARCHIVE-2026.md#decisions); with three repetitions one
   // stretch's outage set a page's median. Five make a median that one outage does not move.
   // Every preference a user can set: mp-adaptive runs once per preference (each with a decision log of its own, as
   // three users would have), the other modes, whose loads do not depend on it, once per page and repetition.
@@ -284,7 +284,7 @@ export function planLoads(spec, pages, manifest, seed) {
 // mp-adaptive, the waits for counters and logs) plus a share of the page's time over the profile's WiFi downlink
 // (sp-wifi takes all of it, the multipath modes less). Fitted (least squares, start-to-start time of consecutive
 // loads) on the decisions-quick grid, 60 loads, on this machine kind (2 shared cores, other work running, load
-// average 8-15): 6.08 s + 0.49 x page bits / WiFi rate; it ran 7.1 min, estimated 7 min (e2e/RESULTS.md#decisions).
+// average 8-15): 6.08 s + 0.49 x page bits / WiFi rate; it ran 7.1 min, estimated 7 min (e2e/results/ARCHIVE-2026.md#decisions).
 export const LOAD_FIXED_S = 6.1;
 export const TRANSFER_FACTOR = 0.49;
 export const PROFILE_SETUP_S = 4;

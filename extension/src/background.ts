@@ -33,7 +33,7 @@ import { RECENT_LOADS, buildReport, isLoadTiming, type LoadPoint } from './repor
 import { OPT_IN_KEY, PREFS_KEY, Settings, isUnsupported, unsupportedText, type Support } from './settings';
 import { Credentials, Downloads, ruleFor } from './downloads';
 import type { DownloadsView } from './view';
-import { downloadControlRequest, downloadDiscardRequest, downloadOfferRequest, parseDownloadState } from './protocol';
+import { downloadControlRequest, downloadDiscardRequest, downloadOfferRequest, INSTALL_KINDS, parseDownloadState, type InstallKind } from './protocol';
 
 const SESSION_KEY = 'pages';
 
@@ -310,6 +310,10 @@ async function loadFinished(message: unknown, sender: b.Sender): Promise<void> {
 // commands the popup shows must reach a browser started with --user-data-dir.
 const PROFILE_KEY = 'browser_profile';
 let profileDir: string | null | undefined;
+// How the host was installed as it last reported it, kept likewise: a packaged host that is gone or failing is
+// repaired with the package, not with the source build's commands.
+const INSTALL_KEY = 'host_install';
+let installKind: InstallKind | undefined;
 
 /** The host's status reply, or why there is none. Short timeout: the popup must open quickly. */
 async function hostReply(): Promise<{ host: StatusReply | null; hostError: string | null }> {
@@ -320,6 +324,10 @@ async function hostReply(): Promise<{ host: StatusReply | null; hostError: strin
     if (dir !== undefined && dir !== profileDir) {
       profileDir = dir;
       b.saveLocal(PROFILE_KEY, dir).catch((e: unknown) => log(`storage.local: ${String(e)}`));
+    }
+    if (st.install !== undefined && st.install !== installKind) {
+      installKind = st.install;
+      b.saveLocal(INSTALL_KEY, st.install).catch((e: unknown) => log(`storage.local: ${String(e)}`));
     }
     return { host: st, hostError: null };
   } catch (e) {
@@ -349,6 +357,7 @@ async function answer(m: PageRequest): Promise<PageReply<unknown>> {
           multipath: multipath.view(),
           viaProxy: page !== null && !page.stale && proxy.viaProxy(page.origin),
           ...(profileDir === undefined ? {} : { profileDir }),
+          ...(installKind === undefined ? {} : { install: installKind }),
           browser: b.browserName(),
         };
         return { ok: true, value: state };
@@ -468,9 +477,11 @@ async function startup(): Promise<void> {
     log(`could not restore tab state: ${String(e)}`);
   }
   try {
-    const stored = await b.loadLocal([PREFS_KEY, OPT_IN_KEY, DOWNLOADS_KEY, DOWNLOADS_ON_KEY, MULTIPATH_KEY, PROFILE_KEY]);
+    const stored = await b.loadLocal([PREFS_KEY, OPT_IN_KEY, DOWNLOADS_KEY, DOWNLOADS_ON_KEY, MULTIPATH_KEY, PROFILE_KEY, INSTALL_KEY]);
     const dir = stored[PROFILE_KEY];
     if (profileDir === undefined && (dir === null || typeof dir === 'string')) profileDir = dir;
+    const kind = stored[INSTALL_KEY];
+    if (installKind === undefined && INSTALL_KINDS.includes(kind as InstallKind)) installKind = kind as InstallKind;
     // Settings stored before the one data-limit model: the monthly cap joins the plan's monthly limit.
     const limits = migrateLimits(stored[PREFS_KEY], stored[MULTIPATH_KEY]);
     if (limits.multipath !== stored[MULTIPATH_KEY]) {

@@ -2,7 +2,7 @@
 
 import type { HostStatus } from './host';
 import type { BadgeView, TabRecord } from './pages';
-import type { ProxySettings, StatusReply } from './protocol';
+import type { InstallKind, ProxySettings, StatusReply } from './protocol';
 import type { MultipathView } from './multipath';
 import type { ProxyView } from './proxy';
 import type { LoadPoint } from './reports';
@@ -29,6 +29,8 @@ export interface PopupState {
   viaProxy?: boolean;
   /** The browser's --user-data-dir as a host last reported it (null: the default profile; absent: never known). */
   profileDir?: string | null;
+  /** How the host was installed as a host last reported it (absent: never known), for the fixes shown without one. */
+  install?: InstallKind;
   /** The browser the extension runs in, for the commands the popup suggests. */
   browser?: 'chromium' | 'firefox';
 }

@@ -114,7 +114,7 @@ export const MAX_PAC_HOSTS = 5_000;
  *
  * Every https host goes to the relay by default, because the first visit to a site is when the routes know least: a
  * script that routed only hosts decided multipath sent every first visit DIRECT, and HTTP/2 keeps the whole page on
- * that first connection (e2e/RESULTS.md#proxy). The relay holds a host it knows nothing of on WiFi until θ1 bytes
+ * that first connection (e2e/results/ARCHIVE-2026.md#proxy). The relay holds a host it knows nothing of on WiFi until θ1 bytes
  * have passed, so a small page costs no cellular bytes, only the proxy's round trips; hosts decided not worth
  * multipath skip even those.
  */

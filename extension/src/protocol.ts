@@ -137,6 +137,8 @@ export interface StatusReply {
   actuator?: ActuatorInfo;
   browser_mptcp?: BrowserMptcpInfo;
   browser_profile?: BrowserProfileInfo;
+  /** How the host was installed: the mpsurf Debian package, or a source build (dist/mpsurf-host). */
+  install?: InstallKind;
   network?: NetworkInfo;
   mptcp_endpoints?: EndpointsInfo;
 }
@@ -182,6 +184,9 @@ export interface BrowserMptcpInfo {
   way?: 'mptcpize' | 'relay' | 'none';
   detail: string;
 }
+
+export type InstallKind = 'package' | 'source';
+export const INSTALL_KINDS: readonly InstallKind[] = ['package', 'source'];
 
 /** The browser's profile directory as the host saw it on its parent's command line; null: the default one. */
 export interface BrowserProfileInfo {
@@ -660,6 +665,7 @@ export function parseStatusReply(body: unknown): StatusReply {
     ...(b.actuator === undefined || b.actuator === null ? {} : { actuator: parseActuator(b.actuator) }),
     ...(b.browser_mptcp === undefined || b.browser_mptcp === null ? {} : { browser_mptcp: parseBrowserMptcp(b.browser_mptcp) }),
     ...(b.browser_profile === undefined || b.browser_profile === null ? {} : { browser_profile: parseBrowserProfile(b.browser_profile) }),
+    ...(b.install === undefined || b.install === null ? {} : { install: oneOf(b.install, 'status.install', INSTALL_KINDS) }),
     ...(b.network === undefined || b.network === null ? {} : { network: parseNetwork(b.network) }),
     ...(b.mptcp_endpoints === undefined || b.mptcp_endpoints === null ? {} : { mptcp_endpoints: parseEndpoints(b.mptcp_endpoints) }),
   };

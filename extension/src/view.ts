@@ -9,7 +9,7 @@ import type { PopupState } from './messages';
 import type { MultipathView } from './multipath';
 import type { DownloadRecord } from './downloads';
 import type { TabRecord } from './pages';
-import type { PathInfo, StatusReply, Term } from './protocol';
+import type { InstallKind, PathInfo, StatusReply, Term } from './protocol';
 import { limitText, SettingsError, type Gate, type Plan } from './caps';
 import { PrefsError } from './prefs';
 import { HeaderError, parseHeader } from './header';
@@ -449,8 +449,23 @@ export const MPTCPIZE_COMMAND = 'mptcpize run chromium';
 export const mptcpizeCommand = (b: Browser = 'chromium'): string => (b === 'chromium' ? MPTCPIZE_COMMAND : `mptcpize run ${BROWSERS[b].command}`);
 /** Installs and starts the privileged helper (scripts/setup.sh writes its unit; systemd starts it). */
 export const HELPER_INSTALL_COMMAND = 'sudo MPSURF_ENABLE_ACTUATOR=1 bash scripts/setup.sh';
-/** Restarts the helper whose unit is installed. */
+/** Restarts the helper whose unit is installed (the package's, or the one scripts/setup.sh writes). */
 export const HELPER_START_COMMAND = 'sudo systemctl restart mpsurf-actuator';
+/**
+ * Installs, upgrades or repairs a packaged MPSurf: the mpsurf package (npm run package → dist/pkg/) puts mpsurf-host
+ * in /usr/bin, its manifests in each browser's system directory (which every profile reads) and the helper's unit.
+ */
+export const PACKAGE_INSTALL_COMMAND = 'sudo apt install ./mpsurf_*.deb';
+/** Says what works and what is missing on this machine (the package runs it after installing). */
+export const DOCTOR_COMMAND = 'mpsurf-host doctor';
+
+/**
+ * How the host was installed, as it last said (the status reply's `install`, remembered for when it is gone); a
+ * host that never said is taken as a source build, whose commands an older host needs.
+ */
+function installKind(state: Pick<PopupState, 'host' | 'install'>): InstallKind {
+  return state.host?.install ?? state.install ?? 'source';
+}
 
 /** What the popup and the options page say of the proxy and the kernel's endpoints. */
 export function multipathItems(state: Pick<PopupState, 'host' | 'proxy' | 'multipath'>): HealthItem[] {
@@ -497,12 +512,13 @@ export function networkText(host: StatusReply | null): string {
   return `${metered}, ${roaming}${n.metered === 'unknown' || n.roaming === null ? ` (${why})` : ''}`;
 }
 
-export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostError' | 'settings' | 'reports' | 'proxy' | 'profileDir' | 'browser'>): HealthItem[] {
+export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostError' | 'settings' | 'reports' | 'proxy' | 'profileDir' | 'browser' | 'install'>): HealthItem[] {
   const s = state.status;
   const browser = state.browser ?? 'chromium';
   const name = BROWSERS[browser].name;
   const MPTCPIZE_COMMAND = mptcpizeCommand(browser);
-  const install = installCommand(state.host?.browser_profile?.user_data_dir ?? state.profileDir, false, browser);
+  const packaged = installKind(state) === 'package';
+  const install = packaged ? PACKAGE_INSTALL_COMMAND : installCommand(state.host?.browser_profile?.user_data_dir ?? state.profileDir, false, browser);
   const out: HealthItem[] = [];
   switch (s.host) {
     case 'connected':
@@ -512,7 +528,9 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
       out.push({
         level: 'bad',
         title: 'Host not installed',
-        detail: state.profileDir
+        detail: packaged
+          ? 'MPSurf cannot decide without mpsurf-host, which the mpsurf package installs. From the directory that holds the package, run:'
+          : state.profileDir
           ? 'MPSurf cannot decide without mpsurf-host. From the MPSurf directory, run:'
           : 'MPSurf cannot decide without mpsurf-host. From the MPSurf directory, run (if you start the browser with --user-data-dir DIR, add --user-data-dir DIR; the command names any running browser that does):',
         command: install,
@@ -532,8 +550,8 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
       out.push({
         level: 'warn',
         title: 'Host is older than this extension',
-        detail: `${unsupported[0]?.detail ?? ''}. From the MPSurf directory, run:`,
-        command: installCommand(state.host?.browser_profile?.user_data_dir ?? state.profileDir, true, browser),
+        detail: `${unsupported[0]?.detail ?? ''}. ${packaged ? 'Install the newer mpsurf package: from the directory that holds it, run:' : 'From the MPSurf directory, run:'}`,
+        command: packaged ? PACKAGE_INSTALL_COMMAND : installCommand(state.host?.browser_profile?.user_data_dir ?? state.profileDir, true, browser),
       });
     } else if (state.settings.prefsSync.state === 'error') {
       out.push({ level: 'warn', title: 'Settings not applied by the host', detail: state.settings.prefsSync.detail });
@@ -572,6 +590,15 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
       out.push({ level: 'ok', title: `Helper running (${a.backend ?? 'backend unknown'})`, detail: 'Decisions reach the kernel per connection.' });
     } else if (a.state === 'unavailable') {
       out.push({ level: 'bad', title: 'Helper not reachable', detail: `${a.detail}. Restart it with:`, command: HELPER_START_COMMAND });
+    } else if (packaged) {
+      // The package installs and enables the helper; the host not being told of it is the machine's to explain
+      // (no systemd, a user outside the mpsurf group), which doctor says.
+      out.push({
+        level: 'warn',
+        title: 'Helper not set up',
+        detail: 'The mpsurf package installs the privileged helper (mpsurf-actuator), but this host does not use it: decisions go to sites in the header but do not change the kernel’s connections. See what is missing with:',
+        command: DOCTOR_COMMAND,
+      });
     } else {
       out.push({
         level: 'warn',

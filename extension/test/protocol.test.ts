@@ -167,6 +167,14 @@ describe('exchanges.json', () => {
     }
   });
 
+  it('status: install is package or source, absent from an older host, and nothing else', () => {
+    const st = exchanges.find((x) => x.request.type === 'status' && x.reply.ok === true)!;
+    const body = complete(st.reply, st.request).body as Json;
+    expect(parseStatusReply({ ...body, install: 'package' }).install).toBe('package');
+    expect(parseStatusReply({ ...body, install: undefined }).install).toBeUndefined();
+    for (const bad of ['apt', '', 1, { kind: 'package' }]) expect(() => parseStatusReply({ ...body, install: bad })).toThrow(/status\.install/);
+  });
+
   it('every error code of PROTOCOL.md §6 has its name', () => {
     expect(Object.keys(ERROR_NAMES).map(Number)).toEqual(Object.values(ErrorCode));
     for (const [code, name] of Object.entries(ERROR_NAMES)) expect(constantFor(name)).toBe(Number(code));

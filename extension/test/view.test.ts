@@ -6,6 +6,8 @@ import {
   HELPER_INSTALL_COMMAND,
   HELPER_START_COMMAND,
   INSTALL_COMMAND,
+  PACKAGE_INSTALL_COMMAND,
+  DOCTOR_COMMAND,
   MPTCPIZE_COMMAND,
   installCommand,
   NOT_MEASURED,
@@ -284,6 +286,36 @@ describe('what MPSurf needs', () => {
     expect(installCommand('/p', true)).toBe('npm run build:host && dist/mpsurf-host install --user-data-dir /p');
     const gone = healthItems({ status: { ...status, host: 'missing', policy: null }, host: null, hostError: null, settings, reports: ok, profileDir: '/p' });
     expect(gone[0]).toMatchObject({ title: 'Host not installed', command: 'dist/mpsurf-host install --user-data-dir /p' });
+  });
+
+  it('gives the packaged install’s commands when the host says it came from the mpsurf package, the source build’s otherwise', () => {
+    const commands = (h: ReturnType<typeof healthItems>) => h.map((x) => x.command).filter((c) => c !== undefined);
+    const helper = (install: StatusReply['install'], state: 'unavailable' | 'not_configured') =>
+      items({ actuator: { state, detail: 'x' }, ...(install ? { install } : {}) }).find((x) => x.title.includes('Helper'))!;
+    expect(helper('package', 'not_configured')).toMatchObject({ level: 'warn', command: DOCTOR_COMMAND });
+    expect(helper('package', 'unavailable')).toMatchObject({ level: 'bad', command: HELPER_START_COMMAND });
+    expect(helper('source', 'not_configured').command).toBe(HELPER_INSTALL_COMMAND);
+    expect(helper(undefined, 'not_configured').command).toBe(HELPER_INSTALL_COMMAND);
+    // An older packaged host: the newer package, not a rebuild.
+    const older = healthItems({ status, host: hostReply({ install: 'package' }), hostError: null, settings: { ...settings, prefsSync: { state: 'unsupported' as const, detail: 'the host does not know prefs', hostPrefs: null, at: 1 } }, reports: ok });
+    expect(older.find((x) => x.title === 'Host is older than this extension')).toMatchObject({ command: PACKAGE_INSTALL_COMMAND });
+    // A packaged host that is gone or failing, as the extension remembers it: the package again, whatever profile.
+    for (const host of ['missing', 'error'] as const) {
+      const gone = healthItems({ status: { ...status, host, policy: null }, host: null, hostError: null, settings, reports: ok, profileDir: '/p', install: 'package' });
+      expect(gone[0]!.command).toBe(PACKAGE_INSTALL_COMMAND);
+    }
+    // The packaged commands name no source-tree command, and the source ones no package.
+    const packaged = [
+      ...commands(healthItems({ status: { ...status, host: 'missing', policy: null }, host: null, hostError: null, settings, reports: ok, install: 'package' })),
+      ...commands(items({ install: 'package', actuator: { state: 'not_configured', detail: 'x' } })),
+      ...commands(items({ install: 'package', actuator: { state: 'unavailable', detail: 'x' } })),
+    ];
+    expect(packaged.join('\n')).not.toMatch(/dist\/|npm |setup\.sh|systemctl enable/);
+    const source = [
+      ...commands(healthItems({ status: { ...status, host: 'missing', policy: null }, host: null, hostError: null, settings, reports: ok, install: 'source' })),
+      ...commands(items({ install: 'source', actuator: { state: 'not_configured', detail: 'x' } })),
+    ];
+    expect(source.join('\n')).not.toMatch(/\.deb|doctor/);
   });
 
   it('gives the install command, which also finds a browser’s --user-data-dir, when the host is missing', () => {

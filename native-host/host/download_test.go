@@ -12,6 +12,7 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
 type downloadVectors struct {
@@ -135,7 +136,7 @@ func TestDownloadDecisionLogged(t *testing.T) {
 		t.Fatalf("offer: %+v", r.Error)
 	}
 	var out strings.Builder
-	n, err := db.Export(context.Background(), &out, "jsonl", 0)
+	n, err := db.Export(context.Background(), &out, "jsonl", 0, store.PathsRaw)
 	if err != nil || n != 1 {
 		t.Fatalf("export: %d rows, %v", n, err)
 	}

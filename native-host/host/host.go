@@ -33,6 +33,7 @@ type Server struct {
 	log       *slog.Logger
 	start     time.Time
 	pid       int
+	install   InstallKind // how this executable was installed (status.go)
 	decisions atomic.Int64
 	rec       record       // the decision log; see SetStore
 	proxy     *proxyHub    // the relay to the user's MPTCP proxy (proxy.go)
@@ -56,7 +57,7 @@ func NewServer(store *policy.Store, dec *decide.Decider, act *actuatorClient, lo
 		p, src, err := model.Open("")
 		dec = decide.New(decide.Config{Params: p, ParamsSource: src, ParamsErr: err, Log: log})
 	}
-	s := &Server{store: store, dec: dec, act: act, log: log, start: time.Now(), pid: os.Getpid(),
+	s := &Server{store: store, dec: dec, act: act, log: log, start: time.Now(), pid: os.Getpid(), install: runningInstall(),
 		peerBudget:     limit.NewKeyed[string](peersRate, peersBurst, peersOrigins),
 		announceBudget: limit.NewKeyed[string](announceRate, announceBurst, peersOrigins), reached: reachedByMe}
 	s.proxy = newProxyHub(s)

@@ -70,7 +70,8 @@ func (s *Server) logExport(req protocol.Request) protocol.Reply {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	ch, err := db.ExportChunk(ctx, e.format, e.sinceMS, e.cursor, store.MaxChunk)
+	// The extension's export is a file to share like any other: its path classes are pseudonymous.
+	ch, err := db.ExportChunk(ctx, e.format, e.sinceMS, e.cursor, store.MaxChunk, store.PathsPseudonymous)
 	if err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodeStoreUnavailable, "%v", err))
 	}

@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
@@ -24,6 +26,50 @@ type StatusBody struct {
 	// BrowserProfile is where the browser that started this host keeps its profile, so that the extension can
 	// show install commands that reach it.
 	BrowserProfile *BrowserProfile `json:"browser_profile,omitempty"`
+	// Install says how this host was installed, so that the commands the extension shows to fix something are the
+	// ones that apply: the Debian package's, or the source build's.
+	Install InstallKind `json:"install,omitempty"`
+}
+
+// InstallKind is how the running host was installed.
+type InstallKind string
+
+const (
+	// InstallPackage: the running executable is a file the mpsurf Debian package installed (/usr/bin/mpsurf-host).
+	InstallPackage InstallKind = "package"
+	// InstallSource: anything else, such as dist/mpsurf-host built from the source tree.
+	InstallSource InstallKind = "source"
+)
+
+// dpkgList is where dpkg lists the files the mpsurf package installed (packaging/deb/mpsurf.yaml names it mpsurf).
+const dpkgList = "/var/lib/dpkg/info/mpsurf.list"
+
+// installKind tells whether exe (the running executable, symlinks resolved) is one of the files listed in list
+// (dpkg's file list of the mpsurf package, one absolute path a line). dpkg's own record, rather than the
+// executable's directory: a source build copied to /usr/bin is still a source build, whose fixes are the source's.
+func installKind(exe, list string) InstallKind {
+	data, err := os.ReadFile(list)
+	if err != nil || exe == "" {
+		return InstallSource
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == exe {
+			return InstallPackage
+		}
+	}
+	return InstallSource
+}
+
+// runningInstall is installKind of this process's own executable.
+func runningInstall() InstallKind {
+	exe, err := os.Executable()
+	if err == nil {
+		exe, err = filepath.EvalSymlinks(exe)
+	}
+	if err != nil {
+		return InstallSource
+	}
+	return installKind(exe, dpkgList)
 }
 
 // BrowserProfile names the --user-data-dir of the browser that started the host; null: its default directory.
@@ -56,6 +102,7 @@ func (s *Server) status(req protocol.Request) protocol.Reply {
 	body.Status = s.dec.Status(context.Background())
 	act, mp, eps, prof := s.act.health(), browserMPTCP(s.proxy.hasRelay()), MPTCPEndpoints("/proc/sys/net/mptcp"), browserProfile()
 	body.Actuator, body.BrowserMPTCP, body.MPTCPEndpoints, body.BrowserProfile = &act, &mp, &eps, &prof
+	body.Install = s.install
 	if f := s.network.Load(); f != nil {
 		n := (*f)()
 		body.Network = &n

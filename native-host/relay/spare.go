@@ -16,7 +16,7 @@ const DefaultSpareIdle = 30 * time.Second
 
 // spare is one connection to the proxy, TCP (MPTCP) and TLS done, no CONNECT sent yet: a new tunnel takes it and
 // skips the handshakes' round trips, which made small pages through the proxy load about 0.25 s slower than
-// direct (e2e/RESULTS.md#proxy). There is at most one, made only after a tunnel (the user is browsing) and
+// direct (e2e/results/ARCHIVE-2026.md#proxy). There is at most one, made only after a tunnel (the user is browsing) and
 // closed after SpareIdle without one.
 type spare struct {
 	conn *tls.Conn

@@ -180,14 +180,30 @@ func (s *Store) readTx(ctx context.Context, f func(conn *sql.Conn) error) error 
 	})
 }
 
+// rowsFor returns how an export writes a row's path classes: as logged, or pseudonymous with the log's key.
+func (s *Store) rowsFor(ctx context.Context, paths PathClasses) (func(*Row) error, error) {
+	if paths == PathsRaw {
+		return func(*Row) error { return nil }, nil
+	}
+	key, err := s.exportKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(r *Row) error { return pseudonymizeRow(r, key) }, nil
+}
+
 // Export writes every decision logged at or after sinceMS (unix ms) to w in format, from one consistent snapshot,
-// and returns how many rows it wrote.
-func (s *Store) Export(ctx context.Context, w io.Writer, format string, sinceMS int64) (int64, error) {
+// with its path classes as paths says, and returns how many rows it wrote.
+func (s *Store) Export(ctx context.Context, w io.Writer, format string, sinceMS int64, paths PathClasses) (int64, error) {
 	if err := checkFormat(format); err != nil {
 		return 0, fmt.Errorf("store: export: %w", err)
 	}
+	rewrite, err := s.rowsFor(ctx, paths)
+	if err != nil {
+		return 0, fmt.Errorf("store: export: %w", err)
+	}
 	var n int64
-	err := s.readTx(ctx, func(conn *sql.Conn) error {
+	err = s.readTx(ctx, func(conn *sql.Conn) error {
 		var buf bytes.Buffer
 		header(&buf, format)
 		rows, err := conn.QueryContext(ctx, rowQuery, sinceMS, 0, int64(1<<62))
@@ -198,6 +214,9 @@ func (s *Store) Export(ctx context.Context, w io.Writer, format string, sinceMS 
 		for rows.Next() {
 			r, err := scanRow(rows)
 			if err != nil {
+				return err
+			}
+			if err := rewrite(&r); err != nil {
 				return err
 			}
 			if err := encode(&buf, format, r); err != nil {
@@ -278,16 +297,21 @@ type Chunk struct {
 
 // ExportChunk returns the next piece of an export: at most maxBytes of data, and at most maxBytes once escaped as a
 // JSON string, so that the reply carrying it stays under the port's 1 MiB cap. With c nil it starts a new export
-// in format from sinceMS. A single row larger than maxBytes is an error rather than a loop that never ends.
-func (s *Store) ExportChunk(ctx context.Context, format string, sinceMS int64, c *Cursor, maxBytes int) (Chunk, error) {
+// in format from sinceMS. A single row larger than maxBytes is an error rather than a loop that never ends. Path
+// classes are written as paths says.
+func (s *Store) ExportChunk(ctx context.Context, format string, sinceMS int64, c *Cursor, maxBytes int, paths PathClasses) (Chunk, error) {
 	if c != nil {
 		format, sinceMS = c.Format, c.SinceMS
 	}
 	if err := checkFormat(format); err != nil {
 		return Chunk{}, fmt.Errorf("store: export: %w", err)
 	}
+	rewrite, err := s.rowsFor(ctx, paths)
+	if err != nil {
+		return Chunk{}, fmt.Errorf("store: export: %w", err)
+	}
 	var out Chunk
-	err := s.readTx(ctx, func(conn *sql.Conn) error {
+	err = s.readTx(ctx, func(conn *sql.Conn) error {
 		var buf bytes.Buffer
 		cur := Cursor{Format: format, SinceMS: sinceMS}
 		if c == nil {
@@ -309,6 +333,9 @@ func (s *Store) ExportChunk(ctx context.Context, format string, sinceMS int64, c
 		for rows.Next() {
 			r, err := scanRow(rows)
 			if err != nil {
+				return err
+			}
+			if err := rewrite(&r); err != nil {
 				return err
 			}
 			one.Reset()

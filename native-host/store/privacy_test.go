@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -95,19 +96,33 @@ func TestLogAndExportHoldNoRawPath(t *testing.T) {
 	if err := s.LogDecision(ctx, req, d, nil, DecisionMeta{PathClass: PathClass(secretPath)}); err != nil {
 		t.Fatal(err)
 	}
+	// The default export holds the class with the person's name replaced; a raw one, for the user's own use, the
+	// class as logged. (The decision's inputs: TestPseudonymizeRow.)
+	pseudonym := regexp.MustCompile(`/account/:p-[0-9a-f]{10}/reset/:id`)
 	for _, format := range []string{FormatCSV, FormatJSONL} {
-		var buf bytes.Buffer
-		if _, err := s.Export(ctx, &buf, format, 0); err != nil {
-			t.Fatal(err)
-		}
-		out := buf.String()
-		for _, raw := range []string{secretToken, "/another/raw/value"} {
-			if strings.Contains(out, raw) {
-				t.Errorf("%s export holds %q:\n%s", format, raw, out)
+		for _, paths := range []PathClasses{PathsPseudonymous, PathsRaw} {
+			var buf bytes.Buffer
+			if _, err := s.Export(ctx, &buf, format, 0, paths); err != nil {
+				t.Fatal(err)
 			}
-		}
-		if !strings.Contains(out, "/account/alice.smith/reset/:id") {
-			t.Errorf("%s export lacks the path class:\n%s", format, out)
+			out := buf.String()
+			for _, raw := range []string{secretToken, "/another/raw/value"} {
+				if strings.Contains(out, raw) {
+					t.Errorf("%s export holds %q:\n%s", format, raw, out)
+				}
+			}
+			if paths == PathsRaw {
+				if !strings.Contains(out, "/account/alice.smith/reset/:id") {
+					t.Errorf("%s raw export lacks the path class:\n%s", format, out)
+				}
+				continue
+			}
+			if strings.Contains(out, "alice") || strings.Contains(out, "smith") {
+				t.Errorf("%s pseudonymous export holds the name:\n%s", format, out)
+			}
+			if !pseudonym.MatchString(out) {
+				t.Errorf("%s pseudonymous export lacks the pseudonymous class:\n%s", format, out)
+			}
 		}
 	}
 	s.Close()

@@ -137,6 +137,12 @@ var migrations = []string{
 			FROM json_each(decisions.request)
 			WHERE key IN ('origin', 'tab', 'nav', 'kind', 'size', 'protocol') AND type NOT IN ('object', 'array'))
 		ELSE 'null' END;`,
+	// 7: the log's own secrets: the key of the path-class tokens of pseudonymous exports (pseudonym.go), made at
+	// the first export, so that the same page kind gets the same token within one log and another in another's.
+	`CREATE TABLE secrets (
+		name  TEXT PRIMARY KEY,
+		value BLOB NOT NULL
+	) WITHOUT ROWID;`,
 }
 
 // vacuumAfter: a database that passes through this version on Open is vacuumed after its migration, so that no

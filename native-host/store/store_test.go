@@ -211,7 +211,7 @@ func TestReportAndHistory(t *testing.T) {
 		t.Errorf("another class's measurements %+v %v", ms, err)
 	}
 	var buf bytes.Buffer
-	if _, err := s.Export(ctx, &buf, FormatJSONL, 0); err != nil {
+	if _, err := s.Export(ctx, &buf, FormatJSONL, 0, PathsRaw); err != nil {
 		t.Fatal(err)
 	}
 	var row map[string]any
@@ -416,7 +416,7 @@ func TestExportRoundTrip(t *testing.T) {
 	for _, format := range []string{FormatCSV, FormatJSONL} {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
-			rows, err := s.Export(ctx, &buf, format, 0)
+			rows, err := s.Export(ctx, &buf, format, 0, PathsPseudonymous)
 			if err != nil || rows != n {
 				t.Fatalf("Export: %d rows, %v", rows, err)
 			}
@@ -429,7 +429,7 @@ func TestExportRoundTrip(t *testing.T) {
 			var c *Cursor
 			count := 0
 			for {
-				ch, err := s.ExportChunk(ctx, format, 0, c, 8<<10)
+				ch, err := s.ExportChunk(ctx, format, 0, c, 8<<10, PathsPseudonymous)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -471,10 +471,10 @@ func TestExportSince(t *testing.T) {
 		s.LogDecision(ctx, nil, decision("https://a.example", i), nil, DecisionMeta{})
 	}
 	var buf bytes.Buffer
-	if n, _ := s.Export(ctx, &buf, FormatJSONL, 1_005_000); n != 5 {
+	if n, _ := s.Export(ctx, &buf, FormatJSONL, 1_005_000, PathsRaw); n != 5 {
 		t.Errorf("since: %d rows, want 5", n)
 	}
-	if _, err := s.Export(ctx, &buf, "xml", 0); err == nil {
+	if _, err := s.Export(ctx, &buf, "xml", 0, PathsRaw); err == nil {
 		t.Error("format xml accepted")
 	}
 }
@@ -499,7 +499,7 @@ func TestExportSnapshotWhileWriting(t *testing.T) {
 		}
 	}()
 	var buf bytes.Buffer
-	rows, err := s.Export(ctx, &buf, FormatJSONL, 0)
+	rows, err := s.Export(ctx, &buf, FormatJSONL, 0, PathsRaw)
 	close(stop)
 	written := <-done
 	if err != nil {

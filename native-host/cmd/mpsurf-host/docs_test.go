@@ -109,7 +109,7 @@ func TestExportDocumented(t *testing.T) {
 	var in bytes.Buffer
 	w := wire.NewWriter(&in, wire.MaxIn)
 	for _, m := range []string{
-		`{"v":1,"id":1,"type":"decide","body":{"origin":"https://a.example","tab":3,"nav":"3-1","path":"/article/7"}}`,
+		`{"v":1,"id":1,"type":"decide","body":{"origin":"https://a.example","tab":3,"nav":"3-1","path":"/account/alice.smith/reset/7"}}`,
 		`{"v":1,"id":2,"type":"pause","body":{"paused":true,"why":"user"}}`,
 		`{"v":1,"id":3,"type":"decide","body":{"origin":"https://b.example","tab":3,"nav":"3-2"}}`,
 		`{"v":1,"id":4,"type":"report","body":{"origin":"https://a.example","tab":3,"nav":"3-1","plt_ms":812.5,"transfer_bytes":2100000,"protocol":"h2","multipath":false}}`,
@@ -185,6 +185,24 @@ func TestExportDocumented(t *testing.T) {
 	header, err := csv.NewReader(bytes.NewReader(r.stdout)).Read()
 	if err != nil || !slices.Equal(header, cols) {
 		t.Errorf("CSV header %v (%v), documented %v", header, err, cols)
+	}
+
+	// Path classes: pseudonymous unless --path-classes raw, as documented.
+	if !strings.Contains(doc, "`--path-classes raw|pseudonymous`") || !strings.Contains(doc, "default\n`pseudonymous`") && !strings.Contains(doc, "default `pseudonymous`") {
+		t.Errorf("%s does not document --path-classes raw|pseudonymous and its default", exportDoc)
+	}
+	for _, format := range []string{"csv", "jsonl"} {
+		r = runHost(t, nil, env, "log", "export", "--format", format, "--db", db)
+		if r.code != 0 || bytes.Contains(r.stdout, []byte("alice")) || !regexp.MustCompile(`/account/:p-[0-9a-f]{10}/reset/:id`).Match(r.stdout) {
+			t.Errorf("%s export (exit %d) is not pseudonymous:\n%s", format, r.code, r.stdout)
+		}
+		r = runHost(t, nil, env, "log", "export", "--format", format, "--path-classes", "raw", "--db", db)
+		if r.code != 0 || !bytes.Contains(r.stdout, []byte("/account/alice.smith/reset/:id")) {
+			t.Errorf("%s export --path-classes raw (exit %d) lacks the class as logged:\n%s", format, r.code, r.stdout)
+		}
+	}
+	if r = runHost(t, nil, env, "log", "export", "--format", "csv", "--path-classes", "hashed", "--db", db); r.code != 2 || strings.Count(strings.TrimSpace(string(r.stderr)), "\n") != 0 {
+		t.Errorf("--path-classes hashed: exit %d, stderr %q; want 2 and one line", r.code, r.stderr)
 	}
 }
 

@@ -15,11 +15,14 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
-const logUsage = `mpsurf-host log export --format csv|jsonl [--since 2026-11-01|RFC3339|unix-ms] [--db PATH [--create]]
+const logUsage = `mpsurf-host log export --format csv|jsonl [--since 2026-11-01|RFC3339|unix-ms] [--path-classes raw|pseudonymous] [--db PATH [--create]]
         write the decision log to stdout, one consistent snapshot while the host goes on writing; the database
         is --db PATH, else $MPSURF_DB, else $XDG_DATA_HOME/mpsurf/mpsurf.db (~/.local/share/mpsurf/mpsurf.db).
         A log that does not exist is an error (a mistyped path must not pass for an empty log); --create makes
-        an empty one instead, in a directory that exists. The columns: docs/decision-log.md
+        an empty one instead, in a directory that exists. Path classes are pseudonymous by default: a segment
+        of words outside the known structural ones becomes a token of this log's own key (the same within the
+        log, another in another user's); --path-classes raw keeps them, for a log you keep to yourself. The
+        columns: docs/decision-log.md
 `
 
 // openStore opens the decision log for the serving host. A store that cannot be opened is logged and the host
@@ -82,8 +85,13 @@ func logCmd(args []string, stdout, stderr io.Writer) int {
 	since := fs.String("since", "", "")
 	dbPath := fs.String("db", "", "")
 	create := fs.Bool("create", false, "")
+	pathClasses := fs.String("path-classes", "pseudonymous", "")
 	if err := cli.ParseNone(fs, args); err != nil {
 		return badUsage(stderr, "log export: %v", err)
+	}
+	paths, err := store.ParsePathClasses(*pathClasses)
+	if err != nil {
+		return badUsage(stderr, "log export: --path-classes: %v", err)
 	}
 	if *format != store.FormatCSV && *format != store.FormatJSONL {
 		return badUsage(stderr, "log export: --format must be csv or jsonl")
@@ -101,7 +109,7 @@ func logCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer db.Close()
 	bw := bufio.NewWriterSize(stdout, 64<<10)
-	rows, err := db.Export(context.Background(), bw, *format, sinceMS)
+	rows, err := db.Export(context.Background(), bw, *format, sinceMS, paths)
 	if err == nil {
 		err = bw.Flush()
 	}

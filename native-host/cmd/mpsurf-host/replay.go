@@ -116,7 +116,7 @@ func replayCmd(args []string, stdout, stderr io.Writer) int {
 // replay re-evaluates every decision logged since sinceMS with dec.
 func replay(ctx context.Context, db *store.Store, dec *decide.Decider, sinceMS int64) (replayReport, error) {
 	var buf bytes.Buffer
-	if _, err := db.Export(ctx, &buf, "jsonl", sinceMS); err != nil {
+	if _, err := db.Export(ctx, &buf, "jsonl", sinceMS, store.PathsRaw); err != nil {
 		return replayReport{}, err
 	}
 	var rep replayReport
