@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launch, makeProfile, until, untilStatus, untilRules } from './lib/browser.mjs';
+import { launch, makeProfile, until, untilStatus, untilRules, hostPids } from './lib/browser.mjs';
 import { startRecorder } from './lib/recorder.mjs';
 import { chromiumPath, hostBinary, extensionDir, extensionId, root } from './lib/paths.mjs';
 
@@ -69,6 +69,40 @@ test('the popup shows the decision, paths, chart and health, as text', { skip },
   await popup.emulateMedia({ colorScheme: 'dark' });
   await popup.screenshot({ path: path.join(shots, 'popup-dark.png'), fullPage: true });
   await popup.close();
+  await page.close();
+});
+
+test('a page that loads before its decision arrives is reported once the decision comes', { skip }, async (t) => {
+  // The host is stopped from before the navigation until the page's load report waits in the service worker: the
+  // decision comes after the load, as a busy host's does for a fast page. The host keeps the report either way.
+  const pids = hostPids(profile.host);
+  assert.equal(pids.length, 1, `host processes: ${pids}`);
+  const loadsBefore = (await browser.worker.evaluate(() => self.mpsurf.loads())).length;
+  const reportsBefore = await browser.worker.evaluate(() => self.mpsurf.reports());
+  const page = await browser.context.newPage();
+  let waited;
+  process.kill(pids[0], 'SIGSTOP');
+  try {
+    await page.goto(`${site.origin}/page/late-1`, { waitUntil: 'load' });
+    // Held, unless the page took longer than the decide timeout (2 s): then the safe default is its record.
+    waited = await until(
+      () => browser.worker.evaluate((o) => ({ held: self.mpsurf.heldReports(), nav: self.mpsurf.navTimings(o), decisions: self.mpsurf.decisions() }), site.origin),
+      (s) => s.held > 0 || (s.nav !== null && s.decisions[String(s.nav.tab)]?.nav === s.nav.nav),
+      'the load report held, or the navigation decided',
+    );
+  } finally {
+    process.kill(pids[0], 'SIGCONT');
+  }
+  const { nav, tab } = waited.nav;
+  if (waited.held === 0) t.diagnostic(`not held: the page loaded after the decide timeout (${JSON.stringify(waited.decisions[String(tab)])})`);
+  const loads = await until(() => browser.worker.evaluate(() => self.mpsurf.loads()), (l) => l.length > loadsBefore, 'the late page’s load report');
+  const rec = (await browser.worker.evaluate(() => self.mpsurf.decisions()))[String(tab)];
+  assert.equal(rec.nav, nav, JSON.stringify(rec));
+  assert.equal(loads.at(-1).origin, site.origin);
+  assert.equal(loads.at(-1).multipath, rec.source === 'none' ? null : rec.multipath, JSON.stringify({ load: loads.at(-1), rec }));
+  assert.equal(await browser.worker.evaluate(() => self.mpsurf.heldReports()), 0);
+  const reports = await until(() => browser.worker.evaluate(() => self.mpsurf.reports()), (r) => r.at > reportsBefore.at, 'the host’s answer to the late page’s report');
+  assert.equal(reports.state, 'ok', JSON.stringify(reports));
   await page.close();
 });
 

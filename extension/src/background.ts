@@ -86,6 +86,8 @@ const pages = new Pages({
   now: () => performance.now(),
   badge: b.setBadge,
   pause: () => multipath.gate(),
+  setTimer: (fn, ms) => setTimeout(fn, ms),
+  clearTimer: (t) => clearTimeout(t as ReturnType<typeof setTimeout>),
   save: (snapshot) => {
     b.saveSession(SESSION_KEY, snapshot).catch((e: unknown) => log(`storage.session: ${String(e)}`));
   },
@@ -285,7 +287,7 @@ const reported = new Set<string>();
 
 async function loadFinished(message: unknown, sender: b.Sender): Promise<void> {
   if (!isLoadTiming(message)) return;
-  const r = buildReport(message, sender, b.runtimeId(), (tab) => pages.record(tab));
+  const r = await buildReport(message, sender, b.runtimeId(), pages);
   if ('drop' in r) return;
   const { report } = r;
   if (reported.has(report.nav)) return;
@@ -434,6 +436,7 @@ const api = {
   ruleBook: () => ({ wanted: rules.wantedRules().length, updates: rules.updates, lastError: rules.lastError }),
   settings: () => settings.view(),
   loads: () => loads.map((l) => ({ ...l })),
+  heldReports: () => pages.heldReports(),
   reports: () => ({ ...reportSupport }),
   peers: () => ({ supported: peersSupported, sent: peersSent, last: peersLast }),
   announce: () => ({ supported: announceSupported, sent: announceSent, last: announceLast }),

@@ -111,6 +111,9 @@ export interface PagesDeps {
   /** Persists the records (storage.session) so a restarted service worker can fix the badges. */
   save?(snapshot: PagesSnapshot): void;
   log?(line: string): void;
+  /** Timers bound how long a load report waits for its page's decision (decided). */
+  setTimer(fn: () => void, ms: number): unknown;
+  clearTimer(t: unknown): void;
 }
 
 export interface PagesSnapshot {
@@ -126,12 +129,31 @@ const RECENT_NAVS = 256;
  */
 export const CONNECT_WAIT_MS = 1_000;
 
+/**
+ * How long a load report waits for its page's decision. A navigation has its record within CONNECT_WAIT_MS plus
+ * the decide request's own timeout (host.ts), so the wait normally ends well before this; the bound is for a
+ * decision that never comes, so a held report cannot outlive it.
+ */
+export const REPORT_HOLD_MS = 5_000;
+/** At most this many reports wait at once (one per tab that is loading); more are not held. */
+export const MAX_HELD_REPORTS = 64;
+
+/** How a wait for a decision ended: the record is there (or never will be), the wait ran out, too many wait. */
+export type Wait = 'ready' | 'late' | 'full';
+
+/** A load report waiting for the decision of its tab's newest navigation. */
+interface Held {
+  tab: number;
+  release(how?: Wait): void;
+}
+
 export class Pages {
   private counter = 0;
   private readonly tabs = new Map<number, TabRecord>();
   /** The newest navigation begun in each tab; replies for older ones do not touch the tab. */
-  private readonly latest = new Map<number, string>();
+  private readonly latest = new Map<number, NavTimings>();
   private readonly recent: NavTimings[] = [];
+  private readonly held = new Set<Held>();
 
   constructor(private readonly d: PagesDeps) {}
 
@@ -164,7 +186,9 @@ export class Pages {
       completedAt: null,
     };
     this.remember(timing);
-    this.latest.set(tabId, nav);
+    this.latest.set(tabId, timing);
+    // A report still waiting for the previous navigation's decision waits no more: that page is gone.
+    this.release(tabId);
     let status = this.d.host.status();
     if (status.host === 'connecting' && this.d.host.whenConnected) {
       // The service worker (re)started with this navigation: its host is on the way, and the navigation gets a
@@ -198,7 +222,7 @@ export class Pages {
       }
     }
 
-    const current = this.latest.get(tabId) === nav;
+    const current = this.latest.get(tabId) === timing;
     const connected = this.d.host.status().host === 'connected';
     let ruleId: number | null | undefined = null;
     if (connected && rec.header !== null) {
@@ -237,10 +261,41 @@ export class Pages {
     this.saved();
   }
 
+  /**
+   * Resolves once the tab's newest navigation to origin has its record: at once when it has one (or the tab has no
+   * navigation to origin under way), else when its decision (or the safe default) is recorded, the navigation is
+   * superseded or the tab closes. A page can finish loading, and its content script report the load, before the
+   * host's decide reply arrives; its report waits here for the record it belongs to instead of being dropped.
+   * Bounded: 'late' after REPORT_HOLD_MS, 'full' at once when MAX_HELD_REPORTS already wait.
+   */
+  decided(tabId: number, origin: string): Promise<Wait> {
+    const pending = this.latest.get(tabId);
+    if (pending === undefined || pending.origin !== origin || this.tabs.get(tabId)?.nav === pending.nav) return Promise.resolve('ready');
+    if (this.held.size >= MAX_HELD_REPORTS) return Promise.resolve('full');
+    return new Promise((resolve) => {
+      const h: Held = {
+        tab: tabId,
+        release: (how = 'ready') => {
+          if (!this.held.delete(h)) return;
+          this.d.clearTimer(timer);
+          resolve(how);
+        },
+      };
+      const timer = this.d.setTimer(() => h.release('late'), REPORT_HOLD_MS);
+      this.held.add(h);
+    });
+  }
+
+  /** How many load reports wait for a decision now. */
+  heldReports(): number {
+    return this.held.size;
+  }
+
   /** tabs.onRemoved. */
   async closed(tabId: number): Promise<void> {
     this.tabs.delete(tabId);
     this.latest.delete(tabId);
+    this.release(tabId);
     this.d.rules.removeTab(tabId);
     this.saved();
     await this.d.rules.sync();
@@ -321,6 +376,7 @@ export class Pages {
 
   private forget(tabId: number): void {
     this.latest.delete(tabId);
+    this.release(tabId);
     if (!this.tabs.has(tabId)) return;
     this.tabs.delete(tabId);
     this.d.rules.removeTab(tabId);
@@ -332,6 +388,13 @@ export class Pages {
     this.tabs.set(rec.tab, rec);
     this.d.badge(rec.tab, badgeFor(this.d.host.status(), rec, this.d.pause?.() ?? null));
     this.saved();
+    // Reports held for this navigation go on now (held ones are always for the tab's newest navigation).
+    if (this.latest.get(rec.tab)?.nav === rec.nav) this.release(rec.tab);
+  }
+
+  /** Lets the tab's held load reports go on (to the record the tab has now). */
+  private release(tabId: number): void {
+    for (const h of [...this.held]) if (h.tab === tabId) h.release();
   }
 
   private invalidate(): void {

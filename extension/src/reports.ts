@@ -2,7 +2,7 @@
 // turned into the host's `report` (PROTOCOL.md §4). The origin and the URL's path leave the page, never its query
 // or fragment.
 
-import type { TabRecord } from './pages';
+import { MAX_HELD_REPORTS, REPORT_HOLD_MS, type TabRecord, type Wait } from './pages';
 import { urlPath, type Report } from './protocol';
 
 /** The content script's message. */
@@ -46,17 +46,25 @@ export interface ContentSender {
   tab?: { id?: number };
 }
 
+/** What a report needs of the per-tab state (pages.ts). */
+export interface TabDecisions {
+  record(tab: number): TabRecord | undefined;
+  /** Resolves once the tab's newest navigation to origin has its record (bounded in time). */
+  decided(tab: number, origin: string): Promise<Wait>;
+}
+
 /**
  * The report for a load, or a reason to drop it. The sender must be this extension's content script in a tab's top
  * frame on an http(s) page, and the tab's current decision must be for that page's origin (otherwise the timing
- * belongs to a page MPSurf did not decide for, or to one that already moved on).
+ * belongs to a page MPSurf did not decide for, or to one that already moved on). A page that finished loading before
+ * its decision arrived waits for it, so the load counts for the navigation it belongs to.
  */
-export function buildReport(
+export async function buildReport(
   m: LoadTiming,
   sender: ContentSender,
   ownId: string,
-  record: (tab: number) => TabRecord | undefined,
-): { report: Report } | { drop: string } {
+  tabs: TabDecisions,
+): Promise<{ report: Report } | { drop: string }> {
   if (sender.id !== ownId) return { drop: 'not from this extension' };
   const tab = sender.tab?.id;
   if (tab === undefined || !Number.isInteger(tab) || tab < 0) return { drop: 'not from a tab' };
@@ -70,8 +78,12 @@ export function buildReport(
     return { drop: 'no page URL' };
   }
   const path = urlPath(sender.url ?? '');
-  const rec = record(tab);
-  if (rec === undefined || rec.origin !== origin) return { drop: `no decision for ${origin} in tab ${tab}` };
+  const wait = await tabs.decided(tab, origin);
+  const rec = tabs.record(tab);
+  if (rec === undefined || rec.origin !== origin) {
+    const why = { ready: '', late: ` within ${REPORT_HOLD_MS} ms`, full: ` yet, and ${MAX_HELD_REPORTS} other loads already wait for theirs` }[wait];
+    return { drop: `no decision for ${origin} in tab ${tab}${why}` };
+  }
   return {
     report: {
       origin,

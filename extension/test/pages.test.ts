@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { headerValue } from '../src/header';
 import { RequestError, type HostStatus } from '../src/host';
-import { BADGE_MP, BADGE_OFF, Pages, badgeFor, type BadgeView } from '../src/pages';
+import { BADGE_MP, BADGE_OFF, MAX_HELD_REPORTS, Pages, REPORT_HOLD_MS, badgeFor, type BadgeView } from '../src/pages';
+import { buildReport, type ContentSender, type LoadTiming } from '../src/reports';
 import type { DecideArgs, Decision, Policy } from '../src/protocol';
 import { NETWORK_RULE_ID, PRIORITY_ORIGIN, PRIORITY_TAB, RuleBook } from '../src/rules';
 import { FakeSessionRules, agreed } from './fakes';
@@ -31,10 +32,31 @@ function decisionFor(a: DecideArgs, change: Partial<Decision> = {}): Decision {
   return { ...fields, reason: 'page is large', origin: new URL(a.origin).origin, tab: a.tab, nav: a.nav, inputs: {}, ...change };
 }
 
+/** Timers the test fires by hand. */
+class Timers {
+  private readonly live = new Map<number, { fn: () => void; ms: number }>();
+  private next = 0;
+  set = (fn: () => void, ms: number): unknown => {
+    this.live.set(++this.next, { fn, ms });
+    return this.next;
+  };
+  clear = (t: unknown): void => void this.live.delete(t as number);
+  /** The delays of the timers still set. */
+  pending(): number[] {
+    return [...this.live.values()].map((t) => t.ms);
+  }
+  fireAll(): void {
+    const due = [...this.live.values()];
+    this.live.clear();
+    for (const t of due) t.fn();
+  }
+}
+
 /** Pages over a real RuleBook on a fake rule store, a scripted host, and a clock the test moves. */
 function setup(answer: (a: DecideArgs) => Promise<Decision> = async (a) => decisionFor(a)) {
   let status = connected;
   let clock = 100;
+  const timers = new Timers();
   const asked: DecideArgs[] = [];
   const badges = new Map<string, BadgeView>();
   const store = new FakeSessionRules();
@@ -52,9 +74,12 @@ function setup(answer: (a: DecideArgs) => Promise<Decision> = async (a) => decis
     now: () => (clock += 5),
     badge: (tab, view) => badges.set(String(tab ?? 'default'), view),
     save: (s) => saved.push(structuredClone(s)),
+    setTimer: timers.set,
+    clearTimer: timers.clear,
   });
   return {
     pages,
+    timers,
     rules,
     store,
     asked,
@@ -126,6 +151,8 @@ describe('Pages', () => {
       rules,
       now: () => 1,
       badge: () => {},
+      setTimer: () => 0,
+      clearTimer: () => {},
     });
     const begun = pages.begin(7, 'https://news.test/a');
     await Promise.resolve();
@@ -248,6 +275,111 @@ describe('Pages', () => {
     expect(u.pages.decisions()['1']).toMatchObject({ origin: 'https://a.example', stale: true, header: null });
     await u.pages.begin(2, 'https://b.example/');
     expect(u.asked[0]!.nav).toBe('2-2');
+  });
+});
+
+const EXT = 'abcdefghijklmnopabcdefghijklmnop';
+const timing: LoadTiming = { type: 'load-timing', protocol: 'h2', transfer_bytes: 120_000, plt_ms: 85.04, objects: 3, conns: 1 };
+const from = (tab: number, url: string): ContentSender => ({ id: EXT, url, frameId: 0, tab: { id: tab } });
+
+/** A host whose decide replies the test releases one by one, by nav id. */
+function heldHost() {
+  const replies = new Map<string, () => void>();
+  const t = setup((a) => new Promise((r) => replies.set(a.nav, () => r(decisionFor(a, { multipath: a.nav.endsWith('-2') })))));
+  return { ...t, reply: (nav: string) => replies.get(nav)!() };
+}
+
+/** Settles once the promise has, or after a few turns of the event loop: whether it is still waiting. */
+async function waiting(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(() => (done = true));
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+  return !done;
+}
+
+describe('load reports and the decisions they belong to', () => {
+  it('a page that finishes loading before its decision arrives is reported against that decision', async () => {
+    const t = heldHost();
+    const begun = t.pages.begin(7, 'https://fast.example/a?q=secret');
+    // The content script reports the load while the host has not answered yet.
+    const report = buildReport(timing, from(7, 'https://fast.example/a?q=secret'), EXT, t.pages);
+    expect(await waiting(report)).toBe(true);
+    expect(t.pages.heldReports()).toBe(1);
+    t.reply('7-1');
+    await begun;
+    expect(await report).toEqual({
+      report: { origin: 'https://fast.example', tab: 7, nav: '7-1', protocol: 'h2', transfer_bytes: 120_000, plt_ms: 85, multipath: false, path: '/a', objects: 3, conns: 1 },
+    });
+    expect(t.pages.heldReports()).toBe(0);
+    // The hold's timer went with it.
+    expect(t.timers.pending()).toEqual([]);
+  });
+
+  it('a reload reports against the new navigation, not the one before it', async () => {
+    const t = heldHost();
+    const first = t.pages.begin(7, 'https://same.example/');
+    t.reply('7-1');
+    await first;
+    const second = t.pages.begin(7, 'https://same.example/');
+    const report = buildReport(timing, from(7, 'https://same.example/'), EXT, t.pages);
+    expect(await waiting(report)).toBe(true);
+    t.reply('7-2');
+    await second;
+    expect(await report).toMatchObject({ report: { nav: '7-2', multipath: true } });
+  });
+
+  it('a decision that never comes holds the report REPORT_HOLD_MS at most, then drops it', async () => {
+    const t = heldHost();
+    void t.pages.begin(7, 'https://never.example/');
+    const report = buildReport(timing, from(7, 'https://never.example/'), EXT, t.pages);
+    expect(await waiting(report)).toBe(true);
+    expect(t.timers.pending()).toEqual([REPORT_HOLD_MS]);
+    t.timers.fireAll();
+    expect(await report).toEqual({ drop: `no decision for https://never.example in tab 7 within ${REPORT_HOLD_MS} ms` });
+    expect(t.pages.heldReports()).toBe(0);
+  });
+
+  it('holds at most MAX_HELD_REPORTS reports; the rest go on at once', async () => {
+    const t = heldHost();
+    const held: Promise<unknown>[] = [];
+    for (let tab = 0; tab <= MAX_HELD_REPORTS; tab++) {
+      void t.pages.begin(tab, `https://t${tab}.example/`);
+      held.push(buildReport(timing, from(tab, `https://t${tab}.example/`), EXT, t.pages));
+    }
+    expect(t.pages.heldReports()).toBe(MAX_HELD_REPORTS);
+    expect(await held.at(-1)).toEqual({
+      drop: `no decision for https://t${MAX_HELD_REPORTS}.example in tab ${MAX_HELD_REPORTS} yet, and ${MAX_HELD_REPORTS} other loads already wait for theirs`,
+    });
+    t.timers.fireAll();
+    await Promise.all(held);
+    expect(t.pages.heldReports()).toBe(0);
+  });
+
+  it('a tab that navigates on or closes lets its held report go, and a report for another page is not held', async () => {
+    const t = heldHost();
+    void t.pages.begin(7, 'https://first.example/');
+    const r1 = buildReport(timing, from(7, 'https://first.example/'), EXT, t.pages);
+    expect(await waiting(r1)).toBe(true);
+    void t.pages.begin(7, 'https://second.example/');
+    expect(await r1).toMatchObject({ drop: expect.stringMatching(/^no decision for https:\/\/first\.example/) });
+    // The tab's navigation under way is to another origin: this report is an older page's, and does not wait.
+    expect(await waiting(buildReport(timing, from(7, 'https://first.example/'), EXT, t.pages))).toBe(false);
+    const r2 = buildReport(timing, from(7, 'https://second.example/'), EXT, t.pages);
+    expect(await waiting(r2)).toBe(true);
+    await t.pages.closed(7);
+    expect(await r2).toMatchObject({ drop: expect.any(String) });
+    expect(t.pages.heldReports()).toBe(0);
+    expect(t.timers.pending()).toEqual([]);
+  });
+
+  it('a decided page reports at once, and reports from elsewhere are dropped without waiting', async () => {
+    const t = setup();
+    await t.pages.begin(3, 'https://done.example/p');
+    expect(await buildReport(timing, from(3, 'https://done.example/p'), EXT, t.pages)).toMatchObject({ report: { nav: '3-1', path: '/p' } });
+    expect(await buildReport(timing, { ...from(3, 'https://done.example/'), id: 'other' }, EXT, t.pages)).toEqual({ drop: 'not from this extension' });
+    expect(await buildReport(timing, { ...from(3, 'https://done.example/'), frameId: 2 }, EXT, t.pages)).toEqual({ drop: 'not from a top frame' });
+    expect(await buildReport(timing, from(3, 'chrome://newtab/'), EXT, t.pages)).toEqual({ drop: 'not an http(s) page' });
+    expect(await buildReport(timing, from(4, 'https://done.example/'), EXT, t.pages)).toEqual({ drop: 'no decision for https://done.example in tab 4' });
   });
 });
 
