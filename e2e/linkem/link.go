@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -57,6 +58,10 @@ type DirStats struct {
 	MaxLateNs   int64  `json:"max_late_ns"`   // worst delivery lateness seen
 	IdleNs      int64  `json:"idle_ns"`       // time the rate stage had nothing to send (constant rate only)
 	LateOver1ms uint64 `json:"late_over_1ms"` // deliveries more than 1 ms late
+	// The emulator's own clock: what it scheduled, apart from how late the machine let it deliver.
+	SendNs int64 `json:"send_ns"` // time the rate stage spent sending the packets admitted so far (constant rate only)
+	HeldNs int64 `json:"held_ns"` // scheduled time in the link (queue, serialization, delay) of the packets written
+	LateNs int64 `json:"late_ns"` // total lateness of the packets written, past their scheduled delivery
 }
 
 // Stats are a link's counters.
@@ -80,7 +85,8 @@ type Link struct {
 type packet struct {
 	buf []byte
 	n   int
-	at  int64
+	at  int64 // scheduled delivery
+	arr int64 // arrival
 }
 
 type direction struct {
@@ -100,7 +106,12 @@ type direction struct {
 
 	in, inBytes, lost, dropped, poolDrops, oversize atomic.Uint64
 	out, outBytes, writeErrs, lateOver1ms           atomic.Uint64
-	queueBytes, maxLate, idle, busy                 atomic.Int64
+	queueBytes, maxLate, idle, busy, sending        atomic.Int64
+	held, lateSum                                   atomic.Int64
+	// written is bumped before and after the scheduler counts a written packet (a sequence lock), so that
+	// stats reads out, outBytes, held and lateSum of the same packets: a per-packet mean from two snapshots is
+	// then exact however often packets are written meanwhile.
+	written atomic.Uint64
 }
 
 // Start validates cfg and starts moving packets. The Link owns the fds in
@@ -225,6 +236,7 @@ func (d *direction) read(stop <-chan struct{}) {
 		d.queueBytes.Store(int64(d.shaper.QueuedBytes()))
 		d.idle.Store(d.shaper.idle)
 		d.busy.Store(d.shaper.busy)
+		d.sending.Store(d.shaper.Sending())
 		switch v {
 		case Dropped:
 			// Never sent by the emulated radio: not on the timeline.
@@ -241,7 +253,7 @@ func (d *direction) read(stop <-chan struct{}) {
 			d.free <- p
 			continue
 		}
-		p.n, p.at = n, at
+		p.n, p.at, p.arr = n, at, now
 		d.queue <- p // never blocks: the channel holds every buffer
 	}
 }
@@ -271,7 +283,11 @@ func (d *direction) schedule(stop <-chan struct{}) {
 		if _, err := unix.Write(d.dstFd, p.buf[:p.n]); err != nil {
 			d.writeErrs.Add(1)
 		} else {
-			if late := Now() - p.at; late > 0 {
+			late := Now() - p.at
+			d.written.Add(1)
+			d.held.Add(p.at - p.arr)
+			if late > 0 {
+				d.lateSum.Add(late)
 				if late > 1e6 {
 					d.lateOver1ms.Add(1)
 				}
@@ -281,6 +297,7 @@ func (d *direction) schedule(stop <-chan struct{}) {
 			}
 			d.out.Add(1)
 			d.outBytes.Add(uint64(p.n))
+			d.written.Add(1)
 			if !d.logOnRead && d.timeline != nil {
 				d.timeline.Log(d.tag, p.n)
 			}
@@ -290,9 +307,23 @@ func (d *direction) schedule(stop <-chan struct{}) {
 }
 
 func (d *direction) stats() DirStats {
+	// The written packets' counters as one (see written).
+	var out, outBytes uint64
+	var held, late int64
+	for {
+		seq := d.written.Load()
+		if seq%2 == 1 {
+			runtime.Gosched()
+			continue
+		}
+		out, outBytes, held, late = d.out.Load(), d.outBytes.Load(), d.held.Load(), d.lateSum.Load()
+		if d.written.Load() == seq {
+			break
+		}
+	}
 	// The outcomes first, then the arrivals: a packet counted in between is counted as in flight, never as
 	// gone before it was.
-	out, werr := d.out.Load(), d.writeErrs.Load()
+	werr := d.writeErrs.Load()
 	gone := d.lost.Load() + d.dropped.Load() + d.poolDrops.Load() + d.oversize.Load() + out + werr
 	in := d.in.Load()
 	var inFlight uint64
@@ -300,11 +331,12 @@ func (d *direction) stats() DirStats {
 		inFlight = in - gone
 	}
 	return DirStats{InFlight: inFlight,
-		InPackets: d.in.Load(), InBytes: d.inBytes.Load(), Lost: d.lost.Load(),
+		InPackets: in, InBytes: d.inBytes.Load(), Lost: d.lost.Load(),
 		Dropped: d.dropped.Load(), PoolDrops: d.poolDrops.Load(), Oversize: d.oversize.Load(),
-		OutPackets: d.out.Load(), OutBytes: d.outBytes.Load(), WriteErrors: d.writeErrs.Load(),
+		OutPackets: out, OutBytes: outBytes, WriteErrors: werr,
 		QueueBytes: d.queueBytes.Load(), MaxLateNs: d.maxLate.Load(), LateOver1ms: d.lateOver1ms.Load(),
 		IdleNs: IdleAt(d.idle.Load(), d.busy.Load(), Now()),
+		SendNs: d.sending.Load(), HeldNs: held, LateNs: late,
 	}
 }
 

@@ -149,6 +149,18 @@ func linkTimingAttempt(t *testing.T) (misses []string) {
 		st.Up.InFlight != 0 || st.Down.InFlight != 0 {
 		t.Fatalf("stats %+v", st)
 	}
+	// The emulator's own account, whatever the machine's load made of the wall clock: each downlink packet
+	// crossed an idle link (5 ms + 100 bytes at 24 Mbit/s = 33,333 ns), the 20 uplink packets that fit were sent
+	// for 1 ms each and waited in the queue besides.
+	if tx := int64(33_333); st.Down.SendNs != 3*tx || st.Down.HeldNs != 3*(int64(5*time.Millisecond)+tx) {
+		t.Errorf("downlink sending %d ns, held %d ns; want %d and %d", st.Down.SendNs, st.Down.HeldNs, 3*tx, 3*(int64(5*time.Millisecond)+tx))
+	}
+	if st.Up.SendNs != int64(20*time.Millisecond) || st.Up.HeldNs < 20*int64(21*time.Millisecond) {
+		t.Errorf("uplink sending %d ns (want 20 ms), held %d ns (want >= 20 x 21 ms)", st.Up.SendNs, st.Up.HeldNs)
+	}
+	if st.Down.LateNs < 0 || st.Down.MaxLateNs > st.Down.LateNs {
+		t.Errorf("downlink lateness: total %d ns, worst %d ns", st.Down.LateNs, st.Down.MaxLateNs)
+	}
 	f, err := os.Open(filepath.Join(dir, "wlan0.csv"))
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,7 @@ type Shaper struct {
 
 	busy int64 // constant rate: time the transmitter becomes free
 	idle int64 // constant rate: total time the transmitter had nothing to send, up to busy
+	sent int64 // constant rate: total time the transmitter spent sending
 
 	opp     int64 // trace: absolute index of the current opportunity
 	oppLeft int   // trace: bytes still free in it
@@ -162,9 +163,16 @@ func (s *Shaper) serialize(enter int64, size int) int64 {
 		s.idle += enter - s.busy
 	}
 	begin := max(enter, s.busy)
-	s.busy = begin + int64(math.Round(float64(size)*s.txNs))
+	tx := int64(math.Round(float64(size) * s.txNs))
+	s.sent += tx
+	s.busy = begin + tx
 	return s.busy
 }
+
+// Sending returns the total time the constant-rate transmitter has spent (or,
+// for packets admitted and not yet sent, will spend) sending: the emulated
+// link's own measure of its busy time, whatever the wall clock does.
+func (s *Shaper) Sending() int64 { return s.sent }
 
 // useOpportunities models mm-link: each trace entry can deliver MTU bytes;
 // a packet leaves at the opportunity that carries its last byte; bytes an

@@ -92,6 +92,9 @@ func TestShaperIdle(t *testing.T) {
 	if got := s.Idle(10 * ms); got != 7*ms {
 		t.Errorf("Idle(10ms) = %d, want 7 ms (3 + 4 since the last packet left)", got)
 	}
+	if got := s.Sending(); got != 3*ms {
+		t.Errorf("Sending() = %d, want 3 ms (three 1500-byte packets at 12 Mbit/s)", got)
+	}
 }
 
 func TestShaperLongRunRate(t *testing.T) {

@@ -78,12 +78,23 @@ func TestFailures(t *testing.T) {
 	}
 }
 
-// attempts is how often a measurement outside tolerance is repeated before
-// the test fails: the 2 cores are shared with other jobs, and a job holding
-// them for tens of ms shows up as RTT or rate error that is not the
-// emulator's. Every miss is logged.
-const attempts = 3
+// Bounds of what the emulator did, by its own clock.
+const (
+	// A packet may go out up to linkem's earlyNs (10 us) before its time, and a pure ACK is a byte shorter
+	// than a probe (8 bits at 0.331 Mbit/s: 24 us): 0.05 ms covers both, each way.
+	earlySlackMs = 0.05
+	// The emulator's rate is the bytes it wrote over the time its rate stage spent sending them: it differs
+	// from the configured rate only by each packet's sending time rounded to a whole nanosecond.
+	emulatorRateTolerancePct = 0.1
+)
 
+// TestIntegrationAccuracy sends real TCP through the emulated links and checks what the emulator did, by its own
+// clock, which the machine's load cannot bend: each probe packet was held for its direction's delay and
+// serialization (the RTT the profile sets; at most one other packet queued ahead), every byte of a bulk transfer
+// was sent at the configured rate, and every byte the emulator wrote reached the receiving interface. The wall
+// clock bounds only from below: no round trip is shorter than its link allows. How close round trips and
+// transfers come to the configuration on the wall clock of this shared machine is a benchmark, `testbed
+// accuracy` (npm run bench), which holds those tolerances (printReport, failures); the figures are logged here.
 func TestIntegrationAccuracy(t *testing.T) {
 	needRoot(t)
 	r, err := newRig(testPrefix("acc"))
@@ -101,37 +112,33 @@ func TestIntegrationAccuracy(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, iface := range []string{"wlan0", "wwan0"} {
-			var row rttRow
-			for i := 0; i < attempts; i++ {
-				if row, err = r.measureRTT(p, iface, plan.pings); err != nil {
-					t.Fatal(err)
-				}
-				if math.Abs(row.ErrorMs) <= rttToleranceMs {
-					break
-				}
-				t.Logf("attempt %d: %+v", i+1, row)
+			row, err := r.measureRTT(p, iface, plan.pings)
+			if err != nil {
+				t.Fatal(err)
 			}
-			t.Logf("RTT %s %s: configured %.1f, expected %.2f, measured %.2f ms", name, iface, row.ConfiguredMs, row.ExpectedMs, row.MedianMs)
-			if math.Abs(row.ErrorMs) > rttToleranceMs {
-				t.Errorf("RTT %s %s: measured %.2f ms, expected %.2f +- %.0f", name, iface, row.MedianMs, row.ExpectedMs, rttToleranceMs)
+			t.Logf("RTT %s %s: configured %.1f, expected %.2f; emulator %.2f (its deliveries %.3f ms late per round trip); wall clock median %.2f ms",
+				name, iface, row.ConfiguredMs, row.ExpectedMs, row.EmulatorMs, row.LateMs, row.MedianMs)
+			if row.EmulatorMs < row.ExpectedMs-earlySlackMs || row.EmulatorMs > row.ExpectedMs+rttToleranceMs {
+				t.Errorf("RTT %s %s: the emulator held a round trip %.3f ms, expected %.3f (-%.2f, +%.0f)", name, iface, row.EmulatorMs, row.ExpectedMs, earlySlackMs, rttToleranceMs)
+			}
+			if row.MedianMs < row.ExpectedMs-earlySlackMs {
+				t.Errorf("RTT %s %s: measured %.3f ms, shorter than the link's %.3f", name, iface, row.MedianMs, row.ExpectedMs)
 			}
 		}
 	}
-	for _, rate := range []float64{1, 10, 50} {
-		var row goodputRow
-		for i := 0; i < attempts; i++ {
-			if row, err = r.measureGoodput(rate, "down", time.Second, 1500*time.Millisecond); err != nil {
-				t.Fatal(err)
-			}
-			if math.Abs(row.IPErrPct) <= rateTolerancePct {
-				break
-			}
-			t.Logf("attempt %d: %+v", i+1, row)
+	for _, rate := range plan.rates {
+		// The wall-clock window is only logged: a short transfer does.
+		row, err := r.measureGoodput(rate, "down", 300*time.Millisecond, 700*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
 		}
-		t.Logf("rate %g Mbit/s: IP %.3f (%+.2f %%), busy %.1f %%, payload %.3f Mbit/s (%.1f %% of ideal)",
-			rate, row.IPMbit, row.IPErrPct, row.BusyPct, row.PayloadMbit, row.PayloadPct)
-		if math.Abs(row.IPErrPct) > rateTolerancePct {
-			t.Errorf("rate %g Mbit/s: IP throughput %.3f Mbit/s, %+.2f %% off", rate, row.IPMbit, row.IPErrPct)
+		t.Logf("rate %g Mbit/s: emulator %.4f Mbit/s over %d B (%.3f ms late per packet); wall clock: IP %.3f (%+.2f %%), busy %.1f %%, payload %.3f Mbit/s",
+			rate, row.EmulatorMbit, row.EmulatorBytes, row.LateMs, row.IPMbit, row.IPErrPct, row.BusyPct, row.PayloadMbit)
+		if row.EmulatorBytes == 0 || row.KernelBytes != row.EmulatorBytes {
+			t.Errorf("rate %g Mbit/s: the emulator wrote %d IP bytes, the interface received %d", rate, row.EmulatorBytes, row.KernelBytes)
+		}
+		if pct := (row.EmulatorMbit/rate - 1) * 100; math.Abs(pct) > emulatorRateTolerancePct {
+			t.Errorf("rate %g Mbit/s: the emulator sent at %.4f Mbit/s by its own clock, %+.3f %% off", rate, row.EmulatorMbit, pct)
 		}
 	}
 }
