@@ -111,18 +111,39 @@ func fetchOK(t *testing.T, o Options, want []byte) Result {
 	return res
 }
 
+// Both paths carry the object: the primary's first response pauses after its first 256 KiB until the secondary
+// has asked for its share (an event, not a race between the secondary's handshake and the primary's transfer),
+// and no path is given up for a pause: a loaded machine can starve a paced writer or a PING reply for seconds,
+// and giving a path up is what the fault tests test (TestFetchPathDies), not this one.
 func TestFetchTwoPathsLocal(t *testing.T) {
 	for _, h1 := range []bool{false, true} {
 		name := map[bool]string{false: "h2", true: "http1.1"}[h1]
 		t.Run(name, func(t *testing.T) {
 			body := object(3<<20+12345, 1)
 			ts := newTestServer(t, body, h1)
-			res := fetchOK(t, ts.options(t, 2), body)
+			secondary := make(chan struct{})
+			var asked sync.Once
+			ts.mu.Lock()
+			ts.hook = func(w http.ResponseWriter, r *http.Request) bool {
+				if host, _, _ := net.SplitHostPort(r.RemoteAddr); host == "127.0.0.2" {
+					asked.Do(func() { close(secondary) })
+					return false
+				}
+				serveObject(&gated{ResponseWriter: w, left: 256 << 10, open: secondary, done: r.Context().Done()}, r, body, `"v1"`)
+				return true
+			}
+			ts.mu.Unlock()
+			o := ts.options(t, 2)
+			o.PathTimeout = time.Minute
+			res := fetchOK(t, o, body)
 			if res.Fallback != "" {
 				t.Errorf("fell back: %s", res.Fallback)
 			}
 			if res.Paths[0].Bytes == 0 || res.Paths[1].Bytes == 0 {
 				t.Errorf("a path carried nothing: %+v", res.Paths)
+			}
+			if res.Paths[0].Error != "" || res.Paths[1].Error != "" {
+				t.Errorf("a path was given up: %+v", res.Paths)
 			}
 			if res.Digest != "Repr-Digest sha-256" {
 				t.Errorf("digest %q", res.Digest)
@@ -136,6 +157,40 @@ func TestFetchTwoPathsLocal(t *testing.T) {
 			t.Logf("%+v", res)
 		})
 	}
+}
+
+// gated passes the first `left` bytes of a response body, sends them, and passes the rest once open is closed
+// (or fails once done is).
+type gated struct {
+	http.ResponseWriter
+	left       int
+	open, done <-chan struct{}
+}
+
+func (g *gated) Write(b []byte) (int, error) {
+	if g.left < 0 || len(b) <= g.left {
+		g.left -= len(b)
+		if g.left < 0 {
+			g.left = 0
+		}
+		return g.ResponseWriter.Write(b)
+	}
+	n, err := g.ResponseWriter.Write(b[:g.left])
+	if err != nil {
+		return n, err
+	}
+	// The head and the first bytes reach the client now: it learns the size, and the secondary gets its share.
+	if err := http.NewResponseController(g.ResponseWriter).Flush(); err != nil {
+		return n, err
+	}
+	select {
+	case <-g.open:
+	case <-g.done:
+		return n, net.ErrClosed
+	}
+	g.left = -1
+	m, err := g.ResponseWriter.Write(b[n:])
+	return n + m, err
 }
 
 func TestFetchServerIgnoresRanges(t *testing.T) {
