@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, Actuator, adaptiveMix, classifyConns, mptcpSysctls, testbedBin, testbedSkip, cellSubflows, linkBytes, CLIENT_NS } from './testbed/lib.mjs';
+import { Session, Actuator, adaptiveMix, classifyConns, mptcpSysctls, testbedBin, testbedSkip, assertPrefixFree, cellSubflows, linkBytes, CLIENT_NS } from './testbed/lib.mjs';
 import { actuatorBinary } from './lib/paths.mjs';
 
 const SP_ADDR = '10.200.3.3'; // a second server address, so that the actuator can tell sp.origin.test apart
@@ -34,6 +34,7 @@ async function until(pred, timeoutMs, stepMs = 50) {
 const pct = (a, b) => (b === 0 ? 'n/a' : `${((100 * a) / b).toFixed(1)} % (${a}/${b})`);
 
 test('actuation: cellular subflows only for multipath-decided origins; kill -9 of host and actuator undone', { skip, timeout: 10 * 60 * 1000 }, async (t) => {
+  assertPrefixFree();
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-act-'));
   t.after(() => fs.rmSync(outDir, { recursive: true, force: true }));
   const session = await Session.open({ outDir, names: { 'sp.origin.test': SP_ADDR }, log: (m) => t.diagnostic(m) });
@@ -134,6 +135,7 @@ const LTE = { downMbit: 9.185, rttMs: 70, queueBytes: 75000 };
 const LTE_INFLIGHT = Math.round((LTE.downMbit * 1e6 * LTE.rttMs) / 8 / 1000) + LTE.queueBytes;
 
 test('actuation: θ1 holds the cellular subflow back until θ1 bytes arrived or were announced; θ2 closes it at the cap; a hung host lets its lease lapse', { skip, timeout: 10 * 60 * 1000 }, async (t) => {
+  assertPrefixFree();
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-act-theta-'));
   t.after(() => fs.rmSync(outDir, { recursive: true, force: true }));
   const session = await Session.open({ outDir, log: (m) => t.diagnostic(m) });
@@ -224,6 +226,7 @@ test('actuation: θ1 holds the cellular subflow back until θ1 bytes arrived or 
 });
 
 test('actuation: a page’s third-party connections (another address, never decided by the host) follow the page’s decision', { skip, timeout: 10 * 60 * 1000 }, async (t) => {
+  assertPrefixFree();
   const THIRD_ADDR = '10.200.3.4';
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-act-3p-'));
   t.after(() => fs.rmSync(outDir, { recursive: true, force: true }));

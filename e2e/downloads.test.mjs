@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, canRun, testbedBin, PREFIX } from './testbed/lib.mjs';
+import { Session, testbedBin, testbedSkip, assertPrefixFree } from './testbed/lib.mjs';
 import { downloadFiles } from './testbed/downloads.mjs';
 import { launch, makeProfile, untilStatus, hostPids } from './lib/browser.mjs';
 import { root } from './lib/paths.mjs';
@@ -18,13 +18,7 @@ import { root } from './lib/paths.mjs';
 const wrapper = path.join(root, 'e2e', 'testbed', 'chromium-in-client.sh');
 const TCP_PORT = 9443;
 
-function whyNot() {
-  const why = canRun();
-  if (why) return why;
-  const busy = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((l) => l.startsWith(`${PREFIX}-`));
-  return busy ? `another testbed with prefix ${PREFIX} is running` : null;
-}
-const skip = whyNot() ?? false;
+const skip = testbedSkip();
 
 async function until(pred, timeoutMs, stepMs = 200) {
   const t0 = Date.now();
@@ -57,6 +51,7 @@ async function startDownload(context, session, url) {
 }
 
 test('downloads: a Chromium download completes over both links through the host, and resumes after the host is killed', { skip, timeout: 6 * 60 * 1000 }, async (t) => {
+  assertPrefixFree();
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-dl-'));
   const cert = path.join(outDir, 'origin.pem');
   const session = await Session.open({ outDir, log: (m) => t.diagnostic(m), originArgs: ['--listen-tcp', `:${TCP_PORT}`, '--cert-out', cert] });

@@ -17,7 +17,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, Actuator, testbedBin, testbedSkip, writePolicy, cellSubflows, linkBytes } from './testbed/lib.mjs';
+import { Session, Actuator, testbedBin, testbedSkip, assertPrefixFree, writePolicy, cellSubflows, linkBytes } from './testbed/lib.mjs';
 import { PROXY_ADDR } from './testbed/proxy.mjs';
 import { launch, makeProfile, untilStatus } from './lib/browser.mjs';
 import { root } from './lib/paths.mjs';
@@ -103,6 +103,7 @@ async function run(t, session, actuator, { name, env = {}, setup = async () => {
 }
 
 test('pause and caps: no cellular byte after a cap is reached or the user pauses, on open connections and tunnels', { skip, timeout: 6 * 60 * 1000 }, async (t) => {
+  assertPrefixFree();
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-pause-'));
   fs.chmodSync(outDir, 0o755); // Squid runs as its own user and reads its files under it
   const session = await Session.open({ outDir, proxy: true, log: (m) => t.diagnostic(m) });

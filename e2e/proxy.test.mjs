@@ -9,25 +9,18 @@
 // kernel MPTCP, /dev/net/tun, the build and Debian's squid (and firefox-esr); skips with the reason otherwise.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Session, canRun, PREFIX } from './testbed/lib.mjs';
-import { squidMissing } from './testbed/proxy.mjs';
+import { Session, testbedSkip, assertPrefixFree } from './testbed/lib.mjs';
 import { firefoxExtensionDir, firefoxPath } from './lib/paths.mjs';
 
-function whyNot() {
-  const why = canRun() ?? squidMissing();
-  if (why) return why;
-  const busy = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((l) => l.startsWith(`${PREFIX}-`));
-  return busy ? `another testbed with prefix ${PREFIX} is running` : null;
-}
-const skip = whyNot() ?? false;
+const skip = testbedSkip({ squid: true });
 const ffMissing = [firefoxPath, path.join(firefoxExtensionDir, 'manifest.json')].filter((p) => !fs.existsSync(p));
 const ffSkip = skip || (ffMissing.length ? `not built or not installed: ${ffMissing.join(', ')}` : false);
 
 async function proxyChecks(t, browser, { stalled }) {
+  assertPrefixFree();
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-proxy-'));
   fs.chmodSync(outDir, 0o755); // Squid runs as its own user and reads its files under it
   const session = await Session.open({ outDir, proxy: true, originMptcp: false, browser, log: (m) => t.diagnostic(m) });

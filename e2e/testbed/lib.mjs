@@ -147,6 +147,28 @@ export function mptcpSysctls(ns = CLIENT_NS) {
   return Object.fromEntries(out.split('\n').filter(Boolean).map((l) => l.split(/=(.*)/s).slice(0, 2)));
 }
 
+/**
+ * Throws, saying why and what to do, unless PREFIX's namespaces are free for a test. A testbed of this prefix that
+ * runs (it holds its lock under /run/mpsurf, e2e/topo/lock.go; `testbed info` asks) is another run's, and the test
+ * must not take it over; namespaces named PREFIX-* without one are left over from a run that did not clean up, a
+ * fault to fix, not a reason to skip. Namespaces of other prefixes (testbeds side by side) are not looked at.
+ */
+export function assertPrefixFree() {
+  const info = JSON.parse(execFileSync(testbedBin, ['info', '--json', '--prefix', PREFIX], { encoding: 'utf8' }));
+  if (info.running) {
+    throw new Error(`a testbed with prefix ${PREFIX} is running (pid ${info.pid}): run the tests with another MPS_PREFIX, or stop it with \`dist/testbed down --prefix ${PREFIX}\``);
+  }
+  const left = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' })
+    .split('\n')
+    .map((l) => l.split(' ')[0])
+    .filter((n) => n.startsWith(`${PREFIX}-`));
+  if (left.length > 0) {
+    throw new Error(
+      `namespaces left behind with prefix ${PREFIX}: ${left.join(', ')} (no testbed of that prefix runs); remove them with \`dist/testbed down --prefix ${PREFIX}\` or \`${left.map((n) => `ip netns del ${n}`).join('; ')}\``,
+    );
+  }
+}
+
 export function canRun() {
   if (process.getuid?.() !== 0) return 'needs root (network namespaces)';
   if (!fs.existsSync('/proc/sys/net/mptcp/enabled')) return 'the kernel has no MPTCP';
@@ -164,15 +186,15 @@ export function canRun() {
   return null;
 }
 
-// testbedSkip says why a testbed test cannot run here (canRun), or that another testbed of this prefix is up, or,
-// when asked, that the kernel has no userspace path manager or Squid is missing; false when it can run.
+// testbedSkip says why a testbed test cannot run on this machine (canRun), or, when asked, that the kernel has no
+// userspace path manager or Squid is missing; false when it can run. Whether the prefix's namespaces are free is
+// not a reason to skip: each test asserts it (assertPrefixFree).
 export function testbedSkip({ userspace = false, squid = false } = {}) {
   const why = canRun() ?? (squid ? squidMissing() : null);
   if (why) return why;
   if (userspace && !fs.existsSync('/proc/sys/net/mptcp/path_manager') && !fs.existsSync('/proc/sys/net/mptcp/pm_type'))
     return 'the kernel has no userspace MPTCP path manager';
-  const busy = execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').some((l) => l.startsWith(`${PREFIX}-`));
-  return busy ? `another testbed with prefix ${PREFIX} is running` : false;
+  return false;
 }
 
 // cellSubflows counts established TCP subflows from the cellular address in the client namespace, to dst when given.
