@@ -27,6 +27,8 @@ command -v lintian >/dev/null 2>&1 || need+=(lintian)
 command -v help2man >/dev/null 2>&1 || need+=(help2man)
 command -v file >/dev/null 2>&1 || need+=(file)
 command -v unzip >/dev/null 2>&1 || need+=(unzip)
+# stress-ng loads the CPUs while scripts/stress-flaky repeats the timing-sensitive tests.
+command -v stress-ng >/dev/null 2>&1 || need+=(stress-ng)
 if ((${#need[@]})); then
   if [ "$(id -u)" = 0 ]; then
     log "installing Debian packages: ${need[*]}"
