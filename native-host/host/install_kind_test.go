@@ -8,9 +8,9 @@ import (
 
 func TestInstallKind(t *testing.T) {
 	dir := t.TempDir()
-	list := filepath.Join(dir, "mpsurf.list")
-	// dpkg's file list as the mpsurf package leaves it: its directories and files, one a line.
-	if err := os.WriteFile(list, []byte("/.\n/usr\n/usr/bin\n/usr/bin/mpsurf-host\n/usr/sbin/mpsurf-actuator\n"), 0o644); err != nil {
+	// The list the mpsurf package ships (packaging/deb/mpsurf.yaml installs it as /usr/share/mpsurf/package-files).
+	list := filepath.Join("..", "..", "packaging", "deb", "mpsurf.package-files")
+	if _, err := os.Stat(list); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {

@@ -41,12 +41,13 @@ const (
 	InstallSource InstallKind = "source"
 )
 
-// dpkgList is where dpkg lists the files the mpsurf package installed (packaging/deb/mpsurf.yaml names it mpsurf).
-const dpkgList = "/var/lib/dpkg/info/mpsurf.list"
+// packageFiles is the list of executables the mpsurf package ships (packaging/deb/mpsurf.package-files, installed
+// by packaging/deb/mpsurf.yaml). The package's own record, not dpkg's database, which Debian policy keeps private
+// to dpkg; and not the executable's directory: a source build copied to /usr/bin is still a source build.
+const packageFiles = "/usr/share/mpsurf/package-files"
 
 // installKind tells whether exe (the running executable, symlinks resolved) is one of the files listed in list
-// (dpkg's file list of the mpsurf package, one absolute path a line). dpkg's own record, rather than the
-// executable's directory: a source build copied to /usr/bin is still a source build, whose fixes are the source's.
+// (one absolute path a line).
 func installKind(exe, list string) InstallKind {
 	data, err := os.ReadFile(list)
 	if err != nil || exe == "" {
@@ -69,7 +70,7 @@ func runningInstall() InstallKind {
 	if err != nil {
 		return InstallSource
 	}
-	return installKind(exe, dpkgList)
+	return installKind(exe, packageFiles)
 }
 
 // BrowserProfile names the --user-data-dir of the browser that started the host; null: its default directory.
