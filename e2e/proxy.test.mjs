@@ -2,8 +2,11 @@
 // real Squid (MPTCP, TLS, Basic auth) and an origin that speaks plain TCP only:
 //   - the auth flow: the browser meets the relay's 407, the extension answers it with the relay's credentials, the
 //     relay authenticates to Squid with the user's, and the page arrives through the proxy over both links;
-//   - wrong credentials at the proxy, and a proxy that accepts and then stalls: the page still loads (DIRECT),
-//     within about a second more than usual, and the extension takes the proxy out of its routes and says why.
+//   - wrong credentials at the proxy, and a proxy that accepts and then stalls: the relay resets the browser's tunnel
+//     (at once on a refusal, at its one-second budget on a stall), the page still loads with every request DIRECT,
+//     and the extension takes the proxy out of its routes and says why. The fallback is shown by those records, not
+//     by the load's duration, which a busy machine stretches; that the relay gives up within its budget is timed
+//     against a stalled proxy in the relay's own tests (native-host/relay TestRelayFailsFast).
 // In Chromium the route is the extension's PAC script; in Debian's Firefox ESR its proxy.onRequest listener, by the
 // same rule (the stalled proxy is Chromium's case only: the relay's side of it is the same in both). Needs root,
 // kernel MPTCP, /dev/net/tun, the build and Debian's squid (and firefox-esr); skips with the reason otherwise.
@@ -18,6 +21,16 @@ import { firefoxExtensionDir, firefoxPath } from './lib/paths.mjs';
 const skip = testbedSkip({ squid: true });
 const ffMissing = [firefoxPath, path.join(firefoxExtensionDir, 'manifest.json')].filter((p) => !fs.existsSync(p));
 const ffSkip = skip || (ffMissing.length ? `not built or not installed: ${ffMissing.join(', ')}` : false);
+
+// fellBack checks a load through a failing proxy by its records: the relay reset at least one tunnel of the
+// browser's, Squid logged none established, and every request reached the origin from the client itself (DIRECT).
+function fellBack(rec) {
+  assert.ok(rec.ok, `the page must load directly: ${rec.error}`);
+  assert.equal(rec.proxy.used, false);
+  assert.ok(rec.proxy_view?.stats?.failures >= 1, `the relay reset no tunnel: ${JSON.stringify(rec.proxy_view)}`);
+  assert.ok(rec.requests > 0, 'the origin logged no request of the page');
+  assert.equal(rec.proxy.requests_via, 0, `${rec.proxy.requests_via} of ${rec.requests} requests came through the proxy`);
+}
 
 async function proxyChecks(t, browser, { stalled }) {
   assertPrefixFree();
@@ -47,6 +60,7 @@ async function proxyChecks(t, browser, { stalled }) {
   assert.equal(via.pac, true, `the extension routed it: ${JSON.stringify(via.proxy_view)}`);
   assert.equal(via.header_seen, true, `requests without the header: ${via.header_missing}`);
   assert.equal(via.origin_mptcp, false);
+  assert.equal(via.proxy.requests_direct, 0, `${via.proxy.requests_direct} of ${via.requests} requests bypassed the proxy`);
   const log = session.proxy.accessLog().filter((l) => / CONNECT origin\.test:443 mpsurf /.test(l));
   assert.ok(log.length > 0, `Squid logged no authenticated tunnel: ${session.proxy.accessLog().slice(-5).join('\n')}`);
   assert.ok(via.link_bytes.wwan0.rx > 50_000, `the proxy leg used the cellular link too: ${JSON.stringify(via.link_bytes)}`);
@@ -56,9 +70,7 @@ async function proxyChecks(t, browser, { stalled }) {
   const wrong = path.join(outDir, 'wrong.json');
   fs.writeFileSync(wrong, JSON.stringify({ ...session.proxy.config(), password: 'not-the-password' }), { mode: 0o600 });
   const refused = await session.load({ page, mode: 'proxy-always', runId: 'wrong', hostEnv: { MPSURF_PROXY_CONFIG: wrong } });
-  assert.ok(refused.ok, `the page must load directly: ${refused.error}`);
-  assert.equal(refused.proxy.used, false);
-  assert.ok(refused.plt_ms < direct.plt_ms + 1500, `fallback took ${refused.plt_ms} ms (direct ${direct.plt_ms} ms)`);
+  fellBack(refused);
   assert.equal(refused.pac, false, 'the extension took the proxy out of its routes');
   assert.match(refused.proxy_view?.fallback?.reason ?? '', /407/, JSON.stringify(refused.proxy_view));
   if (!stalled) {
@@ -70,9 +82,7 @@ async function proxyChecks(t, browser, { stalled }) {
   process.kill(-session.proxy.child.pid, 'SIGSTOP');
   const hung = await session.load({ page, mode: 'proxy-always', runId: 'stalled' });
   process.kill(-session.proxy.child.pid, 'SIGCONT');
-  assert.ok(hung.ok, `the page must load directly: ${hung.error}`);
-  assert.equal(hung.proxy.used, false);
-  assert.ok(hung.plt_ms < direct.plt_ms + 1500, `fallback took ${hung.plt_ms} ms (direct ${direct.plt_ms} ms)`);
+  fellBack(hung);
   assert.equal(hung.pac, false);
   assert.match(hung.proxy_view?.fallback?.reason ?? '', /no answer from the proxy within 1s/, JSON.stringify(hung.proxy_view));
   t.diagnostic(`fallback: wrong credentials PLT ${refused.plt_ms.toFixed(0)} ms, stalled proxy PLT ${hung.plt_ms.toFixed(0)} ms, direct ${direct.plt_ms.toFixed(0)} ms`);

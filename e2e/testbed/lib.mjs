@@ -9,7 +9,7 @@ import readline from 'node:readline';
 import { launch, makeProfile, untilStatus, untilRules, hostPids, withoutDailyLimit } from '../lib/browser.mjs';
 import { launchFirefox, makeFirefoxProfile } from '../lib/firefox.mjs';
 import { dist, root, hostBinary, actuatorBinary, extensionId } from '../lib/paths.mjs';
-import { SquidProxy, squidMissing } from './proxy.mjs';
+import { SquidProxy, squidMissing, PROXY_ADDR } from './proxy.mjs';
 import { asRemote } from '../lib/priority.mjs';
 
 export const testbedBin = path.join(dist, 'testbed');
@@ -633,7 +633,9 @@ export class Session {
         rec.pac = (await browser.call('pac')) !== null;
         // What the extension says of the proxy (never the relay's credentials).
         const v = await browser.call('proxy');
-        rec.proxy_view = { active: v.active, fallback: v.fallback, state: v.status?.state ?? null, detail: v.status?.detail ?? null };
+        // stats: the relay's tunnel counters as of its last report (failures: tunnels it reset, so that the browser
+        // went on DIRECT).
+        rec.proxy_view = { active: v.active, fallback: v.fallback, state: v.status?.state ?? null, detail: v.status?.detail ?? null, stats: v.status?.stats ?? null };
       }
       rec.ok = true;
     } catch (err) {
@@ -670,6 +672,10 @@ export class Session {
           .filter((l) => Number(l.split(/\s+/)[0]) * 1e9 >= rec.start_unix_ns && l.includes(` CONNECT ${host}:443 `) && l.includes(' TCP_TUNNEL/200 '));
         rec.proxy.used = tunnels.length > 0;
         rec.proxy.tunnels = tunnels.length;
+        // The origin speaks plain TCP and sees each request's sender: the proxy host's address through Squid, the
+        // client's own for a request that went DIRECT.
+        rec.proxy.requests_via = reqs.filter((r) => r.remote.startsWith(`${PROXY_ADDR}:`)).length;
+        rec.proxy.requests_direct = reqs.length - rec.proxy.requests_via;
       }
     }
     try {
