@@ -32,6 +32,10 @@ function fellBack(rec) {
   assert.equal(rec.proxy.requests_via, 0, `${rec.proxy.requests_via} of ${rec.requests} requests came through the proxy`);
 }
 
+// What a fallback's record says: the relay's resets and the requests that reached the origin DIRECT.
+const fallbackNote = (rec) =>
+  `PLT ${rec.plt_ms.toFixed(0)} ms, ${rec.proxy_view.stats.failures} relay resets, ${rec.proxy.requests_direct}/${rec.requests} requests DIRECT`;
+
 async function proxyChecks(t, browser, { stalled }) {
   assertPrefixFree();
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'mpsurf-proxy-'));
@@ -74,7 +78,7 @@ async function proxyChecks(t, browser, { stalled }) {
   assert.equal(refused.pac, false, 'the extension took the proxy out of its routes');
   assert.match(refused.proxy_view?.fallback?.reason ?? '', /407/, JSON.stringify(refused.proxy_view));
   if (!stalled) {
-    t.diagnostic(`fallback: wrong credentials PLT ${refused.plt_ms.toFixed(0)} ms, direct ${direct.plt_ms.toFixed(0)} ms`);
+    t.diagnostic(`fallback: wrong credentials ${fallbackNote(refused)}; direct PLT ${direct.plt_ms.toFixed(0)} ms`);
     return;
   }
 
@@ -85,7 +89,7 @@ async function proxyChecks(t, browser, { stalled }) {
   fellBack(hung);
   assert.equal(hung.pac, false);
   assert.match(hung.proxy_view?.fallback?.reason ?? '', /no answer from the proxy within 1s/, JSON.stringify(hung.proxy_view));
-  t.diagnostic(`fallback: wrong credentials PLT ${refused.plt_ms.toFixed(0)} ms, stalled proxy PLT ${hung.plt_ms.toFixed(0)} ms, direct ${direct.plt_ms.toFixed(0)} ms`);
+  t.diagnostic(`fallback: wrong credentials ${fallbackNote(refused)}; stalled proxy ${fallbackNote(hung)}; direct PLT ${direct.plt_ms.toFixed(0)} ms`);
 }
 
 test('proxy: auth flow through the relay to Squid; wrong credentials and a stalled proxy fall back to DIRECT', { skip, timeout: 6 * 60 * 1000 }, (t) =>
