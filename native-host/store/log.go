@@ -49,10 +49,7 @@ func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d prot
 	}
 	now := s.opt.Now().UnixMilli()
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO decisions
-			(time_ms, origin, tab, nav, multipath, theta1, theta2, deadline_ms, model_id, model_version, request, decision,
-			path_class, basis, cell_rx_start)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		res, err := s.txStmt(ctx, tx, stInsertDecision).ExecContext(ctx,
 			now, d.Origin, d.Tab, d.Nav, d.Multipath, d.Theta1, d.Theta2, d.DeadlineMS, d.Model.ID, d.Model.Version,
 			string(request), string(body), nullString(m.PathClass), nullString(m.Basis), m.CellRxStart)
 		if err != nil {
@@ -87,12 +84,14 @@ func keptRequest(request json.RawMessage) json.RawMessage {
 
 // retain deletes the rows of table that fall out of the retention window, given the row just inserted.
 func (s *Store) retain(ctx context.Context, tx *sql.Tx, table string, lastID, now int64) error {
-	// table is one of two constants of this package, never input.
-	if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE id <= ?", lastID-s.opt.MaxRows); err != nil {
+	rows, age := stRetainDecisionsRows, stRetainDecisionsAge
+	if table == "observations" {
+		rows, age = stRetainObservationsRows, stRetainObservationsAge
+	}
+	if _, err := s.txStmt(ctx, tx, rows).ExecContext(ctx, lastID-s.opt.MaxRows); err != nil {
 		return fmt.Errorf("store: retention: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, "DELETE FROM "+table+" WHERE time_ms < ?",
-		now-s.opt.MaxAge.Milliseconds()); err != nil {
+	if _, err := s.txStmt(ctx, tx, age).ExecContext(ctx, now-s.opt.MaxAge.Milliseconds()); err != nil {
 		return fmt.Errorf("store: retention: %w", err)
 	}
 	return nil
@@ -134,9 +133,7 @@ func (s *Store) Report(ctx context.Context, o Observation) (samples int64, err e
 			}
 			return n
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO observations
-			(time_ms, origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath, path_class, objects, conns)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		res, err := s.txStmt(ctx, tx, stInsertObservation).ExecContext(ctx,
 			now, o.Origin, o.Tab, o.Nav, o.Protocol, o.TransferBytes, o.PLTms, o.Multipath, nullString(o.PathClass),
 			zeroNull(o.Objects), zeroNull(o.Conns))
 		if err != nil {
@@ -146,12 +143,11 @@ func (s *Store) Report(ctx context.Context, o Observation) (samples int64, err e
 		if err := s.retain(ctx, tx, "observations", id, now); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE decisions SET plt_ms = ?, transfer_bytes = ?, protocol = ?
-			WHERE id = (SELECT max(id) FROM decisions WHERE tab = ? AND nav = ? AND origin = ?)`,
+		if _, err := s.txStmt(ctx, tx, stReportOutcome).ExecContext(ctx,
 			o.PLTms, o.TransferBytes, o.Protocol, o.Tab, o.Nav, o.Origin); err != nil {
 			return fmt.Errorf("store: outcome: %w", err)
 		}
-		return tx.QueryRowContext(ctx, "SELECT count(*) FROM observations WHERE origin = ?", o.Origin).Scan(&samples)
+		return s.txStmt(ctx, tx, stCountObservations).QueryRowContext(ctx, o.Origin).Scan(&samples)
 	})
 	return samples, err
 }
@@ -164,9 +160,7 @@ func (s *Store) SetActuation(ctx context.Context, origin string, tab int64, nav 
 	}
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE decisions SET actuation = ?
-			WHERE id = (SELECT max(id) FROM decisions WHERE tab = ? AND nav = ? AND origin = ?)`,
-			string(result), tab, nav, origin)
+		res, err := s.txStmt(ctx, tx, stSetActuation).ExecContext(ctx, string(result), tab, nav, origin)
 		if err != nil {
 			return fmt.Errorf("store: actuation: %w", err)
 		}
@@ -197,7 +191,7 @@ func (s *Store) SavePrefs(ctx context.Context, prefs protocol.Prefs) error {
 func (s *Store) Prefs(ctx context.Context) (*protocol.Prefs, error) {
 	var data string
 	err := s.with(func(db *sql.DB) error {
-		return db.QueryRowContext(ctx, "SELECT prefs FROM prefs WHERE id = 1").Scan(&data)
+		return s.stmt(stPrefs).QueryRowContext(ctx).Scan(&data)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -242,8 +236,7 @@ func (s *Store) AddUsage(ctx context.Context, iface string, at time.Time, rx, tx
 // the "usage so far" of a billing cycle that began on that day.
 func (s *Store) Usage(ctx context.Context, from time.Time) (rx, tx int64, err error) {
 	err = s.with(func(db *sql.DB) error {
-		return db.QueryRowContext(ctx, `SELECT coalesce(sum(rx_bytes), 0), coalesce(sum(tx_bytes), 0)
-			FROM cellular_usage WHERE day >= ?`, from.Local().Format(time.DateOnly)).Scan(&rx, &tx)
+		return s.stmt(stUsage).QueryRowContext(ctx, from.Local().Format(time.DateOnly)).Scan(&rx, &tx)
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("store: usage: %w", err)

@@ -26,9 +26,7 @@ func (s *Store) Decided(ctx context.Context, origin string, tab int64, nav strin
 	var d Decided
 	var body string
 	err := s.with(func(db *sql.DB) error {
-		return db.QueryRowContext(ctx, `SELECT theta1, decision, cell_rx_start FROM decisions
-			WHERE id = (SELECT max(id) FROM decisions WHERE tab = ? AND nav = ? AND origin = ?)`, tab, nav, origin).
-			Scan(&d.Theta1, &body, &d.CellRxStart)
+		return s.stmt(stDecided).QueryRowContext(ctx, tab, nav, origin).Scan(&d.Theta1, &body, &d.CellRxStart)
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, ErrNoDecision
@@ -60,9 +58,7 @@ type Outcome struct {
 // SetOutcome writes o on the latest decision for origin, tab and nav.
 func (s *Store) SetOutcome(ctx context.Context, origin string, tab int64, nav string, o Outcome) error {
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE decisions SET predicted_sp_ms = ?, predicted_mp_ms = ?, mp_used = ?,
-			cell_bytes = ? WHERE id = (SELECT max(id) FROM decisions WHERE tab = ? AND nav = ? AND origin = ?)`,
-			o.PredictedSPMS, o.PredictedMPMS, o.MPUsed, o.CellBytes, tab, nav, origin)
+		_, err := s.txStmt(ctx, tx, stSetOutcome).ExecContext(ctx, o.PredictedSPMS, o.PredictedMPMS, o.MPUsed, o.CellBytes, tab, nav, origin)
 		if err != nil {
 			return fmt.Errorf("store: outcome: %w", err)
 		}
@@ -90,9 +86,7 @@ type Measured struct {
 func (s *Store) Measurements(ctx context.Context, origin, class string, n int) ([]Measured, error) {
 	var out []Measured
 	err := s.with(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT plt_ms, predicted_sp_ms, predicted_mp_ms, mp_used FROM decisions
-			WHERE origin = ? AND coalesce(path_class, '') = ? AND plt_ms IS NOT NULL AND predicted_sp_ms IS NOT NULL
-			AND mp_used IS NOT NULL ORDER BY time_ms DESC, id DESC LIMIT ?`, origin, class, n)
+		rows, err := s.stmt(stMeasurements).QueryContext(ctx, origin, class, n)
 		if err != nil {
 			return err
 		}

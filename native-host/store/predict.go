@@ -34,8 +34,7 @@ func (s *Store) History(ctx context.Context, origin, class string) (History, err
 	var h History
 	var objects, conns, classObjects, classConns []int64
 	err := s.with(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, `SELECT coalesce(path_class, ''), transfer_bytes, coalesce(objects, 0),
-			coalesce(conns, 0) FROM observations WHERE origin = ? ORDER BY id DESC LIMIT ?`, origin, 3*PredictWindow)
+		rows, err := s.stmt(stHistoryOrigin).QueryContext(ctx, origin, 3*PredictWindow)
 		if err != nil {
 			return err
 		}
@@ -59,8 +58,7 @@ func (s *Store) History(ctx context.Context, origin, class string) (History, err
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		others, err := db.QueryContext(ctx, `SELECT transfer_bytes FROM observations WHERE origin != ?
-			ORDER BY id DESC LIMIT ?`, origin, OthersWindow)
+		others, err := s.stmt(stHistoryOthers).QueryContext(ctx, origin, OthersWindow)
 		if err != nil {
 			return err
 		}
@@ -118,8 +116,7 @@ func median(s []int64) int64 {
 func (s *Store) Protocol(ctx context.Context, origin string) (string, error) {
 	var proto string
 	err := s.with(func(db *sql.DB) error {
-		err := db.QueryRowContext(ctx,
-			"SELECT protocol FROM observations WHERE origin = ? ORDER BY id DESC LIMIT 1", origin).Scan(&proto)
+		err := s.stmt(stProtocol).QueryRowContext(ctx, origin).Scan(&proto)
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}

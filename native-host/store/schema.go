@@ -143,6 +143,17 @@ var migrations = []string{
 		name  TEXT PRIMARY KEY,
 		value BLOB NOT NULL
 	) WITHOUT ROWID;`,
+	// 8: the reads of the decide path served by indexes alone, without the table's rows. A page's history (History,
+	// Protocol) walks the origin's latest observations in the index and finds its columns there instead of seeking
+	// each row; it replaces observations_origin, which it begins with. The learned corrections (Measurements) walk
+	// the origin's reported loads of the path class, newest first: through decisions_origin_time, every decision of
+	// the origin was read whole to test its path class and outcome, whose columns sit past the decision's JSON, on
+	// overflow pages. The index holds only the rows Measurements can return (partial) and their four values.
+	`CREATE INDEX observations_history ON observations(origin, id, path_class, transfer_bytes, objects, conns, protocol);
+	DROP INDEX observations_origin;
+	CREATE INDEX decisions_measured ON decisions(origin, coalesce(path_class, ''), time_ms, id, plt_ms,
+		predicted_sp_ms, predicted_mp_ms, mp_used)
+		WHERE plt_ms IS NOT NULL AND predicted_sp_ms IS NOT NULL AND mp_used IS NOT NULL;`,
 }
 
 // vacuumAfter: a database that passes through this version on Open is vacuumed after its migration, so that no

@@ -45,8 +45,9 @@ type Store struct {
 	path string
 	opt  Options
 
-	mu sync.RWMutex // held for writing while DeleteAll swaps db
+	mu sync.RWMutex // held for writing while DeleteAll swaps db and st
 	db *sql.DB
+	st *prepared // db's statements (stmts.go), closed with it
 }
 
 // DefaultPath is $MPSURF_DB, else $XDG_DATA_HOME/mpsurf/mpsurf.db, else ~/.local/share/mpsurf/mpsurf.db.
@@ -123,7 +124,12 @@ func (s *Store) open() error {
 		db.Close()
 		return fmt.Errorf("store: %s: %w", s.path, err)
 	}
-	s.db = db
+	st, err := prepare(context.Background(), db)
+	if err != nil {
+		db.Close()
+		return fmt.Errorf("store: %s: %w", s.path, err)
+	}
+	s.db, s.st = db, st
 	return nil
 }
 
@@ -147,9 +153,22 @@ func (s *Store) Close() error {
 	if s.db == nil {
 		return nil
 	}
-	err := s.db.Close()
-	s.db = nil
+	return s.closeDB()
+}
+
+// closeDB closes the statements, then the database; the caller holds mu for writing.
+func (s *Store) closeDB() error {
+	err := errors.Join(s.st.close(), s.db.Close())
+	s.db, s.st = nil, nil
 	return err
+}
+
+// stmt is the prepared statement k of the open database; the caller holds mu (inside with or tx).
+func (s *Store) stmt(k stmt) *sql.Stmt { return s.st[k] }
+
+// txStmt is the prepared statement k bound to tx's connection (prepared there once, then reused).
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, k stmt) *sql.Stmt {
+	return tx.StmtContext(ctx, s.st[k])
 }
 
 // ErrClosed is returned by every method after Close.
@@ -171,10 +190,9 @@ func (s *Store) DeleteAll() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db != nil {
-		if err := s.db.Close(); err != nil {
+		if err := s.closeDB(); err != nil {
 			return fmt.Errorf("store: closing before delete: %w", err)
 		}
-		s.db = nil
 	}
 	for _, p := range []string{s.path, s.path + "-wal", s.path + "-shm", s.path + "-journal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {

@@ -15,7 +15,7 @@
 // memoryTimeout) goes without the history, as the host does; those are counted and timed, and more than 1 % of
 // them fails the run, since it would no longer time the decision with history.
 //
-//	go run ./native-host/cmd/hostbench [-n N] [-host dist/mpsurf-host] [-db-dir DIR]
+//	go run ./native-host/cmd/hostbench [-n N] [-host dist/mpsurf-host] [-db-dir DIR] [-cpuprofile FILE]
 package main
 
 import (
@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -48,14 +49,15 @@ func main() {
 	n := fs.Int("n", 0, "round trips per measurement (default 20000 in-process, 5000 subprocess)")
 	hostPath := fs.String("host", "dist/mpsurf-host", "the mpsurf-host binary for the subprocess measurement")
 	dbDir := fs.String("db-dir", "/dev/shm", "where the serving host's store is made (and removed after)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the serving-host measurements to this file")
 	if err := cli.ParseNone(fs, os.Args[1:]); err != nil {
-		os.Exit(cli.Exit(err, "hostbench", cli.Described(fs, "usage: hostbench [-n N] [-host BINARY] [-db-dir DIR]\n"), os.Stdout, os.Stderr))
+		os.Exit(cli.Exit(err, "hostbench", cli.Described(fs, "usage: hostbench [-n N] [-host BINARY] [-db-dir DIR] [-cpuprofile FILE]\n"), os.Stdout, os.Stderr))
 	}
 	nIn, nSub := 20000, 5000
 	if *n > 0 {
 		nIn, nSub = *n, *n
 	}
-	if err := run(nIn, nSub, *hostPath, *dbDir); err != nil {
+	if err := run(nIn, nSub, *hostPath, *dbDir, *cpuProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "hostbench:", err)
 		os.Exit(1)
 	}
@@ -89,7 +91,7 @@ func (s stats) withCPU(cpu []time.Duration) stats {
 	return s
 }
 
-func run(nIn, nSub int, hostPath, dbDir string) error {
+func run(nIn, nSub int, hostPath, dbDir, cpuProfile string) error {
 	var results []stats
 
 	base, err := measurePipe(nIn, func(in io.Reader, out io.Writer) error {
@@ -122,6 +124,16 @@ func run(nIn, nSub int, hostPath, dbDir string) error {
 	}
 	results = append(results, summarize("in-process: decide over io.Pipe", inproc))
 
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
 	for _, unsure := range []bool{false, true} {
 		m, err := measureServing(nIn/4, unsure, dbDir, store)
 		if err != nil {
@@ -136,6 +148,8 @@ func run(nIn, nSub int, hostPath, dbDir string) error {
 			fmt.Printf("%s: %d of %d decisions went without the history (store reads over the host's bound)\n", name, m.missed, len(m.wall))
 		}
 	}
+
+	pprof.StopCPUProfile() // the profile is the serving host's alone; no-op without -cpuprofile
 
 	if _, err := os.Stat(hostPath); err != nil {
 		fmt.Fprintf(os.Stderr, "hostbench: no subprocess measurement: %v (build it with npm run build:host)\n", err)
