@@ -79,10 +79,11 @@ type Measured struct {
 // multipath (a news site's 60 kB list page 1.5-2.6x its prediction, its 2.4 MB gallery 1.0-1.2x, read as
 // "multipath takes half the predicted time", sent its 150 kB articles over both paths).
 //
-// Newest first is by time, then id: the order of the index on (origin, time_ms), which SQLite walks backwards,
-// stopping after n rows. By id alone it read and sorted every decision the origin ever had (each row's columns
-// past its decision JSON sit on overflow pages), on the navigation's path: after 1,500 decisions of one origin, the
-// query took most of a 4-9 ms decide (go run ./native-host/cmd/hostbench, its serving-host lines).
+// Newest first is by time, then id: the order of the index decisions_measured (schema.go, migration 8), which
+// SQLite walks backwards, stopping after n rows, and which holds the four values returned. By id alone it read and
+// sorted every decision the origin ever had (each row's columns past its decision JSON sit on overflow pages), on
+// the navigation's path: after 1,500 decisions of one origin, the query took most of a 4-9 ms decide
+// (go run ./native-host/cmd/hostbench, its serving-host lines).
 func (s *Store) Measurements(ctx context.Context, origin, class string, n int) ([]Measured, error) {
 	var out []Measured
 	err := s.with(func(db *sql.DB) error {
