@@ -191,3 +191,31 @@ test('a bad settings file is refused with a message', { skip }, async () => {
   assert.deepEqual((await settings()).prefs, before.prefs);
   await opts.close();
 });
+
+test('options: changes made before the page has read the settings are applied, in order', { skip }, async () => {
+  const before = await settings();
+  const mode = before.prefs.mode === 'balanced' ? 'battery_saver' : 'balanced';
+  const deadline = before.prefs.deadline_ms === 4000 ? 6 : 4;
+  // The service worker is held busy, so the page's first question (settings-get) waits as it does on a loaded
+  // machine, where its answer waits for the host's status; the user changes the mode and then the deadline meanwhile.
+  const BUSY_MS = 4000;
+  const busy = browser.worker.evaluate((ms) => {
+    const t = Date.now();
+    while (Date.now() - t < ms);
+    return Date.now();
+  }, BUSY_MS);
+  const opts = await browser.context.newPage();
+  await opts.goto(`${base}/options.html`);
+  await opts.check(`#mode-${mode}`);
+  await opts.fill('#deadline', String(deadline));
+  await opts.locator('#deadline').dispatchEvent('change');
+  const changedAt = Date.now();
+  const freeAt = await busy;
+  assert.ok(changedAt < freeAt, `the changes were made ${changedAt - freeAt} ms after the service worker was free again: the case was not tested`);
+  const s = await until(settings, (x) => x.prefs.mode === mode && x.prefs.deadline_ms === deadline * 1000, 'both changes in the service worker');
+  assert.deepEqual(s.prefs.overrides, before.prefs.overrides);
+  const sync = (await until(settings, (x) => x.prefsSync.state === 'ok' && x.prefsSync.hostPrefs?.mode === mode && x.prefsSync.hostPrefs?.deadline_ms === deadline * 1000, 'the host’s answer')).prefsSync;
+  assert.equal(sync.hostPrefs.mode, mode);
+  assert.ok(await opts.isChecked(`#mode-${mode}`), 'the page shows the mode it saved');
+  await opts.close();
+});

@@ -738,7 +738,7 @@ export async function setPreference(browser, preference, timeoutMs = 10000) {
       const s = await browser.call('settings');
       if (s.prefs.mode === preference && s.prefsSync.state === 'ok' && s.prefsSync.hostPrefs?.mode === preference) break;
       if (s.prefsSync.state === 'unsupported' || s.prefsSync.state === 'error') throw new Error(`the host did not take the preferences: ${s.prefsSync.detail}`);
-      if (Date.now() - t0 > timeoutMs) throw new Error(`preference ${preference} not taken by the host within ${timeoutMs} ms: ${JSON.stringify(s.prefsSync)}`);
+      if (Date.now() - t0 > timeoutMs) throw new Error(`preference ${preference} not taken by the host within ${timeoutMs} ms: the extension holds ${s.prefs.mode}, the host's last answer ${JSON.stringify(s.prefsSync)}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   } finally {

@@ -4,10 +4,11 @@
 
 import { sendMessage } from './browser';
 import type { PageReply, SettingsState } from './messages';
-import { exportSettings, normaliseHost, normalisePrefs, parseSettingsFile, PrefsError, type HeaderScope, type Mode, type OverrideRule, type Prefs } from './prefs';
+import { exportSettings, normaliseHost, parseSettingsFile, PrefsError, type HeaderScope, type Mode, type OverrideRule, type Prefs } from './prefs';
 import { bytes, multipathItems, networkText, overall, plainError, usageBars } from './view';
 import { normaliseMultipath, type Route } from './caps';
 import type { ProxyTestResult } from './protocol';
+import { PrefsEdits } from './prefsedits';
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const el = document.getElementById(id);
@@ -205,7 +206,7 @@ function render(s: SettingsState): void {
     const remove = document.createElement('button');
     remove.type = 'button';
     remove.textContent = 'Remove';
-    remove.addEventListener('click', () => void save({ overrides: p.overrides.filter((x) => x.host !== o.host) }));
+    remove.addEventListener('click', () => void save((cur) => ({ overrides: cur.overrides.filter((x) => x.host !== o.host) })));
     const left = document.createElement('span');
     left.append(host, document.createTextNode('  '), rule);
     li.append(left, remove);
@@ -231,27 +232,19 @@ function render(s: SettingsState): void {
   problem.textContent = s.settings.problem ?? '';
 }
 
-async function save(change: Partial<Prefs>, msg?: HTMLElement): Promise<boolean> {
-  if (prefs === null) return false;
-  const fail = (text: string): false => {
+async function save(change: Partial<Prefs> | ((p: Prefs) => Partial<Prefs>), msg?: HTMLElement): Promise<boolean> {
+  try {
+    await edits.save(change);
+    if (msg) show(msg, 'Saved', 'ok');
+    return true;
+  } catch (e) {
+    // A PrefsError is said in the page's words (seconds, GB), never in the stored fields'.
+    const text = e instanceof PrefsError ? `Not saved. ${plainError(e)}` : `Not saved: ${(e as Error).message}`;
     if (msg) show(msg, text, 'error');
     const sync = byId('sync');
     sync.className = 'error';
     sync.textContent = text;
     return false;
-  };
-  const next = { ...prefs, ...change };
-  try {
-    normalisePrefs(next); // said in the page's words (seconds, GB), never in the stored fields'
-  } catch (e) {
-    return fail(`Not saved. ${plainError(e)}`);
-  }
-  try {
-    render(await ask<SettingsState>({ type: 'settings-set', prefs: next }));
-    if (msg) show(msg, 'Saved', 'ok');
-    return true;
-  } catch (e) {
-    return fail(`Not saved: ${(e as Error).message}`);
   }
 }
 
@@ -291,7 +284,6 @@ input('charging').addEventListener('change', () => void save({ charging_unlimite
 byId<HTMLFormElement>('override-form').addEventListener('submit', (ev) => {
   ev.preventDefault();
   const err = byId('override-error');
-  if (prefs === null) return;
   let host: string;
   try {
     host = normaliseHost(input('override-host').value);
@@ -300,9 +292,8 @@ byId<HTMLFormElement>('override-form').addEventListener('submit', (ev) => {
     return;
   }
   const rule = byId<HTMLSelectElement>('override-rule').value as OverrideRule;
-  const overrides = prefs.overrides.filter((o) => o.host !== host);
-  if (rule !== 'auto') overrides.push({ host, rule });
-  void save({ overrides }).then((ok) => {
+  const edit = (cur: Prefs): Partial<Prefs> => ({ overrides: [...cur.overrides.filter((o) => o.host !== host), ...(rule === 'auto' ? [] : [{ host, rule }])] });
+  void save(edit).then((ok) => {
     if (!ok) return;
     const typed = input('override-host').value.trim();
     const name = typed.toLowerCase() === host ? host : `${typed} (stored as ${host})`;
@@ -366,10 +357,15 @@ byId('log-delete').addEventListener('click', () => {
     .catch((e: unknown) => show(msg, (e as Error).message, 'error'));
 });
 
-ask<SettingsState>({ type: 'settings-get' })
+const loaded = ask<SettingsState>({ type: 'settings-get' })
   .then(render)
   .catch((e: unknown) => {
     const p = byId('problem');
     p.hidden = false;
     p.textContent = `Could not read the settings: ${(e as Error).message}`;
   });
+// Changes made before the settings are read, or while an earlier one is on its way, wait their turn (prefsedits.ts).
+const edits = new PrefsEdits(loaded, {
+  current: () => prefs,
+  store: async (next) => render(await ask<SettingsState>({ type: 'settings-set', prefs: next })),
+});
