@@ -447,6 +447,8 @@ function shellWord(s: string): string {
 export const MPTCPIZE_COMMAND = 'mptcpize run chromium';
 /** The same for the browser the extension runs in (Firefox: `mptcpize run firefox`). */
 export const mptcpizeCommand = (b: Browser = 'chromium'): string => (b === 'chromium' ? MPTCPIZE_COMMAND : `mptcpize run ${BROWSERS[b].command}`);
+/** The mpsurf package's launcher (packaging/deb/mpsurf-browser): the browser under mptcpize, saying so if it cannot. */
+export const launcherCommand = (b: Browser = 'chromium'): string => `mpsurf-browser ${b}`;
 /** Installs and starts the privileged helper (scripts/setup.sh writes its unit; systemd starts it). */
 export const HELPER_INSTALL_COMMAND = 'sudo MPSURF_ENABLE_ACTUATOR=1 bash scripts/setup.sh';
 /** Restarts the helper whose unit is installed (the package's, or the one scripts/setup.sh writes). */
@@ -516,8 +518,8 @@ export function healthItems(state: Pick<PopupState, 'status' | 'host' | 'hostErr
   const s = state.status;
   const browser = state.browser ?? 'chromium';
   const name = BROWSERS[browser].name;
-  const MPTCPIZE_COMMAND = mptcpizeCommand(browser);
   const packaged = installKind(state) === 'package';
+  const MPTCPIZE_COMMAND = packaged ? launcherCommand(browser) : mptcpizeCommand(browser);
   const install = packaged ? PACKAGE_INSTALL_COMMAND : installCommand(state.host?.browser_profile?.user_data_dir ?? state.profileDir, false, browser);
   const out: HealthItem[] = [];
   switch (s.host) {

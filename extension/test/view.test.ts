@@ -315,7 +315,14 @@ describe('what MPSurf needs', () => {
       ...commands(healthItems({ status: { ...status, host: 'missing', policy: null }, host: null, hostError: null, settings, reports: ok, install: 'source' })),
       ...commands(items({ install: 'source', actuator: { state: 'not_configured', detail: 'x' } })),
     ];
-    expect(source.join('\n')).not.toMatch(/\.deb|doctor/);
+    expect(source.join('\n')).not.toMatch(/\.deb|doctor|mpsurf-browser/);
+    // Plain sockets: a packaged install starts the browser with its launcher, a source build under mptcpize itself.
+    const plain = { wrapped: false, detail: 'no LD_PRELOAD of mptcpize', way: 'none' as const };
+    const sockets = (install: StatusReply['install'], browser?: 'chromium' | 'firefox') =>
+      healthItems({ status, host: hostReply({ install, browser_mptcp: plain }), hostError: null, settings, reports: ok, ...(browser ? { browser } : {}) }).find((x) => x.title === 'Browser connections are plain TCP')!.command;
+    expect(sockets('package')).toBe('mpsurf-browser chromium');
+    expect(sockets('package', 'firefox')).toBe('mpsurf-browser firefox');
+    expect(sockets('source')).toBe('mptcpize run chromium');
   });
 
   it('gives the install command, which also finds a browser’s --user-data-dir, when the host is missing', () => {
