@@ -74,17 +74,10 @@ type Decision struct {
 	CellRxStart *int64
 	// Refused says why the measured paths were set aside for priors (the model refused them), "" normally.
 	Refused string
-	// Actuation is what the privileged helper said ("" when there is none); ActuationAddrs the addresses it was
-	// given, comma-separated.
+	// Actuation is what the privileged helper said when the decision was carried out (native-host/carry; ""
+	// when it was not); ActuationAddrs the addresses it was given, comma-separated.
 	Actuation      string
 	ActuationAddrs string
-}
-
-// Actuator carries a decision to the kernel: it resolves the origin, hands the helper the decision's policy for
-// its addresses, and notes the outcome in the decision. It never changes the decision itself and returns within
-// its own time budget.
-type Actuator interface {
-	Carry(ctx context.Context, d *Decision)
 }
 
 // Config is what a Decider is assembled from. Only Params is required; a missing input source leaves its part of
@@ -95,10 +88,9 @@ type Config struct {
 	ParamsErr    error  // why Params is nil, replied as policy_unavailable
 	// Fixed, when set, replaces the model: every decision is this policy file's (a research and test knob:
 	// mpsurf-host --policy FILE or MPSURF_POLICY).
-	Fixed    *policy.Store
-	Links    Links
-	Memory   Memory
-	Actuator Actuator
+	Fixed  *policy.Store
+	Links  Links
+	Memory Memory
 	// Battery reads the device's battery; nil means none is read.
 	Battery func() *model.Battery
 	// Now is the clock; nil means time.Now.
@@ -131,38 +123,49 @@ func (d *Decider) Params() *model.Params { return d.cfg.Params }
 // memoryTimeout bounds the store reads of one decision, so that a locked database never holds up a navigation.
 const memoryTimeout = 200 * time.Millisecond
 
-// Decide decides for one navigation and carries the decision out. The only error is a model that could not be
-// loaded (PROTOCOL.md policy_unavailable); everything else that is missing is an input the model goes without.
+// Decide decides for one navigation; carrying the decision out is the caller's (native-host/carry). The only
+// error is a model that could not be loaded (PROTOCOL.md policy_unavailable); everything else that is missing is
+// an input the model goes without. The decision notes the cellular interface's received-bytes counter, from which
+// the load's cellular bytes are counted when it is reported.
 func (d *Decider) Decide(ctx context.Context, r Request) (Decision, error) {
-	return d.decide(ctx, r, true)
+	if d.cfg.Fixed != nil {
+		return d.fixed(r)
+	}
+	var rx *int64
+	if d.cfg.Links != nil {
+		if n, ok := d.cfg.Links.CellRx(); ok {
+			rx = &n
+		}
+	}
+	dec, err := d.model(ctx, r)
+	if err != nil {
+		return Decision{}, err
+	}
+	dec.CellRxStart = rx
+	return dec, nil
 }
 
 // Tunnel decides for a connection to origin that no navigation was decided for: a proxy tunnel the relay opens for
 // a host the browser reached before (or without) a decide, such as a site's first request or a page's third party.
 // It is the same computation as Decide with no path (the origin's loads, else the user's loads elsewhere, else the
-// prior), under the pause, but it neither carries the decision into the kernel (the relay hands the helper the
-// tunnel's own connection) nor reads the cellular counter (no load is reported against it).
+// prior), under the pause, but it does not read the cellular counter (no load is reported against it); the relay
+// hands the helper the tunnel's own connection.
 func (d *Decider) Tunnel(ctx context.Context, origin, paused string) (Decision, error) {
-	return d.decide(ctx, Request{Origin: origin, Tab: -1, Nav: "tunnel", Paused: paused}, false)
+	r := Request{Origin: origin, Tab: -1, Nav: "tunnel", Paused: paused}
+	if d.cfg.Fixed != nil {
+		return d.fixed(r)
+	}
+	return d.model(ctx, r)
 }
 
-func (d *Decider) decide(ctx context.Context, r Request, carry bool) (Decision, error) {
-	if d.cfg.Fixed != nil {
-		return d.fixed(ctx, r, carry)
-	}
-	p := d.cfg.Params
-	if p == nil {
+// model decides for r by the cost-benefit model.
+func (d *Decider) model(ctx context.Context, r Request) (Decision, error) {
+	if d.cfg.Params == nil {
 		return Decision{}, d.cfg.ParamsErr
 	}
 	class := ""
 	if r.Path != "" {
 		class = store.PathClass(r.Path)
-	}
-	var rx *int64
-	if d.cfg.Links != nil && carry {
-		if n, ok := d.cfg.Links.CellRx(); ok {
-			rx = &n
-		}
 	}
 	mctx, cancel := context.WithTimeout(ctx, memoryTimeout)
 	in := d.Input(mctx, r.Origin, class)
@@ -180,16 +183,13 @@ func (d *Decider) decide(ctx context.Context, r Request, carry bool) (Decision, 
 	if err != nil {
 		return Decision{}, err
 	}
-	dec.PathClass, dec.CellRxStart = class, rx
+	dec.PathClass = class
 	dec.pause(r.Paused)
-	if d.cfg.Actuator != nil && carry {
-		d.cfg.Actuator.Carry(ctx, &dec)
-	}
 	return dec, nil
 }
 
 // Evaluate decides for r from a model input assembled elsewhere (a logged one, for replay), under the Decider's
-// parameters, without carrying the decision out.
+// parameters.
 func (d *Decider) Evaluate(r Request, in model.Input) (Decision, error) {
 	if d.cfg.Params == nil {
 		return Decision{}, d.cfg.ParamsErr
@@ -232,7 +232,7 @@ func FromModel(r Request, in model.Input, out model.Output) Decision {
 }
 
 // fixed decides by the fixed policy file.
-func (d *Decider) fixed(ctx context.Context, r Request, carry bool) (Decision, error) {
+func (d *Decider) fixed(r Request) (Decision, error) {
 	snap, err := d.cfg.Fixed.Snapshot()
 	if err != nil {
 		return Decision{}, err
@@ -245,9 +245,6 @@ func (d *Decider) fixed(ctx context.Context, r Request, carry bool) (Decision, e
 		Input: model.Input{Origin: r.Origin},
 	}
 	dec.pause(r.Paused)
-	if d.cfg.Actuator != nil && carry {
-		d.cfg.Actuator.Carry(ctx, &dec)
-	}
 	return dec, nil
 }
 

@@ -24,6 +24,7 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 	if err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodePolicyUnavailable, "%v", err))
 	}
+	s.act.Carry(context.Background(), &dec)
 	if dec.Paused == "" {
 		s.proxy.route(d.Origin, relayRoute(dec)) // proxy.go: the relay applies it to the origin's tunnels
 	} else {

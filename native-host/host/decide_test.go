@@ -2,12 +2,24 @@ package host
 
 import (
 	"context"
+	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/store"
 )
+
+func params(t testing.TB) *model.Params {
+	t.Helper()
+	p, _, err := model.Open("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // views is a decide.Links test double: fixed paths.
 type views struct{ v decide.View }
@@ -44,5 +56,31 @@ func TestDecideUsesModel(t *testing.T) {
 	st := dec.Status(context.Background())
 	if st.Model == nil || st.Model.ID != params.ID || st.Model.Source != src {
 		t.Errorf("status model %+v", st.Model)
+	}
+}
+
+// Every decision the host replies with has been handed to the helper first, whatever the model decided, and the
+// reply says what the helper answered (inputs.actuation).
+func TestDecideCarriesEveryDecision(t *testing.T) {
+	c := dryRunHelper(t, 100, 100)
+	c.hosts = map[string][]netip.Addr{"a.example": {netip.MustParseAddr("192.0.2.5")}}
+	measured := seedLinks()
+	for _, g := range []decide.Given{
+		{Paths: measured, Proto: "h2", Sizes: store.History{Class: []int64{4e6, 4.1e6, 3.9e6}}},
+		{Paths: measured, Proto: "h2", Sizes: store.History{Class: []int64{20e3, 21e3, 19e3}}},
+		{},
+		{Paths: measured, Proto: "h3"},
+	} {
+		s := NewServer(policy.NewStore(policy.EmbeddedSource()), decide.New(decide.Config{Params: params(t), Links: &g, Memory: &g}), c, quietLog())
+		r := s.Handle([]byte(`{"v":1,"id":1,"type":"decide","body":{"origin":"https://a.example","tab":3,"nav":"3-1"}}`))
+		if !r.OK {
+			t.Fatal(r.Error)
+		}
+		if b := r.Body.(decide.Body); b.Inputs["actuation"] != "ok" {
+			t.Errorf("body %+v", b)
+		}
+	}
+	if n := strings.Count(helperStatus(t, c), "map [192.0.2.5]"); n != 4 {
+		t.Errorf("helper handed %d decisions, want 4", n)
 	}
 }

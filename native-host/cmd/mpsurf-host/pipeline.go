@@ -36,9 +36,6 @@ func pipeline(ctx context.Context, modelsDir string, src policy.Source, pol *pol
 	if db != nil {
 		cfg.Memory = db // a nil *store.Store in the interface would not read as "no memory"
 	}
-	if act != nil {
-		cfg.Actuator = act
-	}
 	if src.Kind == policy.OneFile {
 		cfg.Fixed = pol
 	}
