@@ -248,15 +248,6 @@ func (d *Decider) fixed(r Request) (Decision, error) {
 	return dec, nil
 }
 
-// pauseWords say why multipath is off, for the decision's reason.
-var pauseWords = map[string]string{
-	"user":        "you paused multipath",
-	"consent":     "multipath waits for your consent (MPSurf's first-run page)",
-	"cap_daily":   "today's cellular cap is reached",
-	"cap_monthly": "this month's cellular cap is reached",
-	"roaming":     "the cellular link is roaming",
-}
-
 // pause turns the decision into single path while multipath is paused, saying why; the model's terms stay.
 func (dec *Decision) pause(why string) {
 	if why == "" {
@@ -265,11 +256,7 @@ func (dec *Decision) pause(why string) {
 	dec.Paused = why
 	if dec.Theta1 != nil {
 		dec.Multipath, dec.Theta1, dec.Basis = false, nil, BasisRule
-		w, ok := pauseWords[why]
-		if !ok {
-			w = "multipath is paused (" + why + ")"
-		}
-		dec.Reason = clipReason("single path: " + w)
+		dec.Reason = clipReason("single path: " + protocol.PauseWords(why))
 	}
 }
 

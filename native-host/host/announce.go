@@ -2,25 +2,20 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
-// TypeAnnounce tells the host that a page's responses have announced (Content-Length) at least θ1 bytes
+// An announce tells the host that a page's responses have announced (Content-Length) at least θ1 bytes
 // (PROTOCOL.md §4 Announce). θ1 is the smallest transfer worth multipath (seed 001 §4.2: multipath "only if at
 // least 200KB data will be transferred"); once the responses' headers say that much will come, waiting for the
 // bytes themselves to arrive over WiFi before the cellular subflow joins only delays it. Beside a 2 Mbit/s WiFi
 // the testbed's large pages had asked for 200 kB of responses 0.37-0.50 s into the load, and received 200 kB
 // 1.08-1.23 s into it (decisions grid at f2f5312, poor-wifi-fast-lte, sp-wifi: origin request log against the
 // wlan0 packet timeline).
-const TypeAnnounce = "announce"
-
-// MaxAnnounced bounds the announced byte count: 2^40, as a report's transfer_bytes.
-const MaxAnnounced = 1 << 40
-
+//
 // Announce budget per page origin: one request per page load that passes θ1, so a few per second is plenty; a
 // page that reloads itself in a loop gets rate_limited and changes nothing.
 const (
@@ -28,30 +23,12 @@ const (
 	announceBurst = 10
 )
 
-// Announce is a parsed announce body.
-type Announce struct {
-	Origin string
-	Tab    int64
-	Nav    string
-	Bytes  int64
-}
-
-// AnnounceReply is the body of a successful announce reply: whether the origin's connections (or the page's
-// tunnels through the user's MPTCP proxy) were told to take their cellular subflows now (joined), why not
-// otherwise, and what the helper said of the origin's addresses.
-type AnnounceReply struct {
-	Joined    bool   `json:"joined"`
-	Why       string `json:"why,omitempty"`
-	Actuation string `json:"actuation"`
-	Tunnels   int    `json:"tunnels,omitempty"` // tunnels through the user's MPTCP proxy told to join now
-}
-
 // announce moves the origin's θ1 to 0 in the helper when the announced bytes reach the θ1 its current decision
 // set: the page will transfer that much, which is all θ1 waits to learn. A decision of never, one from the first
 // byte, or announced bytes under θ1 change nothing. A server that announces more than it sends only brings its
 // own connections' join forward; θ2 still caps what the cellular subflow carries.
 func (s *Server) announce(req protocol.Request) protocol.Reply {
-	a, perr := parseAnnounce(req.Body)
+	a, perr := protocol.ParseAnnounce(req.Body)
 	if perr != nil {
 		s.log.Warn("announce refused", "id", req.ID, "err", perr)
 		return protocol.Fail(req, perr)
@@ -64,7 +41,7 @@ func (s *Server) announce(req protocol.Request) protocol.Reply {
 			"announce of %s: more than %d requests a second; nothing was changed; retry in %d ms", a.Origin, announceRate, wait.Milliseconds()))
 	}
 	if s.act == nil {
-		return protocol.OK(req, AnnounceReply{Why: "no privileged helper: decisions are advisory", Actuation: "not_configured"})
+		return protocol.OK(req, protocol.AnnounceReply{Why: "no privileged helper: decisions are advisory", Actuation: "not_configured"})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), actuateBudget)
 	defer cancel()
@@ -75,7 +52,7 @@ func (s *Server) announce(req protocol.Request) protocol.Reply {
 		joined, why = true, ""
 	}
 	s.log.Info("announce", "origin", a.Origin, "tab", a.Tab, "nav", a.Nav, "bytes", a.Bytes, "joined", joined, "why", why, "result", res, "tunnels", tunnels)
-	return protocol.OK(req, AnnounceReply{Joined: joined, Why: why, Actuation: clip(res), Tunnels: tunnels})
+	return protocol.OK(req, protocol.AnnounceReply{Joined: joined, Why: why, Actuation: clip(res), Tunnels: tunnels})
 }
 
 // joinNow sets θ1 = 0 for the origin's addresses, and for its peers' under the same decision, when the origin's
@@ -109,18 +86,4 @@ func (c *actuatorClient) joinNow(ctx context.Context, origin string, bytes int64
 		}
 	}
 	return res == "ok", "", res
-}
-
-// parseAnnounce checks an announce body: origin, tab and nav as decide's (protocol.ParseDecide), and bytes.
-func parseAnnounce(body json.RawMessage) (Announce, *protocol.Error) {
-	d, perr := protocol.ParseDecide(body)
-	if perr != nil {
-		return Announce{}, perr
-	}
-	obj, _ := protocol.AsObject(body, "body") // ParseDecide has checked it is one
-	n, perr := obj.Int("bytes", 0, MaxAnnounced)
-	if perr != nil {
-		return Announce{}, perr
-	}
-	return Announce{Origin: d.Origin, Tab: d.Tab, Nav: d.Nav, Bytes: n}, nil
 }

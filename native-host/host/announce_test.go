@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -14,56 +13,6 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/relay"
 )
-
-func TestParseAnnounce(t *testing.T) {
-	tests := []struct {
-		body string
-		want Announce
-		code protocol.Code
-	}{
-		{`{"origin":"https://Example.com:443","tab":3,"nav":"3-1","bytes":200000}`, Announce{"https://example.com", 3, "3-1", 200000}, 0},
-		{`{"origin":"https://a.test","tab":-1,"nav":"x","bytes":0}`, Announce{"https://a.test", -1, "x", 0}, 0},
-		{`{"origin":"https://a.test","tab":3,"nav":"x","bytes":-1}`, Announce{}, protocol.CodeBadRequest},
-		{`{"origin":"https://a.test","tab":3,"nav":"x","bytes":1099511627777}`, Announce{}, protocol.CodeBadRequest},
-		{`{"origin":"https://a.test","tab":3,"nav":"x","bytes":1.5}`, Announce{}, protocol.CodeBadRequest},
-		{`{"origin":"https://a.test","tab":3,"nav":"x","bytes":"200000"}`, Announce{}, protocol.CodeBadRequest},
-		{`{"origin":"https://a.test","tab":3,"nav":"x"}`, Announce{}, protocol.CodeBadRequest},
-		{`{"origin":"https://a.test","tab":3,"nav":"","bytes":1}`, Announce{}, protocol.CodeBadRequest},
-		{`{"origin":"https://a.test","tab":3,"nav":"` + strings.Repeat("n", 129) + `","bytes":1}`, Announce{}, protocol.CodeBadRequest},
-		{`{"origin":"https://a.test","tab":-2,"nav":"x","bytes":1}`, Announce{}, protocol.CodeBadRequest},
-		{`{"origin":"ftp://a.test","tab":3,"nav":"x","bytes":1}`, Announce{}, protocol.CodeBadOrigin},
-		{`{"origin":"https://a.test/p?q","tab":3,"nav":"x","bytes":1}`, Announce{}, protocol.CodeBadOrigin},
-		{`[]`, Announce{}, protocol.CodeBadRequest},
-		{`null`, Announce{}, protocol.CodeBadRequest},
-	}
-	for _, tt := range tests {
-		got, perr := parseAnnounce(json.RawMessage(tt.body))
-		switch {
-		case tt.code != 0 && (perr == nil || perr.Code != tt.code):
-			t.Errorf("parseAnnounce(%s) = %+v, %v; want code %d", tt.body, got, perr, tt.code)
-		case tt.code == 0 && (perr != nil || got != tt.want):
-			t.Errorf("parseAnnounce(%s) = %+v, %v; want %+v", tt.body, got, perr, tt.want)
-		}
-	}
-}
-
-func FuzzParseAnnounce(f *testing.F) {
-	for _, s := range []string{`{"origin":"https://a.test","tab":1,"nav":"n","bytes":5}`, `{}`, `{"bytes":1e400}`, `"x"`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		a, perr := parseAnnounce(json.RawMessage(s))
-		if perr != nil {
-			return
-		}
-		if a.Bytes < 0 || a.Bytes > MaxAnnounced || a.Nav == "" || a.Tab < -1 {
-			t.Fatalf("parseAnnounce(%q) took %+v", s, a)
-		}
-		if norm, err := protocol.NormalizeOrigin(a.Origin); err != nil || norm != a.Origin {
-			t.Fatalf("parseAnnounce(%q) gave origin %q, not normalised", s, a.Origin)
-		}
-	})
-}
 
 // The real helper (dry run) is told θ1 = 0 for the origin, and for its peers, only when the announced bytes reach
 // the θ1 its current decision waits for; never, θ1 = 0 already, too few bytes and an unknown origin change nothing.

@@ -6,12 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/netip"
-	"net/url"
 	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -27,68 +23,15 @@ import (
 // the browser chose. The request's cookies and authorization live in memory for that one download only: never
 // logged, never written.
 const (
-	TypeDownloadOffer   = "download_offer"
-	TypeDownloadControl = "download_control"
-	TypeDownloadList    = "download_list"
-	TypeDownloadPush    = "download"
+	maxActiveDownload = 8
+	downloadPushEvery = 500 * time.Millisecond
 )
 
 // EnvDownloadCA names a PEM file of extra roots the host's downloads trust (a private server's; the testbed's).
 const EnvDownloadCA = "MPSURF_DOWNLOAD_CA"
 
-// Download states.
-const (
-	DownloadDeclined = "declined" // the model (or a rule) chose single path: the browser's own download goes on
-	DownloadStarting = "starting" // asking the server; the browser's download goes on until "running"
-	DownloadRunning  = "running"  // the first response checked out: the browser may cancel its own download
-	DownloadPaused   = "paused"
-	DownloadDone     = "done"
-	DownloadFailed   = "failed"
-	DownloadCanceled = "canceled"
-)
-
-// Limits of an offer.
-const (
-	maxDownloadID     = 64
-	maxDownloadURL    = 8192
-	maxDownloadPath   = 4096
-	maxCookieHeader   = 16384
-	maxHeaderValue    = 8192
-	maxActiveDownload = 8
-	downloadPushEvery = 500 * time.Millisecond
-)
-
-// DownloadPath is one path's share of a download.
-type DownloadPath struct {
-	Name  string `json:"name"`
-	Kind  string `json:"kind"`
-	Bytes int64  `json:"bytes"`
-}
-
-// DownloadState is the body of download replies and pushes.
-type DownloadState struct {
-	ID        string         `json:"id"`
-	State     string         `json:"state"`
-	URL       string         `json:"url"`
-	File      string         `json:"file"`
-	Size      int64          `json:"size"`
-	Received  int64          `json:"received"`
-	Paths     []DownloadPath `json:"paths"`
-	Multipath bool           `json:"multipath"`
-	Reason    string         `json:"reason"`
-	Digest    string         `json:"digest,omitempty"`
-	ElapsedMS int64          `json:"elapsed_ms"`
-}
-
-type downloadOffer struct {
-	id, url, origin, file, proto string
-	size                         int64
-	header                       http.Header
-	resume                       bool
-}
-
 type download struct {
-	offer downloadOffer
+	offer protocol.DownloadOffer
 	// single is closed when multipath is paused while the download runs over two paths (downloadHub.pause); a
 	// new one comes with each start.
 	single     chan struct{}
@@ -98,7 +41,7 @@ type download struct {
 	paths      []mph2.Path
 	cap        int64
 	mu         sync.Mutex
-	st         DownloadState
+	st         protocol.DownloadState
 	cancel     context.CancelCauseFunc
 	done       chan struct{}
 	started    time.Time
@@ -122,25 +65,25 @@ var (
 )
 
 func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
-	o, perr := parseDownloadOffer(req.Body)
+	o, perr := protocol.ParseDownloadOffer(req.Body, isDir)
 	if perr != nil {
 		s.log.Warn("download offer refused", "id", req.ID, "err", perr)
 		return protocol.Fail(req, perr)
 	}
 	h := s.downloads
 	h.mu.Lock()
-	if d := h.items[o.id]; d != nil {
+	if d := h.items[o.ID]; d != nil {
 		h.mu.Unlock()
 		return protocol.OK(req, d.state())
 	}
 	active := 0
 	for _, d := range h.items {
-		if st := d.state().State; st == DownloadStarting || st == DownloadRunning {
+		if st := d.state().State; st == protocol.DownloadStarting || st == protocol.DownloadRunning {
 			active++
 		}
 	}
 	h.mu.Unlock()
-	st := DownloadState{ID: o.id, URL: o.url, File: o.file, Size: o.size, State: DownloadDeclined}
+	st := protocol.DownloadState{ID: o.ID, URL: o.URL, File: o.File, Size: o.Size, State: protocol.DownloadDeclined}
 	if active >= maxActiveDownload {
 		st.Reason = fmt.Sprintf("%d downloads are running already", active)
 		return protocol.OK(req, st)
@@ -148,7 +91,7 @@ func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
 	s.paused.mu.Lock()
 	paused := s.paused.why
 	s.paused.mu.Unlock()
-	dec, err := s.dec.Transfer(context.Background(), decide.Request{Origin: o.origin, Tab: -1, Nav: "download-" + o.id, Paused: paused}, o.size, o.proto)
+	dec, err := s.dec.Transfer(context.Background(), decide.Request{Origin: o.Origin, Tab: -1, Nav: "download-" + o.ID, Paused: paused}, o.Size, o.Proto)
 	if err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodePolicyUnavailable, "%v", err))
 	}
@@ -157,7 +100,7 @@ func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
 	primary, secondary := s.dec.Interfaces()
 	use := []*paths.Path{primary, secondary}
 	switch {
-	case o.resume:
+	case o.Resume:
 		// The browser's own download was cancelled when this one started: declining now would lose the file.
 		// Without multipath it resumes on one path.
 		use = nil
@@ -167,7 +110,7 @@ func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
 			}
 		}
 		if len(use) == 0 {
-			return protocol.OK(req, DownloadState{ID: o.id, URL: o.url, File: o.file, Size: o.size, State: DownloadFailed,
+			return protocol.OK(req, protocol.DownloadState{ID: o.ID, URL: o.URL, File: o.File, Size: o.Size, State: protocol.DownloadFailed,
 				Reason: "no network interface is up to resume on"})
 		}
 		st.Multipath = len(use) == 2
@@ -200,27 +143,27 @@ func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
 	if dec.Theta2 != nil {
 		d.cap = max(*dec.Theta2, 1) // θ2 = 0 decides single path above; a cap is never "none" here
 	}
-	st.State = DownloadStarting
+	st.State = protocol.DownloadStarting
 	d.st = st
 	h.mu.Lock()
-	h.items[o.id] = d
+	h.items[o.ID] = d
 	h.mu.Unlock()
-	h.start(d, o.resume)
+	h.start(d, o.Resume)
 	return protocol.OK(req, d.state())
 }
 
 // logTransfer puts the transfer's decision in the decision log, with a request that names the origin and size
 // only: the URL and the request's headers (cookies) stay out of the log.
-func (s *Server) logTransfer(req protocol.Request, o downloadOffer, dec decide.Decision) {
+func (s *Server) logTransfer(req protocol.Request, o protocol.DownloadOffer, dec decide.Decision) {
 	if s.rec.db == nil {
 		return
 	}
-	logged, _ := json.Marshal(map[string]any{"kind": "download", "origin": o.origin, "size": o.size, "protocol": o.proto})
+	logged, _ := json.Marshal(map[string]any{"kind": "download", "origin": o.Origin, "size": o.Size, "protocol": o.Proto})
 	body := dec.Body()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	if err := s.rec.db.LogDecision(ctx, logged, body.Decision, body, store.DecisionMeta{Basis: string(dec.Basis)}); err != nil {
-		s.log.Error("download decision not logged", "origin", o.origin, "err", err)
+		s.log.Error("download decision not logged", "origin", o.Origin, "err", err)
 	}
 	s.decisions.Add(1)
 }
@@ -231,7 +174,7 @@ func (h *downloadHub) start(d *download, resume bool) {
 	d.mu.Lock()
 	d.cancel = cancel
 	d.done = make(chan struct{})
-	d.st.State = DownloadStarting
+	d.st.State = protocol.DownloadStarting
 	d.mu.Unlock()
 	tlsConf, err := downloadTLS()
 	if err != nil {
@@ -247,12 +190,12 @@ func (h *downloadHub) start(d *download, resume bool) {
 	d.single, d.singleOnce = make(chan struct{}), new(sync.Once)
 	d.mu.Unlock()
 	o := mph2.Options{
-		URL: d.offer.url, Header: d.offer.header, Paths: use, Out: d.offer.file, Size: d.offer.size, DropSecondary: d.single,
-		Resume: resume, SecondaryCap: d.cap, Priors: d.priors, TLS: tlsConf, Resolve: resolve, Log: h.s.log.With("download", d.offer.id),
+		URL: d.offer.URL, Header: d.offer.Header, Paths: use, Out: d.offer.File, Size: d.offer.Size, DropSecondary: d.single,
+		Resume: resume, SecondaryCap: d.cap, Priors: d.priors, TLS: tlsConf, Resolve: resolve, Log: h.s.log.With("download", d.offer.ID),
 		ProgressEvery: downloadPushEvery,
 		OnStart: func(int64) {
 			d.mu.Lock()
-			d.st.State = DownloadRunning
+			d.st.State = protocol.DownloadRunning
 			d.mu.Unlock()
 			h.push(d)
 		},
@@ -277,10 +220,10 @@ func (h *downloadHub) start(d *download, resume bool) {
 	h.push(d)
 }
 
-func (d *download) pathsOf(ps []mph2.PathStat) []DownloadPath {
-	out := make([]DownloadPath, len(ps))
+func (d *download) pathsOf(ps []mph2.PathStat) []protocol.DownloadPath {
+	out := make([]protocol.DownloadPath, len(ps))
 	for i, p := range ps {
-		out[i] = DownloadPath{Name: p.Name, Kind: d.kinds[p.Name], Bytes: p.Bytes}
+		out[i] = protocol.DownloadPath{Name: p.Name, Kind: d.kinds[p.Name], Bytes: p.Bytes}
 	}
 	return out
 }
@@ -291,34 +234,34 @@ func (h *downloadHub) finish(d *download, res mph2.Result, err error) {
 	d.st.ElapsedMS = time.Since(d.started).Milliseconds()
 	switch {
 	case err == nil:
-		d.st.State, d.st.File, d.st.Received, d.st.Digest = DownloadDone, res.File, res.Size, res.Digest
+		d.st.State, d.st.File, d.st.Received, d.st.Digest = protocol.DownloadDone, res.File, res.Size, res.Digest
 		if res.Fallback != "" {
 			d.st.Reason = "finished on one path: " + res.Fallback
 		}
 	case errors.Is(err, errPaused):
-		d.st.State = DownloadPaused
+		d.st.State = protocol.DownloadPaused
 	case errors.Is(err, errCanceled):
-		d.st.State, d.st.Reason = DownloadCanceled, "canceled"
-		mph2.RemovePart(d.offer.file)
+		d.st.State, d.st.Reason = protocol.DownloadCanceled, "canceled"
+		mph2.RemovePart(d.offer.File)
 	default:
-		wasRunning := d.st.State == DownloadRunning
-		d.st.State, d.st.Reason = DownloadFailed, clip(err.Error())
+		wasRunning := d.st.State == protocol.DownloadRunning
+		d.st.State, d.st.Reason = protocol.DownloadFailed, clip(err.Error())
 		if !wasRunning {
 			// The browser's own download still runs: nothing of ours may stay behind.
-			mph2.RemovePart(d.offer.file)
+			mph2.RemovePart(d.offer.File)
 		}
 	}
 	close(d.done)
 	d.mu.Unlock()
-	h.s.log.Info("download ended", "download", d.offer.id, "state", d.st.State, "bytes", res.Size, "ms", res.ElapsedMS, "reason", d.st.Reason)
+	h.s.log.Info("download ended", "download", d.offer.ID, "state", d.st.State, "bytes", res.Size, "ms", res.ElapsedMS, "reason", d.st.Reason)
 	h.push(d)
 }
 
-func (d *download) state() DownloadState {
+func (d *download) state() protocol.DownloadState {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	st := d.st
-	st.Paths = append([]DownloadPath(nil), d.st.Paths...)
+	st.Paths = append([]protocol.DownloadPath(nil), d.st.Paths...)
 	return st
 }
 
@@ -326,9 +269,9 @@ func (d *download) state() DownloadState {
 // which waits for room.
 func (h *downloadHub) push(d *download) {
 	st := d.state()
-	p := protocol.Push{V: protocol.Version, Type: TypeDownloadPush, Push: true, Body: st}
+	p := protocol.Push{V: protocol.Version, Type: protocol.TypeDownloadPush, Push: true, Body: st}
 	switch st.State {
-	case DownloadStarting, DownloadRunning:
+	case protocol.DownloadStarting, protocol.DownloadRunning:
 		select {
 		case h.pushes <- p:
 		default:
@@ -342,56 +285,44 @@ func (h *downloadHub) push(d *download) {
 }
 
 func (s *Server) downloadControl(req protocol.Request) protocol.Reply {
-	obj, perr := protocol.AsObject(req.Body, "body")
+	c, perr := protocol.ParseDownloadControl(req.Body, isDir)
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
-	action, perr := obj.OneOf("action", "pause", "resume", "cancel", "discard")
-	if perr != nil {
-		return protocol.Fail(req, perr)
-	}
-	if action == "discard" {
+	if c.Action == "discard" {
 		// A partial file a stopped host left (the extension keeps the list): remove it and its sidecar only.
-		file, perr := downloadFile(obj)
-		if perr != nil {
-			return protocol.Fail(req, perr)
-		}
-		if err := mph2.RemovePart(file); err != nil {
+		if err := mph2.RemovePart(c.File); err != nil {
 			return protocol.Fail(req, protocol.Errorf(protocol.CodeInternal, "%v", err))
 		}
-		return protocol.OK(req, DownloadState{File: file, State: DownloadCanceled, Reason: "partial file removed"})
-	}
-	id, perr := obj.String("id", maxDownloadID)
-	if perr != nil {
-		return protocol.Fail(req, perr)
+		return protocol.OK(req, protocol.DownloadState{File: c.File, State: protocol.DownloadCanceled, Reason: "partial file removed"})
 	}
 	h := s.downloads
 	h.mu.Lock()
-	d := h.items[id]
+	d := h.items[c.ID]
 	h.mu.Unlock()
 	if d == nil {
-		return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "id: no download %q in this host", id))
+		return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "id: no download %q in this host", c.ID))
 	}
 	st := d.state()
-	switch action {
+	switch c.Action {
 	case "pause":
-		if st.State == DownloadStarting || st.State == DownloadRunning {
+		if st.State == protocol.DownloadStarting || st.State == protocol.DownloadRunning {
 			d.cancel(errPaused)
 			<-d.done
 		}
 	case "resume":
-		if st.State == DownloadPaused || st.State == DownloadFailed && st.Received > 0 {
+		if st.State == protocol.DownloadPaused || st.State == protocol.DownloadFailed && st.Received > 0 {
 			h.start(d, true)
 		}
 	case "cancel":
 		switch st.State {
-		case DownloadStarting, DownloadRunning:
+		case protocol.DownloadStarting, protocol.DownloadRunning:
 			d.cancel(errCanceled)
 			<-d.done
-		case DownloadPaused, DownloadFailed:
-			mph2.RemovePart(d.offer.file)
+		case protocol.DownloadPaused, protocol.DownloadFailed:
+			mph2.RemovePart(d.offer.File)
 			d.mu.Lock()
-			d.st.State, d.st.Reason = DownloadCanceled, "canceled"
+			d.st.State, d.st.Reason = protocol.DownloadCanceled, "canceled"
 			d.mu.Unlock()
 			h.push(d)
 		}
@@ -399,15 +330,10 @@ func (s *Server) downloadControl(req protocol.Request) protocol.Reply {
 	return protocol.OK(req, d.state())
 }
 
-// DownloadList is the body of a download_list reply.
-type DownloadList struct {
-	Downloads []DownloadState `json:"downloads"`
-}
-
 func (s *Server) downloadList(req protocol.Request) protocol.Reply {
 	h := s.downloads
 	h.mu.Lock()
-	out := DownloadList{Downloads: []DownloadState{}}
+	out := protocol.DownloadList{Downloads: []protocol.DownloadState{}}
 	for _, d := range h.items {
 		out.Downloads = append(out.Downloads, d.state())
 	}
@@ -458,92 +384,8 @@ func downloadTLS() (*tls.Config, error) {
 	return mph2.TLSWithRoots(extra)
 }
 
-// parseDownloadOffer checks a download_offer body (PROTOCOL.md §4 Downloads).
-func parseDownloadOffer(body json.RawMessage) (downloadOffer, *protocol.Error) {
-	var o downloadOffer
-	obj, perr := protocol.AsObject(body, "body")
-	if perr != nil {
-		return o, perr
-	}
-	if o.id, perr = obj.String("id", maxDownloadID); perr != nil {
-		return o, perr
-	}
-	if o.id == "" {
-		return o, protocol.Errorf(protocol.CodeBadRequest, "id: empty")
-	}
-	if o.url, perr = obj.String("url", maxDownloadURL); perr != nil {
-		return o, perr
-	}
-	u, err := url.Parse(o.url)
-	if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
-		return o, protocol.Errorf(protocol.CodeBadRequest, "url: not an https URL without credentials")
-	}
-	u.Fragment = ""
-	o.url = u.String()
-	raw, perr := obj.String("origin", -1)
-	if perr != nil {
-		return o, perr
-	}
-	if o.origin, err = protocol.NormalizeOrigin(raw); err != nil {
-		return o, protocol.Errorf(protocol.CodeBadOrigin, "origin: %v", err)
-	}
-	if want, _ := protocol.NormalizeOrigin(u.Scheme + "://" + u.Host); want != o.origin {
-		return o, protocol.Errorf(protocol.CodeBadRequest, "origin: %s is not the URL's origin", o.origin)
-	}
-	if o.size, perr = obj.Int("size", 1, 1<<50); perr != nil {
-		return o, perr
-	}
-	if o.file, perr = downloadFile(obj); perr != nil {
-		return o, perr
-	}
-	if obj.Has("protocol") {
-		if o.proto, perr = obj.OneOf("protocol", "h2", "http/1.1", ""); perr != nil {
-			return o, perr
-		}
-	}
-	if obj.Has("resume") {
-		if o.resume, perr = obj.Bool("resume"); perr != nil {
-			return o, perr
-		}
-	}
-	o.header = http.Header{}
-	if obj.Has("headers") {
-		hs, perr := protocol.AsObject(obj["headers"], "headers")
-		if perr != nil {
-			return o, perr
-		}
-		limits := map[string]int{"cookie": maxCookieHeader, "authorization": maxHeaderValue, "referer": maxHeaderValue, "user-agent": 512}
-		for name := range hs {
-			lim, ok := limits[name]
-			if !ok {
-				return o, protocol.Errorf(protocol.CodeBadRequest, "headers.%.40s: not one of cookie, authorization, referer, user-agent", name)
-			}
-			v, perr := hs.String(name, lim)
-			if perr != nil {
-				return o, protocol.Errorf(protocol.CodeBadRequest, "headers.%s", perr.Message)
-			}
-			if strings.ContainsAny(v, "\r\n\x00") {
-				return o, protocol.Errorf(protocol.CodeBadRequest, "headers.%s: control characters", name)
-			}
-			if v != "" {
-				o.header.Set(name, v)
-			}
-		}
-	}
-	return o, nil
-}
-
-// downloadFile reads the "file" field: an absolute path whose directory exists.
-func downloadFile(obj protocol.Object) (string, *protocol.Error) {
-	f, perr := obj.String("file", maxDownloadPath)
-	if perr != nil {
-		return "", perr
-	}
-	if !filepath.IsAbs(f) || filepath.Clean(f) != f || strings.ContainsRune(f, 0) {
-		return "", protocol.Errorf(protocol.CodeBadRequest, "file: not a clean absolute path")
-	}
-	if fi, err := os.Stat(filepath.Dir(f)); err != nil || !fi.IsDir() {
-		return "", protocol.Errorf(protocol.CodeBadRequest, "file: its directory does not exist")
-	}
-	return f, nil
+// isDir says whether a directory exists: an offered file's must.
+func isDir(dir string) bool {
+	fi, err := os.Stat(dir)
+	return err == nil && fi.IsDir()
 }

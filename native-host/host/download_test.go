@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 
@@ -14,68 +13,6 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
-
-type downloadVectors struct {
-	Offers []struct {
-		Name  string          `json:"name"`
-		Error int             `json:"error"`
-		Field string          `json:"field"`
-		Body  json.RawMessage `json:"body"`
-	} `json:"offers"`
-	States []struct {
-		Name  string          `json:"name"`
-		Valid bool            `json:"valid"`
-		Body  json.RawMessage `json:"body"`
-	} `json:"states"`
-}
-
-func readDownloadVectors(t *testing.T) downloadVectors {
-	data, err := os.ReadFile("../vectors/downloads.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v downloadVectors
-	if err := json.Unmarshal(data, &v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func TestDownloadOfferVectors(t *testing.T) {
-	for _, c := range readDownloadVectors(t).Offers {
-		t.Run(c.Name, func(t *testing.T) {
-			o, perr := parseDownloadOffer(c.Body)
-			code := 0
-			if perr != nil {
-				code = int(perr.Code)
-			}
-			if code != c.Error {
-				t.Fatalf("code %d (%v), want %d", code, perr, c.Error)
-			}
-			if perr != nil && !strings.HasPrefix(perr.Message, c.Field) {
-				t.Errorf("message %q does not name %s", perr.Message, c.Field)
-			}
-			if perr == nil && (o.header.Get("X-Forwarded-For") != "" || o.url == "" || o.size <= 0) {
-				t.Errorf("parsed %+v", o)
-			}
-		})
-	}
-}
-
-// Every state the host sends is one the vectors call valid: the states the host can be in, and their fields.
-func TestDownloadStateShape(t *testing.T) {
-	for _, c := range readDownloadVectors(t).States {
-		var st DownloadState
-		dec := json.NewDecoder(strings.NewReader(string(c.Body)))
-		dec.DisallowUnknownFields()
-		err := dec.Decode(&st)
-		known := map[string]bool{DownloadDeclined: true, DownloadStarting: true, DownloadRunning: true, DownloadPaused: true,
-			DownloadDone: true, DownloadFailed: true, DownloadCanceled: true}
-		if c.Valid && (err != nil || !known[st.State]) {
-			t.Errorf("%s: a valid state does not decode into DownloadState: %v", c.Name, err)
-		}
-	}
-}
 
 // A download the model does not find worth both links is declined with its reason and logged; the browser's
 // own download then goes on.
@@ -97,21 +34,21 @@ func TestDownloadOfferDeclined(t *testing.T) {
 	} {
 		body, _ := json.Marshal(map[string]any{"id": "c1" + c.name[:3], "url": "https://files.example/a.bin", "origin": "https://files.example",
 			"size": c.size, "file": t.TempDir() + "/a.bin"})
-		rep := srv.Handle(mustRequest(t, TypeDownloadOffer, body))
+		rep := srv.Handle(mustRequest(t, protocol.TypeDownloadOffer, body))
 		if !rep.OK {
 			t.Fatalf("%s: %+v", c.name, rep.Error)
 		}
-		st := rep.Body.(DownloadState)
-		if st.State != DownloadDeclined || !strings.Contains(st.Reason, c.want) {
+		st := rep.Body.(protocol.DownloadState)
+		if st.State != protocol.DownloadDeclined || !strings.Contains(st.Reason, c.want) {
 			t.Errorf("%s: %+v", c.name, st)
 		}
 	}
-	rep := srv.Handle(mustRequest(t, TypeDownloadControl, []byte(`{"id":"nope","action":"pause"}`)))
+	rep := srv.Handle(mustRequest(t, protocol.TypeDownloadControl, []byte(`{"id":"nope","action":"pause"}`)))
 	if rep.OK || rep.Error.Code != protocol.CodeBadRequest {
 		t.Errorf("control of an unknown download: %+v", rep)
 	}
-	rep = srv.Handle(mustRequest(t, TypeDownloadList, nil))
-	if !rep.OK || len(rep.Body.(DownloadList).Downloads) != 0 {
+	rep = srv.Handle(mustRequest(t, protocol.TypeDownloadList, nil))
+	if !rep.OK || len(rep.Body.(protocol.DownloadList).Downloads) != 0 {
 		t.Errorf("list: %+v", rep)
 	}
 }
@@ -132,7 +69,7 @@ func TestDownloadDecisionLogged(t *testing.T) {
 	s, db := storeServer(t)
 	body := `{"id":"c5","url":"https://files.example/secret/path.bin?token=hunter2","origin":"https://files.example","size":50000000,` +
 		`"file":"` + t.TempDir() + `/path.bin","headers":{"cookie":"sid=topsecret"}}`
-	if r := call(t, s, TypeDownloadOffer, body); !r.OK {
+	if r := call(t, s, protocol.TypeDownloadOffer, body); !r.OK {
 		t.Fatalf("offer: %+v", r.Error)
 	}
 	var out strings.Builder

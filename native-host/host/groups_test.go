@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"net/netip"
 	"strings"
 	"testing"
@@ -42,7 +43,7 @@ func TestPeerKeepsItsOwnGroup(t *testing.T) {
 	if !r.OK {
 		t.Fatalf("peers: %+v", r)
 	}
-	var got PeersReply
+	var got protocol.PeersReply
 	json.Unmarshal(r.Body, &got)
 	if got.Addrs != 0 || len(got.Refused) != 1 {
 		t.Errorf("b.test, with a decision and a group of its own, was taken into a.test's group: %+v", got)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,36 +77,34 @@ func (s *Server) Handle(payload []byte) protocol.Reply {
 			return s.decide(req)
 		case protocol.TypeStatus:
 			return s.status(req)
-		case TypeReport:
+		case protocol.TypeReport:
 			return s.report(req)
-		case TypePrefs:
+		case protocol.TypePrefs:
 			return s.prefs(req)
-		case TypeLogExport:
+		case protocol.TypeLogExport:
 			return s.logExport(req)
-		case TypeLogDelete:
+		case protocol.TypeLogDelete:
 			return s.logDelete(req)
-		case TypePeers:
+		case protocol.TypePeers:
 			return s.peers(req)
-		case TypeAnnounce:
+		case protocol.TypeAnnounce:
 			return s.announce(req)
-		case TypeDownloadOffer:
+		case protocol.TypeDownloadOffer:
 			return s.downloadOffer(req)
-		case TypeDownloadControl:
+		case protocol.TypeDownloadControl:
 			return s.downloadControl(req)
-		case TypeDownloadList:
+		case protocol.TypeDownloadList:
 			return s.downloadList(req)
-		case TypeProxyStatus:
+		case protocol.TypeProxyStatus:
 			return s.proxyStatus(req)
-		case TypeProxyConfig:
+		case protocol.TypeProxyConfig:
 			return s.proxyConfig(req)
-		case TypeProxyTest:
+		case protocol.TypeProxyTest:
 			return s.proxyTest(req)
-		case TypePause:
+		case protocol.TypePause:
 			return s.pause(req)
 		}
-		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s",
-			protocol.TypeHello, protocol.TypeDecide, protocol.TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete, TypePeers, TypeAnnounce,
-			TypeProxyStatus, TypeProxyConfig, TypeProxyTest, TypePause, TypeDownloadOffer, TypeDownloadControl, TypeDownloadList)
+		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s", strings.Join(protocol.RequestTypes, ", "))
 	}
 	s.log.Warn("bad request", "id", req.ID, "type", req.Type, "err", perr)
 	return protocol.Fail(req, perr)

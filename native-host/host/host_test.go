@@ -135,15 +135,15 @@ func TestRepliesValidate(t *testing.T) {
 			if b.PID != os.Getpid() || b.Version != Version {
 				t.Errorf("%s: %+v", ex.Name, b)
 			}
-		case PeersReply:
+		case protocol.PeersReply:
 			if b.Addrs < 1 || b.Actuation == "" {
 				t.Errorf("%s: %+v", ex.Name, b)
 			}
-		case AnnounceReply:
+		case protocol.AnnounceReply:
 			if b.Joined || b.Why == "" || b.Actuation == "" {
 				t.Errorf("%s: %+v", ex.Name, b)
 			}
-		case PauseReply:
+		case protocol.PauseReply:
 			if b.Paused == (b.Why == "none") {
 				t.Errorf("%s: %+v", ex.Name, b)
 			}

@@ -2,64 +2,30 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
-// LogExportReply is the body of a successful log_export reply.
-type LogExportReply struct {
-	Format string  `json:"format"`
-	Data   string  `json:"data"`
-	Rows   int64   `json:"rows"`
-	Cursor *string `json:"cursor"`
-}
-
-// LogDeleteReply is the body of a successful log_delete reply.
-type LogDeleteReply struct {
-	Deleted bool `json:"deleted"`
-}
-
-type logExport struct {
-	format  string
-	sinceMS int64
-	cursor  *store.Cursor
-}
-
-func parseLogExport(body json.RawMessage) (logExport, *protocol.Error) {
-	obj, perr := protocol.AsObject(body, "body")
-	if perr != nil {
-		return logExport{}, perr
+// logExportOf checks a log_export body (protocol.ParseLogExport) and decodes its cursor, which must be one this
+// host made for an export of the same format.
+func logExportOf(req protocol.Request) (protocol.LogExport, *store.Cursor, *protocol.Error) {
+	e, perr := protocol.ParseLogExport(req.Body)
+	if perr != nil || e.Cursor == nil {
+		return e, nil, perr
 	}
-	var e logExport
-	if e.format, perr = obj.OneOf("format", store.FormatCSV, store.FormatJSONL); perr != nil {
-		return e, perr
+	c, err := store.DecodeCursor(*e.Cursor)
+	if err != nil {
+		return e, nil, protocol.Errorf(protocol.CodeBadRequest, "%v", err)
 	}
-	if obj.Has("since_ms") {
-		if e.sinceMS, perr = obj.Int("since_ms", 0, protocol.MaxSafeInt); perr != nil {
-			return e, perr
-		}
+	if c.Format != e.Format {
+		return e, nil, protocol.Errorf(protocol.CodeBadRequest, "cursor: belongs to a %s export, not %s", c.Format, e.Format)
 	}
-	if obj.Has("cursor") && !obj.Null("cursor") {
-		s, perr := obj.String("cursor", -1)
-		if perr != nil {
-			return e, perr
-		}
-		c, err := store.DecodeCursor(s)
-		if err != nil {
-			return e, protocol.Errorf(protocol.CodeBadRequest, "%v", err)
-		}
-		if c.Format != e.format {
-			return e, protocol.Errorf(protocol.CodeBadRequest, "cursor: belongs to a %s export, not %s", c.Format, e.format)
-		}
-		e.cursor = &c
-	}
-	return e, nil
+	return e, &c, nil
 }
 
 func (s *Server) logExport(req protocol.Request) protocol.Reply {
-	e, perr := parseLogExport(req.Body)
+	e, cursor, perr := logExportOf(req)
 	if perr != nil {
 		s.log.Warn("log_export refused", "id", req.ID, "err", perr)
 		return protocol.Fail(req, perr)
@@ -71,11 +37,11 @@ func (s *Server) logExport(req protocol.Request) protocol.Reply {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	// The extension's export is a file to share like any other: its path classes are pseudonymous.
-	ch, err := db.ExportChunk(ctx, e.format, e.sinceMS, e.cursor, store.MaxChunk, store.PathsPseudonymous)
+	ch, err := db.ExportChunk(ctx, e.Format, e.SinceMS, cursor, store.MaxChunk, store.PathsPseudonymous)
 	if err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodeStoreUnavailable, "%v", err))
 	}
-	out := LogExportReply{Format: e.format, Data: ch.Data, Rows: ch.Rows}
+	out := protocol.LogExportReply{Format: e.Format, Data: ch.Data, Rows: ch.Rows}
 	if ch.Next != nil {
 		c := ch.Next.Encode()
 		out.Cursor = &c
@@ -92,5 +58,5 @@ func (s *Server) logDelete(req protocol.Request) protocol.Reply {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodeStoreUnavailable, "%v", err))
 	}
 	s.log.Info("decision log deleted at the user's request")
-	return protocol.OK(req, LogDeleteReply{Deleted: true})
+	return protocol.OK(req, protocol.LogDeleteReply{Deleted: true})
 }

@@ -6,21 +6,6 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
-// TypePause turns all multipath off or back on (PROTOCOL.md §4 Pause): the user's one-click pause, a cellular cap
-// reached, roaming, or no consent yet. The extension sends it after every hello and on every change; the host
-// keeps it in memory only, so a new host starts unpaused until the extension says otherwise (it says so before
-// its first decide: requests are answered in order).
-const TypePause = "pause"
-
-// Reasons a pause may give.
-var pauseReasons = []string{"user", "consent", "cap_daily", "cap_monthly", "roaming", "none"}
-
-// PauseReply is the body of a successful pause reply.
-type PauseReply struct {
-	Paused bool   `json:"paused"`
-	Why    string `json:"why"`
-}
-
 type pauseState struct {
 	mu  sync.Mutex
 	why string // "" while not paused
@@ -65,25 +50,16 @@ func (s *Server) applyPause(paused bool, hold func(bool)) {
 	}
 }
 
+// pause turns all multipath off or back on (PROTOCOL.md §4 Pause): the user's one-click pause, a cellular cap
+// reached, roaming, or no consent yet. The extension sends it after every hello and on every change; the host
+// keeps it in memory only, so a new host starts unpaused until the extension says otherwise (it says so before
+// its first decide: requests are answered in order).
 func (s *Server) pause(req protocol.Request) protocol.Reply {
-	obj, perr := protocol.AsObject(req.Body, "body")
+	p, perr := protocol.ParsePause(req.Body)
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
-	paused, perr := obj.Bool("paused")
-	if perr != nil {
-		return protocol.Fail(req, perr)
-	}
-	why, perr := obj.OneOf("why", pauseReasons...)
-	if perr != nil {
-		return protocol.Fail(req, perr)
-	}
-	if paused == (why == "none") {
-		return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "why: %q does not go with paused %v", why, paused))
-	}
-	if !paused {
-		why = ""
-	}
+	paused, why := p.Paused, p.Why
 	s.paused.mu.Lock()
 	changed := s.paused.why != why
 	flipped := (s.paused.why == "") != (why == "")
@@ -97,7 +73,7 @@ func (s *Server) pause(req protocol.Request) protocol.Reply {
 		s.applyPause(paused, hold)
 	}
 	if !paused {
-		why = "none"
+		why = protocol.PauseNone
 	}
-	return protocol.OK(req, PauseReply{Paused: paused, Why: why})
+	return protocol.OK(req, protocol.PauseReply{Paused: paused, Why: why})
 }

@@ -20,7 +20,7 @@ import (
 func pauseNow(t *testing.T, s *Server, paused bool, why string) {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"paused": paused, "why": why})
-	if r := s.pause(protocol.Request{ID: 1, Type: TypePause, Body: body}); r.Error != nil {
+	if r := s.pause(protocol.Request{ID: 1, Type: protocol.TypePause, Body: body}); r.Error != nil {
 		t.Fatal(r.Error)
 	}
 }
@@ -49,7 +49,7 @@ func TestPauseReachesEveryPath(t *testing.T) {
 	}
 
 	// A download running over both links.
-	dl := &download{single: make(chan struct{}), singleOnce: new(sync.Once), st: DownloadState{ID: "c1", State: DownloadRunning}}
+	dl := &download{single: make(chan struct{}), singleOnce: new(sync.Once), st: protocol.DownloadState{ID: "c1", State: protocol.DownloadRunning}}
 	s.downloads.items["c1"] = dl
 	var held []bool
 	s.OnPause(func(p bool) { held = append(held, p) })

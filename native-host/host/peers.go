@@ -2,13 +2,11 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"net/url"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,30 +17,6 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
-// TypePeers reports the hosts and addresses a tab's page actually talked to (PROTOCOL.md §4 Peers), so that
-// the page's connections to third parties, and to addresses the host's own resolver would not have named,
-// follow the page's decision in the kernel.
-const TypePeers = "peers"
-
-// maxPeers bounds one peers request: the helper takes at most actuate.MaxAddrs addresses per policy.
-const maxPeers = actuate.MaxAddrs
-
-// PeersReply is the body of a successful peers reply: how many distinct addresses were taken, which were not
-// and why, and what the helper said ("ok", "not_configured", "skipped: ...", "queued: ...", "refused: ...",
-// "unavailable: ...").
-type PeersReply struct {
-	Addrs     int           `json:"addrs"`
-	Refused   []PeerRefusal `json:"refused,omitempty"`
-	Actuation string        `json:"actuation"`
-}
-
-// PeerRefusal is a reported peer that was not put under the page's decision, and why.
-type PeerRefusal struct {
-	Host string `json:"host"`
-	IP   string `json:"ip"`
-	Why  string `json:"why"`
-}
-
 // A page's peer reports are budgeted per page origin: a real page sends a few per load (PEERS_PER_PAGE pairs in
 // requests of 64), a page that reloads itself in a loop would send many, each costing a sock_diag dump and a
 // request to the helper. Past the budget the host answers rate_limited and changes nothing.
@@ -52,12 +26,6 @@ const (
 	peersOrigins = 256 // page origins whose budget is remembered
 )
 
-// Peer is one host the page's requests reached and the address the browser used for it.
-type Peer struct {
-	Host string
-	Addr netip.Addr
-}
-
 // peers puts the addresses a page's requests reached under the page origin's decision, so that its third-party
 // connections follow it in the kernel. A web page chooses what it loads, so it must not be able to move another
 // site's connections: a peer is refused when its address is not a web server's, when its host has a site rule of
@@ -66,7 +34,7 @@ type Peer struct {
 // the first), and when no connection of this user's reaches the address (sock_diag: the report must be of
 // connections the browser really has).
 func (s *Server) peers(req protocol.Request) protocol.Reply {
-	origin, peers, perr := parsePeers(req.Body)
+	origin, peers, perr := protocol.ParsePeers(req.Body)
 	if perr != nil {
 		s.log.Warn("peers refused", "id", req.ID, "err", perr)
 		return protocol.Fail(req, perr)
@@ -80,10 +48,10 @@ func (s *Server) peers(req protocol.Request) protocol.Reply {
 	}
 	res := "not_configured"
 	var accepted []string
-	var refused []PeerRefusal
+	var refused []protocol.PeerRefusal
 	hosts := make([]string, 0, len(peers))
 	if c := s.act; c != nil {
-		var ok []Peer
+		var ok []protocol.Peer
 		ok, refused = c.screenPeers(origin, peers, s.sitePrefs(), s.reached)
 		for _, p := range ok {
 			accepted = append(accepted, p.Addr.String())
@@ -126,7 +94,7 @@ func (s *Server) peers(req protocol.Request) protocol.Reply {
 	}
 	s.proxy.follow(origin, hosts) // proxy.go: the page's third parties take its decision on the proxy leg too
 	s.log.Info("peers", "origin", origin, "addrs", accepted, "refused", len(refused), "result", res, "proxy_hosts", len(hosts))
-	return protocol.OK(req, PeersReply{Addrs: len(accepted), Refused: refused, Actuation: clip(res)})
+	return protocol.OK(req, protocol.PeersReply{Addrs: len(accepted), Refused: refused, Actuation: clip(res)})
 }
 
 // peersKeptFor is how long a remembered peer is put under its origin's decision before the page reports it again
@@ -137,7 +105,7 @@ const peersKeptFor = 7 * 24 * time.Hour
 
 // keepPeers remembers the peers that passed screenPeers and were put under origin's decision, for restorePeers.
 // Best effort: without a store the page's next visit reports them again, as before.
-func (s *Server) keepPeers(origin string, ok []Peer) {
+func (s *Server) keepPeers(origin string, ok []protocol.Peer) {
 	db, perr := s.storeDB()
 	if perr != nil || len(ok) == 0 {
 		return
@@ -175,9 +143,9 @@ func (s *Server) restorePeers(origin string, dec decide.Decision) {
 	if err != nil || len(kept) == 0 {
 		return
 	}
-	peers := make([]Peer, len(kept))
+	peers := make([]protocol.Peer, len(kept))
 	for i, p := range kept {
-		peers[i] = Peer{Host: p.Host, Addr: p.Addr}
+		peers[i] = protocol.Peer{Host: p.Host, Addr: p.Addr}
 	}
 	ok, refused := c.screenPeers(origin, peers, s.sitePrefs(), reachedBefore)
 	accepted, hosts := make([]string, len(ok)), make([]string, len(ok))
@@ -256,12 +224,12 @@ func samePolicy(a, b actuate.Request) bool {
 // screenPeers splits a page's reported peers into those that may follow the page origin's decision and those
 // that may not (Server.peers says which and why). The first host reported with an address stands for it; all
 // are refused when the page has no decision (setPeers then says so).
-func (c *actuatorClient) screenPeers(origin string, peers []Peer, prefs *protocol.Prefs,
-	reached func([]netip.Addr) (map[netip.Addr]bool, error)) (ok []Peer, refused []PeerRefusal) {
+func (c *actuatorClient) screenPeers(origin string, peers []protocol.Peer, prefs *protocol.Prefs,
+	reached func([]netip.Addr) (map[netip.Addr]bool, error)) (ok []protocol.Peer, refused []protocol.PeerRefusal) {
 	c.mu.Lock()
 	page, decided := c.replay[origin]
 	pageHost, pageRule := hostOf(origin), prefs.RuleFor(origin)
-	var checked []Peer
+	var checked []protocol.Peer
 	seen := map[netip.Addr]bool{}
 	for _, p := range peers {
 		if seen[p.Addr] || !decided {
@@ -279,7 +247,7 @@ func (c *actuatorClient) screenPeers(origin string, peers []Peer, prefs *protoco
 			why = fmt.Sprintf("the address is under %s's decision", strings.TrimSuffix(key, peersSuffix))
 		}
 		if why != "" {
-			refused = append(refused, PeerRefusal{Host: p.Host, IP: p.Addr.String(), Why: why})
+			refused = append(refused, protocol.PeerRefusal{Host: p.Host, IP: p.Addr.String(), Why: why})
 			continue
 		}
 		checked = append(checked, p)
@@ -296,9 +264,9 @@ func (c *actuatorClient) screenPeers(origin string, peers []Peer, prefs *protoco
 	for _, p := range checked {
 		switch {
 		case err != nil:
-			refused = append(refused, PeerRefusal{Host: p.Host, IP: p.Addr.String(), Why: "cannot tell whether a connection of this user reaches it: " + err.Error()})
+			refused = append(refused, protocol.PeerRefusal{Host: p.Host, IP: p.Addr.String(), Why: "cannot tell whether a connection of this user reaches it: " + err.Error()})
 		case !got[p.Addr]:
-			refused = append(refused, PeerRefusal{Host: p.Host, IP: p.Addr.String(), Why: "no connection of this user reaches it"})
+			refused = append(refused, protocol.PeerRefusal{Host: p.Host, IP: p.Addr.String(), Why: "no connection of this user reaches it"})
 		default:
 			ok = append(ok, p)
 		}
@@ -355,63 +323,6 @@ func (c *actuatorClient) claimLocked(addr netip.Addr, origin string, page actuat
 		}
 	}
 	return "", false
-}
-
-// parsePeers checks a peers body: origin (as in decide), tab, and 1 to maxPeers {host, ip}. An address the
-// browser gives in brackets (IPv6) is taken without them.
-func parsePeers(body json.RawMessage) (string, []Peer, *protocol.Error) {
-	obj, perr := protocol.AsObject(body, "body")
-	if perr != nil {
-		return "", nil, perr
-	}
-	origin, perr := obj.String("origin", -1)
-	if perr != nil {
-		return "", nil, perr
-	}
-	if _, perr = obj.Int("tab", -1, protocol.MaxID); perr != nil {
-		return "", nil, perr
-	}
-	items, perr := obj.Array("peers", protocol.MaxSafeInt)
-	if perr != nil {
-		return "", nil, perr
-	}
-	if len(items) < 1 || len(items) > maxPeers {
-		return "", nil, protocol.Errorf(protocol.CodeBadRequest, "peers: must list 1 to %d", maxPeers)
-	}
-	out := make([]Peer, 0, len(items))
-	for i, it := range items {
-		name := "peers[" + strconv.Itoa(i) + "]"
-		o, perr := protocol.AsObject(it, name)
-		if perr != nil {
-			return "", nil, perr
-		}
-		h, perr := o.String("host", -1)
-		if perr != nil {
-			return "", nil, protocol.Errorf(protocol.CodeBadRequest, "%s.%s", name, perr.Message)
-		}
-		host := strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
-		if lit, err := netip.ParseAddr(host); err == nil {
-			host = lit.String() // an IP-literal URL's host
-		} else if norm, msg := protocol.NormalizeHost(host); msg != "" {
-			return "", nil, protocol.Errorf(protocol.CodeBadRequest, "%s.host: %s", name, msg)
-		} else {
-			host = norm
-		}
-		ip, perr := o.String("ip", -1)
-		if perr != nil {
-			return "", nil, protocol.Errorf(protocol.CodeBadRequest, "%s.%s", name, perr.Message)
-		}
-		a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(ip, "["), "]"))
-		if err != nil {
-			return "", nil, protocol.Errorf(protocol.CodeBadRequest, "%s.ip: not an IP address", name)
-		}
-		out = append(out, Peer{Host: host, Addr: a.Unmap()})
-	}
-	norm, err := protocol.NormalizeOrigin(origin)
-	if err != nil {
-		return "", nil, protocol.Errorf(protocol.CodeBadOrigin, "origin: %v", err)
-	}
-	return norm, out, nil
 }
 
 // hasPeers says whether origin's pages reported peers in this session.

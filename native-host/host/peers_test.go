@@ -17,78 +17,6 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
-func TestParsePeers(t *testing.T) {
-	many := make([]string, maxPeers+1)
-	for i := range many {
-		many[i] = fmt.Sprintf(`{"host":"h%d.test","ip":"10.0.0.%d"}`, i, i+1)
-	}
-	cases := []struct {
-		name, body string
-		code       protocol.Code // 0: accepted
-		want       string
-	}{
-		{"one", `{"origin":"https://Example.com:443","tab":3,"peers":[{"host":"cdn.example.net","ip":"192.0.2.7"}]}`, 0, "https://example.com cdn.example.net=192.0.2.7"},
-		{"v6 in brackets, IDN host", `{"origin":"https://a.test","tab":-1,"peers":[{"host":"bücher.test","ip":"[2001:db8::1]"}]}`, 0, "https://a.test xn--bcher-kva.test=2001:db8::1"},
-		{"IP-literal hosts", `{"origin":"https://a.test","tab":1,"peers":[{"host":"[2001:DB8::2]","ip":"2001:db8::2"},{"host":"192.0.2.1","ip":"192.0.2.1"}]}`, 0, "https://a.test 2001:db8::2=2001:db8::2 192.0.2.1=192.0.2.1"},
-		{"v4-mapped", `{"origin":"https://a.test","tab":1,"peers":[{"host":"a.test","ip":"::ffff:10.1.2.3"}]}`, 0, "https://a.test a.test=10.1.2.3"},
-		{"no body", ``, protocol.CodeBadRequest, ""},
-		{"no peers", `{"origin":"https://a.test","tab":1}`, protocol.CodeBadRequest, ""},
-		{"empty peers", `{"origin":"https://a.test","tab":1,"peers":[]}`, protocol.CodeBadRequest, ""},
-		{"too many", `{"origin":"https://a.test","tab":1,"peers":[` + strings.Join(many, ",") + `]}`, protocol.CodeBadRequest, ""},
-		{"peer not an object", `{"origin":"https://a.test","tab":1,"peers":["x"]}`, protocol.CodeBadRequest, ""},
-		{"bad ip", `{"origin":"https://a.test","tab":1,"peers":[{"host":"a.test","ip":"10.0.0.999"}]}`, protocol.CodeBadRequest, ""},
-		{"ip with zone", `{"origin":"https://a.test","tab":1,"peers":[{"host":"a.test","ip":"fe80::1%eth0"}]}`, 0, "https://a.test a.test=fe80::1%eth0"},
-		{"bad host", `{"origin":"https://a.test","tab":1,"peers":[{"host":"a b","ip":"10.0.0.1"}]}`, protocol.CodeBadRequest, ""},
-		{"tab too small", `{"origin":"https://a.test","tab":-2,"peers":[{"host":"a.test","ip":"10.0.0.1"}]}`, protocol.CodeBadRequest, ""},
-		{"bad origin", `{"origin":"ftp://a.test","tab":1,"peers":[{"host":"a.test","ip":"10.0.0.1"}]}`, protocol.CodeBadOrigin, ""},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			var body json.RawMessage
-			if c.body != "" {
-				body = json.RawMessage(c.body)
-			}
-			origin, peers, perr := parsePeers(body)
-			if c.code != 0 {
-				if perr == nil || perr.Code != c.code {
-					t.Fatalf("got %v, want code %d", perr, c.code)
-				}
-				return
-			}
-			if perr != nil {
-				t.Fatal(perr)
-			}
-			got := origin
-			for _, p := range peers {
-				got += " " + p.Host + "=" + p.Addr.String()
-			}
-			if got != c.want {
-				t.Errorf("got %q, want %q", got, c.want)
-			}
-		})
-	}
-}
-
-func FuzzParsePeers(f *testing.F) {
-	f.Add([]byte(`{"origin":"https://a.test","tab":1,"peers":[{"host":"cdn.test","ip":"10.0.0.1"}]}`))
-	f.Add([]byte(`{"origin":"https://a.test","tab":1,"peers":[{"host":"[::1]","ip":"[::1]"}]}`))
-	f.Add([]byte(`{"peers":[{}]}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		origin, peers, perr := parsePeers(b)
-		if perr != nil {
-			return
-		}
-		if len(peers) < 1 || len(peers) > maxPeers || origin == "" {
-			t.Fatalf("accepted %d peers for %q", len(peers), origin)
-		}
-		for _, p := range peers {
-			if !p.Addr.IsValid() || p.Addr.Is4In6() || p.Host == "" {
-				t.Fatalf("accepted peer %+v", p)
-			}
-		}
-	})
-}
-
 // TestActuatorPeers: reported peer addresses follow the page origin's decision (θ included), accumulate, are
 // skipped for an origin without a decision, and follow the origin when its decision changes.
 func TestActuatorPeers(t *testing.T) {
@@ -170,7 +98,7 @@ func TestPeersCannotOverride(t *testing.T) {
 	}
 	decide("https://evil.test", &mp, "203.0.113.1")
 	decide("https://shop.test", &sp, "198.51.100.20") // its own decision: single path
-	peers := func(origin string, pairs ...string) PeersReply {
+	peers := func(origin string, pairs ...string) protocol.PeersReply {
 		t.Helper()
 		var items []string
 		for _, p := range pairs {
@@ -181,7 +109,7 @@ func TestPeersCannotOverride(t *testing.T) {
 		if !r.OK {
 			t.Fatalf("peers: %+v", r)
 		}
-		var body PeersReply
+		var body protocol.PeersReply
 		json.Unmarshal(r.Body, &body)
 		return body
 	}

@@ -6,12 +6,6 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
-// PrefsReply is the body of a successful prefs reply.
-type PrefsReply struct {
-	Applied bool           `json:"applied"`
-	Prefs   protocol.Prefs `json:"prefs"`
-}
-
 func (s *Server) prefs(req protocol.Request) protocol.Reply {
 	p, perr := protocol.ParsePrefs(req.Body)
 	if perr != nil {
@@ -27,5 +21,5 @@ func (s *Server) prefs(req protocol.Request) protocol.Reply {
 	if err := db.SavePrefs(ctx, p); err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodeStoreUnavailable, "%v", err))
 	}
-	return protocol.OK(req, PrefsReply{Applied: true, Prefs: p})
+	return protocol.OK(req, protocol.PrefsReply{Applied: true, Prefs: p})
 }

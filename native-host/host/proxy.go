@@ -22,14 +22,6 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
-// Request and push types of the MPTCP proxy deployment (PROTOCOL.md §4 Proxy).
-const (
-	TypeProxyStatus = "proxy_status"
-	TypeProxyConfig = "proxy_config"
-	TypeProxyTest   = "proxy_test"
-	TypeProxyPush   = "proxy"
-)
-
 // EnvProxyConfig names the proxy settings file instead of $XDG_CONFIG_HOME/mpsurf/proxy.json.
 const EnvProxyConfig = "MPSURF_PROXY_CONFIG"
 
@@ -578,7 +570,7 @@ func (h *proxyHub) status() ProxyStatus {
 
 // push queues a proxy push (the state changed); a full queue drops it, the next one carries the newer state.
 func (h *proxyHub) push() {
-	p := protocol.Push{V: protocol.Version, Type: TypeProxyPush, Push: true, Body: h.status()}
+	p := protocol.Push{V: protocol.Version, Type: protocol.TypeProxyPush, Push: true, Body: h.status()}
 	select {
 	case h.pushes <- p:
 	default:
@@ -610,14 +602,11 @@ func (s *Server) proxyStatus(req protocol.Request) protocol.Reply {
 }
 
 func (s *Server) proxyConfig(req protocol.Request) protocol.Reply {
-	obj, perr := protocol.AsObject(req.Body, "body")
+	c, perr := protocol.ParseProxyConfig(req.Body)
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
-	if raw, ok := obj["clear"]; ok {
-		if string(raw) != "true" || len(obj) != 1 {
-			return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "clear: must be true, alone"))
-		}
+	if c.Clear {
 		s.proxy.close()
 		if err := os.Remove(s.proxy.file); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return protocol.Fail(req, protocol.Errorf(protocol.CodeInternal, "%v", err))
@@ -628,24 +617,7 @@ func (s *Server) proxyConfig(req protocol.Request) protocol.Reply {
 		s.log.Info("proxy settings removed", "file", s.proxy.file)
 		return protocol.OK(req, s.proxy.status())
 	}
-	var up relay.Upstream
-	for _, f := range []struct {
-		name string
-		dst  *string
-		opt  bool
-	}{{"server", &up.Addr, false}, {"user", &up.User, false}, {"password", &up.Password, false}, {"pin", &up.Pin, true}} {
-		if _, ok := obj[f.name]; !ok && f.opt {
-			continue
-		}
-		v, perr := obj.String(f.name, -1)
-		if perr != nil {
-			return protocol.Fail(req, perr)
-		}
-		*f.dst = strings.TrimSpace(v)
-	}
-	if len(obj) > 4 {
-		return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "body: only server, user, password, pin"))
-	}
+	up := relay.Upstream{Addr: c.Server, User: c.User, Password: c.Password, Pin: c.Pin}
 	if err := up.Check(); err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "%v", err))
 	}
@@ -658,23 +630,16 @@ func (s *Server) proxyConfig(req protocol.Request) protocol.Reply {
 }
 
 func (s *Server) proxyTest(req protocol.Request) protocol.Reply {
-	target := ""
-	if req.Body != nil {
-		obj, perr := protocol.AsObject(req.Body, "body")
-		if perr != nil {
-			return protocol.Fail(req, perr)
+	target, given, perr := protocol.ParseProxyTest(req.Body)
+	if perr != nil {
+		return protocol.Fail(req, perr)
+	}
+	if given {
+		host, ok := relay.Target(target)
+		if !ok {
+			return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "target: must be host:443"))
 		}
-		if _, ok := obj["target"]; ok {
-			t, perr := obj.String("target", -1)
-			if perr != nil {
-				return protocol.Fail(req, perr)
-			}
-			host, ok := relay.Target(t)
-			if !ok {
-				return protocol.Fail(req, protocol.Errorf(protocol.CodeBadRequest, "target: must be host:443"))
-			}
-			target = host + ":443"
-		}
+		target = host + ":443"
 	}
 	s.proxy.mu.Lock()
 	r := s.proxy.relay

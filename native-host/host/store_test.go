@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -75,15 +76,15 @@ func TestPrefsValidation(t *testing.T) {
 		{"bad rule", fmt.Sprintf(goodPrefs, `[{"host":"a.example","rule":"sometimes"}]`), 8, "overrides[0].rule"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := call(t, s, TypePrefs, tc.body)
+			r := call(t, s, protocol.TypePrefs, tc.body)
 			if tc.code == 0 {
-				var out PrefsReply
+				var out protocol.PrefsReply
 				json.Unmarshal(r.Body, &out)
 				if !r.OK || out.Prefs.Overrides[0].Host != "xn--bcher-kva.example" || out.Prefs.Overrides[1].Host != "[::1]" {
 					t.Fatalf("reply %+v %s", r, r.Body)
 				}
 				stored, _ := db.Prefs(ctx())
-				var back PrefsReply
+				var back protocol.PrefsReply
 				json.Unmarshal(r.Body, &back)
 				got, _ := json.Marshal(stored)
 				want, _ := json.Marshal(back.Prefs)
@@ -116,13 +117,13 @@ func TestReportAndExportThroughHandlers(t *testing.T) {
 		{"protocol too long", `{"origin":"https://a.example","tab":3,"nav":"3-1","protocol":"aaaaaaaaaaaaaaaaa","transfer_bytes":1,"plt_ms":1,"multipath":true}`, 8},
 		{"multipath missing", `{"origin":"https://a.example","tab":3,"nav":"3-1","protocol":"h2","transfer_bytes":1,"plt_ms":1}`, 8},
 	} {
-		r := call(t, s, TypeReport, tc.body)
+		r := call(t, s, protocol.TypeReport, tc.body)
 		if (tc.code == 0) != r.OK || (tc.code != 0 && r.Error.Code != tc.code) {
 			t.Errorf("%s: %+v %s", tc.name, r.Error, r.Body)
 		}
 	}
-	r := call(t, s, TypeLogExport, `{"format":"jsonl"}`)
-	var ex LogExportReply
+	r := call(t, s, protocol.TypeLogExport, `{"format":"jsonl"}`)
+	var ex protocol.LogExportReply
 	json.Unmarshal(r.Body, &ex)
 	if !r.OK || ex.Rows != 1 || ex.Cursor != nil || !strings.Contains(ex.Data, `"plt_ms":812.5`) ||
 		!strings.Contains(ex.Data, `"origin":"https://a.example"`) {
@@ -130,14 +131,14 @@ func TestReportAndExportThroughHandlers(t *testing.T) {
 	}
 	for _, bad := range []string{`{"format":"xml"}`, `{"format":"csv","cursor":"nope"}`, `{"format":"csv","since_ms":-1}`,
 		`{"format":"jsonl","cursor":"` + store.Cursor{Format: "csv"}.Encode() + `"}`} {
-		if r := call(t, s, TypeLogExport, bad); r.OK || r.Error.Code != 8 {
+		if r := call(t, s, protocol.TypeLogExport, bad); r.OK || r.Error.Code != 8 {
 			t.Errorf("%s: %+v", bad, r.Error)
 		}
 	}
-	if r := call(t, s, TypeLogDelete, ""); !r.OK || string(r.Body) != `{"deleted":true}` {
+	if r := call(t, s, protocol.TypeLogDelete, ""); !r.OK || string(r.Body) != `{"deleted":true}` {
 		t.Errorf("delete: %+v %s", r.Error, r.Body)
 	}
-	r = call(t, s, TypeLogExport, `{"format":"jsonl"}`)
+	r = call(t, s, protocol.TypeLogExport, `{"format":"jsonl"}`)
 	json.Unmarshal(r.Body, &ex)
 	if ex.Rows != 0 || ex.Data != "" {
 		t.Errorf("after delete: %+v", ex)
@@ -150,9 +151,9 @@ func TestStoreUnavailableReplies(t *testing.T) {
 	if r := call(t, s, "decide", `{"origin":"https://a.example","tab":1,"nav":"1"}`); !r.OK {
 		t.Errorf("decide without a store: %+v", r.Error)
 	}
-	for _, typ := range []string{TypeLogDelete, TypeLogExport, TypePrefs, TypeReport} {
-		body := map[string]string{TypeLogExport: `{"format":"csv"}`, TypePrefs: fmt.Sprintf(goodPrefs, `[]`),
-			TypeReport: `{"origin":"https://a.example","tab":1,"nav":"1","protocol":"h2","transfer_bytes":1,"plt_ms":1,"multipath":null}`}[typ]
+	for _, typ := range []string{protocol.TypeLogDelete, protocol.TypeLogExport, protocol.TypePrefs, protocol.TypeReport} {
+		body := map[string]string{protocol.TypeLogExport: `{"format":"csv"}`, protocol.TypePrefs: fmt.Sprintf(goodPrefs, `[]`),
+			protocol.TypeReport: `{"origin":"https://a.example","tab":1,"nav":"1","protocol":"h2","transfer_bytes":1,"plt_ms":1,"multipath":null}`}[typ]
 		if r := call(t, s, typ, body); r.OK || r.Error.Code != 11 || !strings.Contains(r.Error.Message, "/nowhere") {
 			t.Errorf("%s: %+v", typ, r.Error)
 		}
@@ -199,13 +200,13 @@ func TestDecideReportLearn(t *testing.T) {
 			t.Errorf("second gallery page decided without the first's size: %+v %s", d.Size, d.Reason)
 		}
 		links.rx += 1_200_000 // the load's cellular bytes
-		if r := call(t, s, TypeReport, fmt.Sprintf(`{"origin":"https://a.example","tab":3,"nav":%q,"protocol":"h2",`+
+		if r := call(t, s, protocol.TypeReport, fmt.Sprintf(`{"origin":"https://a.example","tab":3,"nav":%q,"protocol":"h2",`+
 			`"transfer_bytes":3000000,"plt_ms":2500,"multipath":true,"path":%q,"objects":40,"conns":1}`, page.nav, page.path)); !r.OK {
 			t.Fatalf("report: %+v", r.Error)
 		}
 	}
-	r := call(t, s, TypeLogExport, `{"format":"jsonl"}`)
-	var ex LogExportReply
+	r := call(t, s, protocol.TypeLogExport, `{"format":"jsonl"}`)
+	var ex protocol.LogExportReply
 	json.Unmarshal(r.Body, &ex)
 	for _, want := range []string{`"path_class":"/gallery/:id"`, `"cell_bytes":1200000`, `"mp_used":true`, `"predicted_mp_ms":`, `"plt_ms":2500`} {
 		if !strings.Contains(ex.Data, want) {

@@ -5,15 +5,43 @@ import (
 	"fmt"
 )
 
-// Request types (PROTOCOL.md §4) and push types (§5).
+// Request types (PROTOCOL.md §4).
 const (
-	TypeHello  = "hello"
-	TypeDecide = "decide"
-	TypeStatus = "status"
-	TypePolicy = "policy"
-	// TypeError is the type of a reply to a request whose id and type could not be read.
-	TypeError = "error"
+	TypeHello           = "hello"
+	TypeDecide          = "decide"
+	TypeStatus          = "status"
+	TypeReport          = "report"
+	TypePrefs           = "prefs"
+	TypeLogExport       = "log_export"
+	TypeLogDelete       = "log_delete"
+	TypePeers           = "peers"
+	TypeAnnounce        = "announce"
+	TypeProxyStatus     = "proxy_status"
+	TypeProxyConfig     = "proxy_config"
+	TypeProxyTest       = "proxy_test"
+	TypePause           = "pause"
+	TypeDownloadOffer   = "download_offer"
+	TypeDownloadControl = "download_control"
+	TypeDownloadList    = "download_list"
 )
+
+// RequestTypes are every request type, in PROTOCOL.md's order.
+var RequestTypes = []string{TypeHello, TypeDecide, TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete,
+	TypePeers, TypeAnnounce, TypeProxyStatus, TypeProxyConfig, TypeProxyTest, TypePause, TypeDownloadOffer,
+	TypeDownloadControl, TypeDownloadList}
+
+// Push types (PROTOCOL.md §5).
+const (
+	TypePolicy       = "policy"
+	TypeProxyPush    = "proxy"
+	TypeDownloadPush = "download"
+)
+
+// PushTypes are every push type.
+var PushTypes = []string{TypePolicy, TypeProxyPush, TypeDownloadPush}
+
+// TypeError is the type of a reply to a request whose id and type could not be read.
+const TypeError = "error"
 
 // HostName is what the host calls itself in hello and status replies.
 const HostName = "mpsurf-host"

@@ -46,6 +46,12 @@ type Prefs struct {
 	Overrides           []Override `json:"overrides"`
 }
 
+// PrefsReply is the body of a successful prefs reply.
+type PrefsReply struct {
+	Applied bool  `json:"applied"`
+	Prefs   Prefs `json:"prefs"`
+}
+
 // ParsePrefs checks every field of a prefs body and normalises the override hosts (IDN to punycode, lower case).
 // Two overrides for one host, once normalised, are refused: which rule wins would be a guess.
 func ParsePrefs(body json.RawMessage) (Prefs, *Error) {

@@ -13,12 +13,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
-// Export formats.
+// Export formats: the protocol's (PROTOCOL.md §4 Log export).
 const (
-	FormatCSV   = "csv"
-	FormatJSONL = "jsonl"
+	FormatCSV   = protocol.FormatCSV
+	FormatJSONL = protocol.FormatJSONL
 )
 
 // MaxChunk caps the data of one log_export reply (PROTOCOL.md §4).

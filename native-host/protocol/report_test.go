@@ -1,4 +1,4 @@
-package host
+package protocol
 
 import (
 	"encoding/json"
@@ -9,11 +9,11 @@ func FuzzParseReport(f *testing.F) {
 	f.Add(`{"origin":"https://a.example","tab":3,"nav":"3-1","protocol":"h2","transfer_bytes":1234,"plt_ms":812.5,"multipath":true}`)
 	f.Add(`{"origin":"https://a.example","tab":-1,"nav":"x","protocol":"","transfer_bytes":0,"plt_ms":0,"multipath":null}`)
 	f.Fuzz(func(t *testing.T, body string) {
-		o, perr := parseReport(json.RawMessage(body))
+		o, perr := ParseReport(json.RawMessage(body))
 		if perr != nil {
 			return
 		}
-		if o.TransferBytes < 0 || o.TransferBytes > maxTransferBytes || o.PLTms < 0 || o.PLTms > maxPLTms || o.Origin == "" {
+		if o.TransferBytes < 0 || o.TransferBytes > MaxTransferBytes || o.PLTms < 0 || o.PLTms > MaxPLTms || o.Origin == "" {
 			t.Fatalf("accepted out of range: %+v", o)
 		}
 	})
