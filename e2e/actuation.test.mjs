@@ -13,7 +13,7 @@ import { Session, Actuator, adaptiveMix, classifyConns, mptcpSysctls, testbedBin
 import { actuatorBinary } from './lib/paths.mjs';
 
 const SP_ADDR = '10.200.3.3'; // a second server address, so that the actuator can tell sp.origin.test apart
-const LEASE_MS = 2000; // native-host/host/actuate.go actuatorLease
+const LEASE_MS = 2000; // native-host/carry/helper.go actuatorLease
 const LTE_RTT_MS = 70; // e2e/profiles/baseline.json
 // Server-side lifetime (accept to close) below which a connection could not have been joined: the client's
 // ESTABLISHED comes about half a WiFi RTT (25 ms) after the accept, and the join takes one LTE RTT.

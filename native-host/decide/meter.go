@@ -20,40 +20,40 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
-// Environment of a serving host (Chrome passes its own environment on to the host it starts).
-const (
-	EnvNames       = "MPSURF_NAMES"        // interface kinds over what sysfs says, e.g. wlan0=wifi,wwan0=cellular
-	EnvProbeTarget = "MPSURF_PROBE_TARGET" // host:port for the active RTT probe when a path has no traffic
-	EnvCell        = "MPSURF_CELL"         // the cellular radio's technology: lte (default) or 3g
-	EnvNoMeasure   = "MPSURF_NO_MEASURE"   // 1: do not measure paths (the model then goes by its priors)
-	// EnvProbeURL is the https object the rate probe fetches over a path with no rate yet (at most 64 KiB of it,
-	// once per 10 minutes per path); unset: no rate probe. EnvProbePins are base64 SHA-256 SPKI hashes, comma-
-	// separated, its server's certificate must have one of (a testbed's self-signed origin). EnvProbeCellular=1
-	// lets it wake an idle cellular radio, which otherwise it never does.
-	EnvProbeURL      = "MPSURF_PROBE_URL"
-	EnvProbePins     = "MPSURF_PROBE_PINS"
-	EnvProbeCellular = "MPSURF_PROBE_CELLULAR"
-	// EnvUsageEvery is how often the cellular usage goes into the store (a Go duration, 1s to 1h; default
-	// usageEvery): a test knob, so that a cap is seen as soon as it is passed.
-	EnvUsageEvery = "MPSURF_USAGE_EVERY"
-)
+// MeterConfig is how the serving host's Meter measures; cmd/mpsurf-host reads it from its environment.
+type MeterConfig struct {
+	// Off: measure no path (the model then goes by its priors).
+	Off bool
+	// Names are interface kinds over what sysfs says, e.g. wlan0=wifi (paths.ParseNames).
+	Names map[string]string
+	// Cell is the cellular radio's technology: radio.LTE ("" too) or radio.ThreeG.
+	Cell string
+	// ProbeTarget is host:port for the active RTT probe when a path has no traffic; "": none.
+	ProbeTarget string
+	// ProbeURL is the https object the rate probe fetches over a path with no rate yet (at most 64 KiB of it, once
+	// per 10 minutes per path); "": no rate probe. ProbePins are base64 SHA-256 SPKI hashes its server's
+	// certificate must have one of (a testbed's self-signed origin). ProbeCellular lets it wake an idle cellular
+	// radio, which otherwise it never does.
+	ProbeURL      string
+	ProbePins     []string
+	ProbeCellular bool
+	// UsageEvery is how often the cellular usage goes into the store (1s to 1h; 0: usageEvery): a test knob, so
+	// that a cap is seen as soon as it is passed.
+	UsageEvery time.Duration
+}
 
-// MeterFromEnv makes the serving host's Meter from the environment, with the RRC model of the cellular
-// technology in p. It never fails: when the paths cannot be measured it says why and returns a Meter that
-// measures nothing, so decisions go on from what the store kept and from priors.
-func MeterFromEnv(p *model.Params, db *store.Store, log *slog.Logger) *Meter {
+// NewMeterFrom makes the serving host's Meter as cfg says, with the RRC model of the cellular technology in p. It
+// never fails: when the paths cannot be measured it says why and returns a Meter that measures nothing, so
+// decisions go on from what the store kept and from priors.
+func NewMeterFrom(cfg MeterConfig, p *model.Params, db *store.Store, log *slog.Logger) *Meter {
 	m := NewMeter(nil, db, log)
-	if v := os.Getenv(EnvUsageEvery); v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d >= time.Second && d <= time.Hour {
-			m.usageEvery = d
-		} else {
-			m.log.Warn("ignoring "+EnvUsageEvery+": want a duration from 1s to 1h", "value", v)
-		}
+	if cfg.UsageEvery != 0 {
+		m.usageEvery = cfg.UsageEvery
 	}
-	if os.Getenv(EnvNoMeasure) == "1" {
+	if cfg.Off {
 		return m
 	}
-	s, err := newSampler(p)
+	s, err := newSampler(cfg, p)
 	if err != nil {
 		m.log.Warn("paths not measured", "err", err)
 		return m
@@ -62,12 +62,8 @@ func MeterFromEnv(p *model.Params, db *store.Store, log *slog.Logger) *Meter {
 	return m
 }
 
-func newSampler(p *model.Params) (*paths.Sampler, error) {
-	names, err := paths.ParseNames(os.Getenv(EnvNames))
-	if err != nil {
-		return nil, err
-	}
-	cell := os.Getenv(EnvCell)
+func newSampler(cfg MeterConfig, p *model.Params) (*paths.Sampler, error) {
+	cell := cfg.Cell
 	if cell == "" {
 		cell = radio.LTE
 	}
@@ -76,16 +72,10 @@ func newSampler(p *model.Params) (*paths.Sampler, error) {
 	}
 	rm, ok := p.Radios[cell]
 	if !ok || (cell != radio.LTE && cell != radio.ThreeG) {
-		return nil, fmt.Errorf("%s=%q: want %s or %s", EnvCell, cell, radio.LTE, radio.ThreeG)
+		return nil, fmt.Errorf("cellular technology %q: want %s or %s", cell, radio.LTE, radio.ThreeG)
 	}
-	var pins []string
-	for _, p := range strings.Split(os.Getenv(EnvProbePins), ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			pins = append(pins, p)
-		}
-	}
-	return paths.NewSampler(paths.Config{Names: names, ProbeTarget: os.Getenv(EnvProbeTarget), Cellular: rm,
-		RateProbeURL: os.Getenv(EnvProbeURL), RateProbePins: pins, CellularProbes: os.Getenv(EnvProbeCellular) == "1"})
+	return paths.NewSampler(paths.Config{Names: cfg.Names, ProbeTarget: cfg.ProbeTarget, Cellular: rm,
+		RateProbeURL: cfg.ProbeURL, RateProbePins: cfg.ProbePins, CellularProbes: cfg.ProbeCellular})
 }
 
 // usageEvery is how often cellular counters go into the store: usage moves on the scale of a billing cycle.
@@ -107,7 +97,7 @@ type Meter struct {
 	log     *slog.Logger
 	root    string // prefix of /sys for the counters ("" = live)
 
-	usageEvery time.Duration // how often usage goes into the store: usageEvery unless EnvUsageEvery says
+	usageEvery time.Duration // how often usage goes into the store: usageEvery unless MeterConfig says
 
 	mu        sync.Mutex
 	cellIface string

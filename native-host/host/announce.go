@@ -1,21 +1,11 @@
 package host
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
-// An announce tells the host that a page's responses have announced (Content-Length) at least θ1 bytes
-// (PROTOCOL.md §4 Announce). θ1 is the smallest transfer worth multipath (seed 001 §4.2: multipath "only if at
-// least 200KB data will be transferred"); once the responses' headers say that much will come, waiting for the
-// bytes themselves to arrive over WiFi before the cellular subflow joins only delays it. Beside a 2 Mbit/s WiFi
-// the testbed's large pages had asked for 200 kB of responses 0.37-0.50 s into the load, and received 200 kB
-// 1.08-1.23 s into it (decisions grid at f2f5312, poor-wifi-fast-lte, sp-wifi: origin request log against the
-// wlan0 packet timeline).
-//
 // Announce budget per page origin: one request per page load that passes θ1, so a few per second is plenty; a
 // page that reloads itself in a loop gets rate_limited and changes nothing.
 const (
@@ -23,10 +13,8 @@ const (
 	announceBurst = 10
 )
 
-// announce moves the origin's θ1 to 0 in the helper when the announced bytes reach the θ1 its current decision
-// set: the page will transfer that much, which is all θ1 waits to learn. A decision of never, one from the first
-// byte, or announced bytes under θ1 change nothing. A server that announces more than it sends only brings its
-// own connections' join forward; θ2 still caps what the cellular subflow carries.
+// announce tells the carrier that a page's responses have announced at least θ1 bytes (carry.Carrier.Announce),
+// within the page origin's budget.
 func (s *Server) announce(req protocol.Request) protocol.Reply {
 	a, perr := protocol.ParseAnnounce(req.Body)
 	if perr != nil {
@@ -40,50 +28,5 @@ func (s *Server) announce(req protocol.Request) protocol.Reply {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodeRateLimited,
 			"announce of %s: more than %d requests a second; nothing was changed; retry in %d ms", a.Origin, announceRate, wait.Milliseconds()))
 	}
-	if s.act == nil {
-		return protocol.OK(req, protocol.AnnounceReply{Why: "no privileged helper: decisions are advisory", Actuation: "not_configured"})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), actuateBudget)
-	defer cancel()
-	joined, why, res := s.act.joinNow(ctx, a.Origin, a.Bytes)
-	// The page's tunnels through the user's MPTCP proxy, if it goes there (proxy.go).
-	tunnels := s.proxy.joinNow(ctx, a.Origin, a.Bytes)
-	if tunnels > 0 && !joined {
-		joined, why = true, ""
-	}
-	s.log.Info("announce", "origin", a.Origin, "tab", a.Tab, "nav", a.Nav, "bytes", a.Bytes, "joined", joined, "why", why, "result", res, "tunnels", tunnels)
-	return protocol.OK(req, protocol.AnnounceReply{Joined: joined, Why: why, Actuation: clip(res), Tunnels: tunnels})
-}
-
-// joinNow sets θ1 = 0 for the origin's addresses, and for its peers' under the same decision, when the origin's
-// current policy waits for θ1 and bytes reach it. The replayed policy becomes θ1 = 0 too, so a reconnect keeps it
-// until the origin's next decision replaces it.
-func (c *actuatorClient) joinNow(ctx context.Context, origin string, bytes int64) (joined bool, why, res string) {
-	c.mu.Lock()
-	page, ok := c.replay[origin]
-	peers, hasPeers := c.replay[peersKey(origin)]
-	paused := c.paused
-	c.mu.Unlock()
-	switch {
-	case paused:
-		return false, "multipath is paused", "skipped"
-	case !ok:
-		return false, "no decision for " + origin + " in this session", "skipped"
-	case page.Multipath == nil || !*page.Multipath:
-		return false, "the decision is never multipath", "skipped"
-	case page.Theta1 == 0:
-		return false, "multipath from the first byte already", "skipped"
-	case bytes < page.Theta1:
-		return false, fmt.Sprintf("%d announced bytes are under θ1 = %d", bytes, page.Theta1), "skipped"
-	}
-	theta1 := page.Theta1
-	page.Theta1 = 0
-	res = c.setOrigin(ctx, page, origin)
-	if hasPeers && peers.Theta1 == theta1 && len(peers.Addrs) > 0 {
-		peers.Theta1 = 0
-		if r := c.setOrigin(ctx, peers, peersKey(origin)); r != "ok" {
-			c.log.Warn("announce: peers", "origin", origin, "result", r)
-		}
-	}
-	return res == "ok", "", res
+	return protocol.OK(req, s.carry.Announce(a))
 }

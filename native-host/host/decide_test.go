@@ -1,10 +1,19 @@
 package host
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"net"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/carry"
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
@@ -41,7 +50,7 @@ func TestDecideUsesModel(t *testing.T) {
 		RRC:       &model.RRC{Tech: "lte", State: "idle"},
 	}}
 	dec := decide.New(decide.Config{Params: params, ParamsSource: src, Links: links})
-	s := NewServer(policy.NewStore(policy.EmbeddedSource()), dec, nil, quietLog())
+	s := testServer(t, Parts{Policy: policy.NewStore(policy.EmbeddedSource()), Decider: dec})
 	r := s.Handle([]byte(`{"v":1,"id":1,"type":"decide","body":{"origin":"https://example.com","tab":1,"nav":"1"}}`))
 	if !r.OK {
 		t.Fatal(r.Error)
@@ -62,16 +71,24 @@ func TestDecideUsesModel(t *testing.T) {
 // Every decision the host replies with has been handed to the helper first, whatever the model decided, and the
 // reply says what the helper answered (inputs.actuation).
 func TestDecideCarriesEveryDecision(t *testing.T) {
-	c := dryRunHelper(t, 100, 100)
-	c.hosts = map[string][]netip.Addr{"a.example": {netip.MustParseAddr("192.0.2.5")}}
-	measured := seedLinks()
+	sock := dryRunHelper(t)
+	car := carry.New(carry.Config{Helper: sock, Hosts: carry.Hosts{"a.example": {netip.MustParseAddr("192.0.2.5")}},
+		ProxyFile: filepath.Join(t.TempDir(), "proxy.json"), Log: quietLog()})
+	car.Start()
+	f := func(x float64) *float64 { return &x }
+	measured := decide.View{
+		Primary:   &model.Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: f(50), DownBps: f(7.04e6)},
+		Secondary: &model.Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: f(70), DownBps: f(9.185e6)},
+		RRC:       &model.RRC{Tech: "lte", State: "idle"},
+	}
 	for _, g := range []decide.Given{
 		{Paths: measured, Proto: "h2", Sizes: store.History{Class: []int64{4e6, 4.1e6, 3.9e6}}},
 		{Paths: measured, Proto: "h2", Sizes: store.History{Class: []int64{20e3, 21e3, 19e3}}},
 		{},
 		{Paths: measured, Proto: "h3"},
 	} {
-		s := NewServer(policy.NewStore(policy.EmbeddedSource()), decide.New(decide.Config{Params: params(t), Links: &g, Memory: &g}), c, quietLog())
+		s := testServer(t, Parts{Policy: policy.NewStore(policy.EmbeddedSource()), Carrier: car,
+			Decider: decide.New(decide.Config{Params: params(t), Links: &g, Memory: &g})})
 		r := s.Handle([]byte(`{"v":1,"id":1,"type":"decide","body":{"origin":"https://a.example","tab":3,"nav":"3-1"}}`))
 		if !r.OK {
 			t.Fatal(r.Error)
@@ -80,7 +97,49 @@ func TestDecideCarriesEveryDecision(t *testing.T) {
 			t.Errorf("body %+v", b)
 		}
 	}
-	if n := strings.Count(helperStatus(t, c), "map [192.0.2.5]"); n != 4 {
+	if n := strings.Count(helperStatus(t, sock), "map [192.0.2.5]"); n != 4 {
 		t.Errorf("helper handed %d decisions, want 4", n)
 	}
+}
+
+// dryRunHelper runs the real helper in this process with its dry-run backend for the test, and returns its socket.
+func dryRunHelper(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "a.sock")
+	srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
+		AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quietLog(), SysctlDir: dir, Rate: 100, Burst: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return sock
+}
+
+// helperStatus is the dry-run helper's status, asked on a connection of its own: what it would have done, one
+// JSON string per request.
+func helperStatus(t *testing.T, sock string) string {
+	t.Helper()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte(`{"id":1,"verb":"status"}` + "\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(c).ReadBytes('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp actuate.Response
+	if err := json.Unmarshal(line, &resp); err != nil || !resp.OK {
+		t.Fatalf("status: %s (%v)", line, err)
+	}
+	b, _ := json.Marshal(resp.Result)
+	return string(b)
 }

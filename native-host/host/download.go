@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"os"
 	"sync"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/carry"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/mph2"
 	"github.com/mpsurf/mpsurf/native-host/paths"
@@ -27,8 +29,14 @@ const (
 	downloadPushEvery = 500 * time.Millisecond
 )
 
-// EnvDownloadCA names a PEM file of extra roots the host's downloads trust (a private server's; the testbed's).
-const EnvDownloadCA = "MPSURF_DOWNLOAD_CA"
+// Downloads are the settings of handed-over downloads.
+type Downloads struct {
+	// Hosts name addresses ahead of the system resolver, as for the helper.
+	Hosts carry.Hosts
+	// CA is a PEM file of extra roots the downloads trust (a private server's; the testbed's); "": none. It is
+	// read when a download starts.
+	CA string
+}
 
 type download struct {
 	offer protocol.DownloadOffer
@@ -48,15 +56,17 @@ type download struct {
 }
 
 type downloadHub struct {
-	s      *Server
+	cfg    Downloads
+	paused func() string // why multipath is paused, "" while it is not
+	log    *slog.Logger
 	mu     sync.Mutex
 	items  map[string]*download
 	pushes chan any
 	wg     sync.WaitGroup
 }
 
-func newDownloadHub(s *Server) *downloadHub {
-	return &downloadHub{s: s, items: map[string]*download{}, pushes: make(chan any, 32)}
+func newDownloadHub(cfg Downloads, paused func() string, log *slog.Logger) *downloadHub {
+	return &downloadHub{cfg: cfg, paused: paused, log: log, items: map[string]*download{}, pushes: make(chan any, 32)}
 }
 
 var (
@@ -88,10 +98,7 @@ func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
 		st.Reason = fmt.Sprintf("%d downloads are running already", active)
 		return protocol.OK(req, st)
 	}
-	s.paused.mu.Lock()
-	paused := s.paused.why
-	s.paused.mu.Unlock()
-	dec, err := s.dec.Transfer(context.Background(), decide.Request{Origin: o.Origin, Tab: -1, Nav: "download-" + o.ID, Paused: paused}, o.Size, o.Proto)
+	dec, err := s.dec.Transfer(context.Background(), decide.Request{Origin: o.Origin, Tab: -1, Nav: "download-" + o.ID, Paused: s.carry.Paused()}, o.Size, o.Proto)
 	if err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodePolicyUnavailable, "%v", err))
 	}
@@ -176,14 +183,13 @@ func (h *downloadHub) start(d *download, resume bool) {
 	d.done = make(chan struct{})
 	d.st.State = protocol.DownloadStarting
 	d.mu.Unlock()
-	tlsConf, err := downloadTLS()
+	tlsConf, err := h.tls()
 	if err != nil {
 		h.finish(d, mph2.Result{}, err)
 		return
 	}
-	resolve, _ := ParseHosts(os.Getenv(EnvHosts))
 	use := d.paths
-	if h.s.isPaused() != "" && len(use) > 1 {
+	if h.paused() != "" && len(use) > 1 {
 		use = use[:1] // resumed during a pause: the first path alone
 	}
 	d.mu.Lock()
@@ -191,7 +197,7 @@ func (h *downloadHub) start(d *download, resume bool) {
 	d.mu.Unlock()
 	o := mph2.Options{
 		URL: d.offer.URL, Header: d.offer.Header, Paths: use, Out: d.offer.File, Size: d.offer.Size, DropSecondary: d.single,
-		Resume: resume, SecondaryCap: d.cap, Priors: d.priors, TLS: tlsConf, Resolve: resolve, Log: h.s.log.With("download", d.offer.ID),
+		Resume: resume, SecondaryCap: d.cap, Priors: d.priors, TLS: tlsConf, Resolve: h.cfg.Hosts, Log: h.log.With("download", d.offer.ID),
 		ProgressEvery: downloadPushEvery,
 		OnStart: func(int64) {
 			d.mu.Lock()
@@ -253,7 +259,7 @@ func (h *downloadHub) finish(d *download, res mph2.Result, err error) {
 	}
 	close(d.done)
 	d.mu.Unlock()
-	h.s.log.Info("download ended", "download", d.offer.ID, "state", d.st.State, "bytes", res.Size, "ms", res.ElapsedMS, "reason", d.st.Reason)
+	h.log.Info("download ended", "download", d.offer.ID, "state", d.st.State, "bytes", res.Size, "ms", res.ElapsedMS, "reason", d.st.Reason)
 	h.push(d)
 }
 
@@ -372,12 +378,13 @@ func (h *downloadHub) stop(wait time.Duration) {
 	}
 }
 
-func downloadTLS() (*tls.Config, error) {
+// tls is the downloads' TLS configuration: the system's roots and the extra ones in Downloads.CA.
+func (h *downloadHub) tls() (*tls.Config, error) {
 	var extra []byte
-	if f := os.Getenv(EnvDownloadCA); f != "" {
+	if f := h.cfg.CA; f != "" {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", EnvDownloadCA, err)
+			return nil, fmt.Errorf("extra roots for downloads: %w", err)
 		}
 		extra = b
 	}

@@ -3,8 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"strings"
 	"testing"
 
@@ -22,8 +20,7 @@ func TestDownloadOfferDeclined(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := &decide.Given{}
-	srv := NewServer(nil, decide.New(decide.Config{Params: p, Links: g, Memory: g}), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	srv.store = nil
+	srv := testServer(t, Parts{Decider: decide.New(decide.Config{Params: p, Links: g, Memory: g})})
 	for _, c := range []struct {
 		name string
 		size int64

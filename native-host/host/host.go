@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -15,56 +14,83 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf"
+	"github.com/mpsurf/mpsurf/native-host/carry"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/limit"
-	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
+	"github.com/mpsurf/mpsurf/native-host/store"
 	"github.com/mpsurf/mpsurf/native-host/wire"
 )
 
 // Version is the host's version, reported in hello and status: package.json's, the one version of the release.
 var Version = mpsurf.Version()
 
+// Parts are what a Server is assembled from; cmd/mpsurf-host builds each once.
+type Parts struct {
+	Policy  *policy.Store   // the network-wide policy, for hello and status
+	Decider *decide.Decider // required
+	Carrier *carry.Carrier  // carries each decision out; required
+	// Store is the decision log; nil when it could not be opened, StoreErr saying why: store requests then get
+	// store_unavailable and decisions go on unlogged.
+	Store    *store.Store
+	StoreErr error
+	// Downloads are the handed-over downloads' settings.
+	Downloads Downloads
+	// Preload is the LD_PRELOAD the browser started the host with: mptcpize's library says its sockets are MPTCP.
+	Preload string
+	// Network gives the status's network facts (the cellular link's cost); nil: none.
+	Network func() NetworkInfo
+	// Hold is told of every change between paused and not (the path meter's decide.Meter.HoldCellular: no probe of
+	// the host's own goes over cellular while multipath is paused); nil: nothing to tell.
+	Hold func(paused bool)
+	Log  *slog.Logger
+}
+
 // Server answers requests. It is safe for concurrent use.
 type Server struct {
 	store     *policy.Store
 	dec       *decide.Decider
-	act       *actuatorClient // nil: no privileged helper configured
+	carry     *carry.Carrier
 	log       *slog.Logger
 	start     time.Time
 	pid       int
 	install   InstallKind // how this executable was installed (status.go)
 	decisions atomic.Int64
-	rec       record       // the decision log; see SetStore
-	proxy     *proxyHub    // the relay to the user's MPTCP proxy (proxy.go)
-	paused    pauseState   // pause.go
+	rec       record       // the decision log
 	downloads *downloadHub // download.go
-	network   atomic.Pointer[func() NetworkInfo]
-	// peerBudget limits peers requests per page origin (peers.go); reached says which addresses a connection of
-	// this user reaches (sock_diag; tests give their own).
+	network   func() NetworkInfo
+	hold      func(paused bool)
+	preload   string
+	// peerBudget limits peers requests per page origin (peers.go).
 	peerMu     sync.Mutex
 	peerBudget *limit.Keyed[string]
 	// announceBudget limits announce requests per page origin (announce.go), under peerMu too.
 	announceBudget *limit.Keyed[string]
-	reached        func([]netip.Addr) (map[netip.Addr]bool, error)
 }
 
-// NewServer returns a Server that answers hello and status with the network-wide policy in store, decides with
-// dec (nil: the model built into the binary, with nothing measured or remembered), and hands peers to act (nil:
-// no privileged helper; StartActuator makes one).
-func NewServer(store *policy.Store, dec *decide.Decider, act *actuatorClient, log *slog.Logger) *Server {
-	if dec == nil {
-		p, src, err := model.Open("")
-		dec = decide.New(decide.Config{Params: p, ParamsSource: src, ParamsErr: err, Log: log})
+// NewServer returns a Server that answers hello and status with the network-wide policy, decides with the
+// Decider, and hands each decision to the Carrier. It panics without a Decider or a Carrier: they are the
+// caller's to build.
+func NewServer(p Parts) *Server {
+	if p.Decider == nil || p.Carrier == nil {
+		panic("host: NewServer without a Decider or a Carrier")
 	}
-	s := &Server{store: store, dec: dec, act: act, log: log, start: time.Now(), pid: os.Getpid(), install: runningInstall(),
+	log := p.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{store: p.Policy, dec: p.Decider, carry: p.Carrier, log: log, start: time.Now(), pid: os.Getpid(),
+		install: runningInstall(),
+		rec:     record{db: p.Store, err: p.StoreErr}, network: p.Network, hold: p.Hold, preload: p.Preload,
 		peerBudget:     limit.NewKeyed[string](peersRate, peersBurst, peersOrigins),
-		announceBudget: limit.NewKeyed[string](announceRate, announceBurst, peersOrigins), reached: reachedByMe}
-	s.proxy = newProxyHub(s)
-	s.downloads = newDownloadHub(s)
+		announceBudget: limit.NewKeyed[string](announceRate, announceBurst, peersOrigins)}
+	s.downloads = newDownloadHub(p.Downloads, s.carry.Paused, log)
 	return s
 }
+
+// Close stops what the Server's Carrier runs (the relay).
+func (s *Server) Close() { s.carry.Close() }
 
 // Handle answers one request payload. It never fails: a bad request gets an error reply.
 func (s *Server) Handle(payload []byte) protocol.Reply {
@@ -170,7 +196,7 @@ func (s *Server) Serve(ctx context.Context, cfg Config) error {
 			select {
 			case <-ctx.Done():
 				return
-			case p := <-s.proxy.pushes:
+			case p := <-s.carry.Pushes():
 				if err := s.send(w, p); err != nil {
 					fail(err)
 				}

@@ -16,7 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/carry"
 	"github.com/mpsurf/mpsurf/native-host/decide"
+	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/wire"
@@ -92,7 +94,27 @@ func embeddedServer(t *testing.T) *Server {
 	if _, err := store.Snapshot(); err != nil {
 		t.Fatal(err)
 	}
-	return NewServer(store, nil, nil, quietLog())
+	return testServer(t, Parts{Policy: store})
+}
+
+// testServer builds a Server for a test as cmd/mpsurf-host does, with what p leaves out filled in: the model built
+// into the binary with nothing measured or remembered, and a started Carrier with no helper and no proxy set.
+func testServer(t testing.TB, p Parts) *Server {
+	t.Helper()
+	if p.Decider == nil {
+		params, src, err := model.Open("")
+		p.Decider = decide.New(decide.Config{Params: params, ParamsSource: src, ParamsErr: err})
+	}
+	if p.Carrier == nil {
+		p.Carrier = carry.New(carry.Config{ProxyFile: filepath.Join(t.TempDir(), "proxy.json"), Store: p.Store, Tunnel: p.Decider.Tunnel})
+		p.Carrier.Start()
+	}
+	if p.Log == nil {
+		p.Log = quietLog()
+	}
+	s := NewServer(p)
+	t.Cleanup(s.Close)
+	return s
 }
 
 func TestExchanges(t *testing.T) {
@@ -173,7 +195,7 @@ func TestStatusCountsDecisions(t *testing.T) {
 func TestPolicyUnavailable(t *testing.T) {
 	dir := t.TempDir()
 	src, _ := policy.Resolve(dir, "")
-	s := NewServer(policy.NewStore(src), nil, nil, quietLog())
+	s := testServer(t, Parts{Policy: policy.NewStore(src)})
 	for _, req := range []string{
 		`{"v":1,"id":1,"type":"hello","body":{"client":"c","version":"1","protocols":[1]}}`,
 		`{"v":1,"id":2,"type":"decide","body":{"origin":"https://example.com","tab":1,"nav":"1"}}`,
@@ -363,7 +385,7 @@ func TestServePushesPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, _ := policy.Resolve(dir, "")
-	h := startPipeHost(t, NewServer(policy.NewStore(src), nil, nil, quietLog()), Config{Log: quietLog(), PollInterval: 10 * time.Millisecond})
+	h := startPipeHost(t, testServer(t, Parts{Policy: policy.NewStore(src)}), Config{Log: quietLog(), PollInterval: 10 * time.Millisecond})
 
 	h.send(t, wire.Append(nil, []byte(`{"v":1,"id":1,"type":"status"}`)))
 	if r := h.next(t); r["ok"] != true {

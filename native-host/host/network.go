@@ -21,8 +21,3 @@ func MeteredName(v uint32) string {
 	}
 	return "unknown"
 }
-
-// SetNetwork installs the source of the status's network facts (the serving host reads D-Bus, cmd/mpsurf-host).
-func (s *Server) SetNetwork(f func() NetworkInfo) {
-	s.network.Store(&f)
-}

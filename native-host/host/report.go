@@ -3,28 +3,18 @@ package host
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
 // storeTimeout bounds a store call, so that a locked database never hangs a reply.
-const storeTimeout = 10 * time.Second
+const storeTimeout = store.Timeout
 
 // record is the Server's store: nil with the reason when it could not be opened.
 type record struct {
 	db  *store.Store
 	err error
-}
-
-// SetStore gives the Server its store, or the reason there is none: then store requests get store_unavailable and
-// decisions go on unlogged.
-func (s *Server) SetStore(db *store.Store, err error) {
-	s.rec = record{db: db, err: err}
-	if db != nil {
-		s.proxy.warm(db) // proxy.go: recent decisions route their origins before the browser asks again
-	}
 }
 
 // storeDB returns the store or the store_unavailable error to reply with.

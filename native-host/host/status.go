@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/carry"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/install"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
@@ -17,8 +18,8 @@ import (
 type StatusBody struct {
 	protocol.StatusReply
 	decide.Status
-	Actuator     *ActuatorHealth `json:"actuator,omitempty"`
-	BrowserMPTCP *BrowserMPTCP   `json:"browser_mptcp,omitempty"`
+	Actuator     *carry.ActuatorHealth `json:"actuator,omitempty"`
+	BrowserMPTCP *BrowserMPTCP         `json:"browser_mptcp,omitempty"`
 	// MPTCPEndpoints says whether in-kernel subflow endpoints (NetworkManager's) would defeat per-site decisions.
 	MPTCPEndpoints *EndpointsHealth `json:"mptcp_endpoints,omitempty"`
 	// Network is what the OS says of the cellular link's cost: metered, roaming.
@@ -101,12 +102,45 @@ func (s *Server) status(req protocol.Request) protocol.Reply {
 		Policy:    snap.Policy,
 	}}
 	body.Status = s.dec.Status(context.Background())
-	act, mp, eps, prof := s.act.health(), browserMPTCP(s.proxy.hasRelay()), MPTCPEndpoints("/proc/sys/net/mptcp"), browserProfile()
+	act, mp, eps, prof := s.carry.Health(), browserMPTCP(s.preload, s.carry.HasRelay()), MPTCPEndpoints("/proc/sys/net/mptcp"), browserProfile()
 	body.Actuator, body.BrowserMPTCP, body.MPTCPEndpoints, body.BrowserProfile = &act, &mp, &eps, &prof
 	body.Install = s.install
-	if f := s.network.Load(); f != nil {
-		n := (*f)()
+	if s.network != nil {
+		n := s.network()
 		body.Network = &n
 	}
 	return protocol.OK(req, body)
+}
+
+// BrowserMPTCP says whether the browser that started this host wraps its sockets as MPTCP, and which way, if any,
+// its pages reach a second path. mptcpize works by LD_PRELOAD of libmptcpwrap, which the browser's children
+// inherit, so the host sees it in its own environment. The ways, in the order they are taken:
+//   - "mptcpize": the browser's own connections are MPTCP (mpsurf-browser, a "(multipath)" launcher, or
+//     mptcpize run by hand), so the helper can give any site's connections a cellular subflow;
+//   - "relay": the browser's sockets are plain TCP, but a proxy is configured: sites the PAC sends through the
+//     relay go over MPTCP between the relay and the proxy (README "Use it on the real web"); the rest stay single path;
+//   - "none": neither, so no page can use a second path.
+type BrowserMPTCP struct {
+	Wrapped bool   `json:"wrapped"`
+	Way     string `json:"way"`
+	Detail  string `json:"detail"`
+}
+
+// browserMPTCP reads the LD_PRELOAD the host was started with, pre, and whether a relay to a configured proxy runs.
+func browserMPTCP(pre string, relay bool) BrowserMPTCP {
+	switch {
+	case strings.Contains(pre, "mptcpwrap"):
+		return BrowserMPTCP{Wrapped: true, Way: "mptcpize", Detail: "the browser runs under mptcpize (LD_PRELOAD=" + clip(pre) + ")"}
+	case relay:
+		return BrowserMPTCP{Wrapped: false, Way: "relay", Detail: "the browser was started without mptcpize; sites sent through your MPTCP proxy still use both paths (the relay's connections are MPTCP)"}
+	}
+	return BrowserMPTCP{Wrapped: false, Way: "none", Detail: "the browser was started without mptcpize (no libmptcpwrap in LD_PRELOAD) and no MPTCP proxy is set"}
+}
+
+// clip cuts a message to 200 bytes, as inputs.actuation's are.
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200]
+	}
+	return s
 }

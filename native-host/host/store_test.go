@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -23,14 +21,12 @@ func storeServer(t *testing.T) (*Server, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(policy.NewStore(src), nil, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	db, err := store.Open(filepath.Join(t.TempDir(), "m.db"), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s.SetStore(db, nil)
-	return s, db
+	return testServer(t, Parts{Policy: policy.NewStore(src), Store: db}), db
 }
 
 type replyView struct {
@@ -146,8 +142,11 @@ func TestReportAndExportThroughHandlers(t *testing.T) {
 }
 
 func TestStoreUnavailableReplies(t *testing.T) {
-	s, _ := storeServer(t)
-	s.SetStore(nil, fmt.Errorf("store: /nowhere/m.db: permission denied"))
+	src, err := policy.Resolve("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := testServer(t, Parts{Policy: policy.NewStore(src), StoreErr: fmt.Errorf("store: /nowhere/m.db: permission denied")})
 	if r := call(t, s, "decide", `{"origin":"https://a.example","tab":1,"nav":"1"}`); !r.OK {
 		t.Errorf("decide without a store: %+v", r.Error)
 	}

@@ -409,13 +409,10 @@ func LoadDir(dir string) (*Params, error) {
 	return Load(os.DirFS(dir), dir)
 }
 
-// Open is the one way every command loads the model: from dir when it is given, else from the directory in
-// MPSURF_MODELS (policy.EnvModels) when that is set, else from the copy of policy-models/ built into the binary.
+// Open is the one way every command loads the model: from dir when it is given (a command's --models, else
+// MPSURF_MODELS, as cmd/mpsurf-host reads them), else from the copy of policy-models/ built into the binary.
 // Source says which, for logs and status.
 func Open(dir string) (p *Params, source string, err error) {
-	if dir == "" {
-		dir = os.Getenv(policy.EnvModels)
-	}
 	if dir == "" {
 		p, err = Load(models.FS, models.Dir)
 		return p, "embedded:" + models.Dir, err

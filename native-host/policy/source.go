@@ -17,12 +17,6 @@ import (
 // DefaultFile is the policy file inside a models directory.
 const DefaultFile = "baseline.json"
 
-// Environment variables that choose the policy file (PROTOCOL.md leaves this to the host).
-const (
-	EnvModels = "MPSURF_MODELS" // a directory holding baseline.json
-	EnvPolicy = "MPSURF_POLICY" // a policy file
-)
-
 // Kind says where a policy file lives.
 type Kind int
 
@@ -48,15 +42,10 @@ func EmbeddedSource() Source {
 	return Source{Kind: Embedded, Path: path.Join(models.Dir, DefaultFile)}
 }
 
-// Resolve picks the source: the flags if one is set, else the environment, else the embedded copy. Setting both a
-// directory and a file is an error rather than a silent preference.
+// Resolve picks the source: a models directory holding baseline.json, or a policy file, else the embedded copy.
+// Giving both is an error rather than a silent preference. (cmd/mpsurf-host takes them from its flags, else from
+// MPSURF_MODELS and MPSURF_POLICY.)
 func Resolve(modelsDir, policyFile string) (Source, error) {
-	if modelsDir == "" && policyFile == "" {
-		modelsDir, policyFile = os.Getenv(EnvModels), os.Getenv(EnvPolicy)
-		if modelsDir != "" && policyFile != "" {
-			return Source{}, fmt.Errorf("both %s and %s are set; set one", EnvModels, EnvPolicy)
-		}
-	}
 	switch {
 	case modelsDir != "" && policyFile != "":
 		return Source{}, errors.New("both a models directory and a policy file given; give one")

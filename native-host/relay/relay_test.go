@@ -299,7 +299,7 @@ func TestProbeNeedsSettings(t *testing.T) {
 	}
 }
 
-// Deciding for a host without a decision runs the model and reads the store (host: proxyHub.policy): the tunnel's
+// Deciding for a host without a decision runs the model and reads the store (carry: hub.policy): the tunnel's
 // TLS and CONNECT go on meanwhile, and the helper gets the decision when it is there.
 func TestRelayDoesNotWaitForTheDecision(t *testing.T) {
 	addr, pin := upstreamDouble(t, func(c net.Conn, req *http.Request) {

@@ -14,9 +14,6 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// EnvDB overrides the database path.
-const EnvDB = "MPSURF_DB"
-
 // Retention defaults: 100,000 decisions is years of browsing at a few hundred page loads a day, and about 100 MB at
 // the ~1 KB a row takes; 90 days covers three billing cycles for the cellular plan view and a season of research logs.
 const (
@@ -40,6 +37,9 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Timeout bounds one call of a serving host into the store, so that a locked database never hangs a reply.
+const Timeout = 10 * time.Second
+
 // Store is an open database. It is safe for concurrent use.
 type Store struct {
 	path string
@@ -48,22 +48,6 @@ type Store struct {
 	mu sync.RWMutex // held for writing while DeleteAll swaps db and st
 	db *sql.DB
 	st *prepared // db's statements (stmts.go), closed with it
-}
-
-// DefaultPath is $MPSURF_DB, else $XDG_DATA_HOME/mpsurf/mpsurf.db, else ~/.local/share/mpsurf/mpsurf.db.
-func DefaultPath() (string, error) {
-	if p := os.Getenv(EnvDB); p != "" {
-		return p, nil
-	}
-	dir := os.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no %s, XDG_DATA_HOME or home directory: %w", EnvDB, err)
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	return filepath.Join(dir, "mpsurf", "mpsurf.db"), nil
 }
 
 // Open opens (creating it and its directory if needed) the database at path and brings its schema up to date.

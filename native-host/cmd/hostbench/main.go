@@ -32,6 +32,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/carry"
 	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
@@ -116,8 +117,13 @@ func run(nIn, nSub int, hostPath, dbDir, cpuProfile string) error {
 		return err
 	}
 	log := slog.New(slog.DiscardHandler)
+	// The model built into the binary, with nothing measured or remembered, and no helper or proxy.
+	params, src, err := model.Open("")
+	dec := decide.New(decide.Config{Params: params, ParamsSource: src, ParamsErr: err, Log: log})
+	car := carry.New(carry.Config{Tunnel: dec.Tunnel, Log: log})
 	inproc, err := measurePipe(nIn, func(in io.Reader, out io.Writer) error {
-		return host.NewServer(store, nil, nil, log).Serve(context.Background(), host.Config{In: in, Out: out, Log: log})
+		srv := host.NewServer(host.Parts{Policy: store, Decider: dec, Carrier: car, Log: log})
+		return srv.Serve(context.Background(), host.Config{In: in, Out: out, Log: log})
 	}, true)
 	if err != nil {
 		return fmt.Errorf("in-process: %w", err)
@@ -310,8 +316,12 @@ func measureServing(n int, unsure bool, dbDir string, pol *policy.Store) (served
 	}
 	log := slog.New(slog.DiscardHandler)
 	dec := decide.New(decide.Config{Params: p, ParamsSource: src, Links: fixedLinks{rrc}, Memory: db, Log: log})
-	srv := host.NewServer(pol, dec, nil, log)
-	srv.SetStore(db, nil)
+	// The store as mpsurf-host gives it, to the carrier (its relay's routes) and the server (the decision log); no
+	// helper or proxy.
+	car := carry.New(carry.Config{Tunnel: dec.Tunnel, Store: db, Log: log})
+	car.Start()
+	defer car.Close()
+	srv := host.NewServer(host.Parts{Policy: pol, Decider: dec, Carrier: car, Store: db, Log: log})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)

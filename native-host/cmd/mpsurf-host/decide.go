@@ -47,7 +47,8 @@ func decideCmd(args []string, stdout, stderr io.Writer) int {
 			return badUsage(stderr, "decide: %v", err)
 		}
 	}
-	params, src, err := model.Open(*modelsDir)
+	e, _ := readEnv(os.Getenv) // decide reads no value that could be unusable
+	params, src, err := model.Open(e.modelsDir(*modelsDir))
 	if err != nil {
 		if *modelsDir != "" {
 			// The directory the user named holds no usable model: a bad argument, like a missing one.

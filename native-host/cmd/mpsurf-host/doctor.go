@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mpsurf/mpsurf/native-host/carry"
 	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/install"
@@ -70,7 +71,7 @@ func readDoctorInput() doctorInput {
 		in.MPTCPEnabled = strings.TrimSpace(string(b))
 	}
 	in.Systemd = exists("/run/systemd/system")
-	in.HelperSocket = exists(host.DefaultActuator)
+	in.HelperSocket = exists(carry.DefaultHelper)
 	in.Root = os.Geteuid() == 0
 	if g, err := user.LookupGroup(helperGroup); err == nil {
 		in.GroupExists = true
@@ -127,7 +128,7 @@ func doctor(in doctorInput) []finding {
 		add("no", "helper", "systemd is not running here, so mpsurf-actuator was not started: decisions go into the header "+
 			"but the kernel is not changed; as root, run: mpsurf-actuator --allow-group %s --cell-if auto", helperGroup)
 	case in.HelperSocket:
-		add("ok", "helper", "mpsurf-actuator is running (%s)", host.DefaultActuator)
+		add("ok", "helper", "mpsurf-actuator is running (%s)", carry.DefaultHelper)
 	default:
 		add("warn", "helper", "mpsurf-actuator is not running: systemctl status mpsurf-actuator says why")
 	}

@@ -25,13 +25,14 @@ const logUsage = `mpsurf-host log export --format csv|jsonl [--since 2026-11-01|
         columns: docs/decision-log.md
 `
 
-// openStore opens the decision log for the serving host. A store that cannot be opened is logged and the host
-// serves without it: decisions go on, store requests get store_unavailable (err says why).
-func openStore(log *slog.Logger) (*store.Store, error) {
-	path, err := store.DefaultPath()
-	if err != nil {
-		log.Error("no decision log", "err", err)
-		return nil, err
+// openStore opens the decision log for the serving host, where the environment says. A store that cannot be
+// opened is logged and the host serves without it: decisions go on, store requests get store_unavailable (err
+// says why).
+func openStore(e env, log *slog.Logger) (*store.Store, error) {
+	path := e.DB
+	if e.DBErr != nil {
+		log.Error("no decision log", "err", e.DBErr)
+		return nil, e.DBErr
 	}
 	db, err := store.Open(path, store.Options{})
 	if err != nil {
@@ -48,10 +49,11 @@ func openStore(log *slog.Logger) (*store.Store, error) {
 // command run as root must not leave directories where it was pointed.
 func openLog(path string, create bool) (*store.Store, string, error) {
 	if path == "" {
-		var err error
-		if path, err = store.DefaultPath(); err != nil {
-			return nil, "", err
+		e, _ := readEnv(os.Getenv) // the log's place is all it reads
+		if e.DBErr != nil {
+			return nil, "", e.DBErr
 		}
+		path = e.DB
 	}
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		dir := filepath.Dir(path)

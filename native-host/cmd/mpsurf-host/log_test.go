@@ -40,7 +40,7 @@ func TestKillDuringDecideBurstLosesNoAckedDecision(t *testing.T) {
 	bin := buildHost(t)
 	dbPath := filepath.Join(t.TempDir(), "data", "mpsurf.db")
 	cmd := exec.Command(bin, protocol.ExtensionOrigin)
-	cmd.Env = append(os.Environ(), store.EnvDB+"="+dbPath, "MPSURF_LOG="+filepath.Join(t.TempDir(), "host.log"))
+	cmd.Env = append(os.Environ(), envDB+"="+dbPath, "MPSURF_LOG="+filepath.Join(t.TempDir(), "host.log"))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
@@ -145,7 +145,7 @@ func TestStoreUnavailableStillDecides(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, protocol.ExtensionOrigin)
-	cmd.Env = append(os.Environ(), store.EnvDB+"="+filepath.Join(file, "mpsurf.db"))
+	cmd.Env = append(os.Environ(), envDB+"="+filepath.Join(file, "mpsurf.db"))
 	var in bytes.Buffer
 	w := wire.NewWriter(&in, wire.MaxIn)
 	for _, m := range []string{

@@ -26,7 +26,6 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/install"
-	"github.com/mpsurf/mpsurf/native-host/netcost"
 	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/wire"
@@ -39,9 +38,6 @@ const (
 	exitUsage   = cli.Usage
 	exitRefused = 3 // the caller is not the MPSurf extension or add-on (PROTOCOL.md §1)
 )
-
-// EnvLog names a file to log to instead of stderr.
-const EnvLog = "MPSURF_LOG"
 
 // command is one subcommand: the words that name it ("log export"), its usage (the synopsis, then lines
 // indented by eight spaces) and what runs it with the arguments after its words. run's table is this list, the
@@ -287,10 +283,11 @@ func badUsage(stderr io.Writer, format string, args ...any) int {
 }
 
 func serve(caller protocol.Caller, args []string, stdout, stderr io.Writer) int {
+	e, envErr := readEnv(os.Getenv)
 	fs := newFlags("serve")
 	models := fs.String("models", "", "")
 	policyFile := fs.String("policy", "", "")
-	logFile := fs.String("log", os.Getenv(EnvLog), "")
+	logFile := fs.String("log", e.Log, "")
 	if err := cli.ParseNone(fs, args); errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, commandUsage(serveName))
 		return exitOK
@@ -309,8 +306,12 @@ func serve(caller protocol.Caller, args []string, stdout, stderr io.Writer) int 
 		logOut = f
 	}
 	log := slog.New(slog.NewTextHandler(logOut, nil))
+	if envErr != nil {
+		log.Error("environment", "err", envErr)
+		return exitFailed
+	}
 
-	src, err := policy.Resolve(*models, *policyFile)
+	src, err := e.policySource(*models, *policyFile)
 	if err != nil {
 		log.Error("policy source", "err", err)
 		return exitFailed
@@ -342,11 +343,8 @@ func serve(caller protocol.Caller, args []string, stdout, stderr io.Writer) int 
 		log.Info("started", append(attrs, "revision", snap.Policy.Revision, "model", snap.Policy.Model.ID)...)
 	}
 
-	srv, meter := pipeline(ctx, *models, src, store, log)
+	srv, meter := pipeline(ctx, e, *models, src, store, log)
 	defer srv.Close()
-	srv.UseCellular(meter.IsCellular)
-	srv.OnPause(meter.HoldCellular) // while multipath is paused, no probe of the host's own goes over cellular
-	srv.SetNetwork(networkInfo(meter, &netcost.Reader{}))
 	err = srv.Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
 	meter.Close()
 	switch {

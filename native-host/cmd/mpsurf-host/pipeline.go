@@ -5,27 +5,30 @@ import (
 	"log/slog"
 
 	"github.com/mpsurf/mpsurf/native-host/battery"
+	"github.com/mpsurf/mpsurf/native-host/carry"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/model"
+	"github.com/mpsurf/mpsurf/native-host/netcost"
 	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/relay"
 )
 
-// pipeline assembles the serving host in one place: the model (--models DIR, else MPSURF_MODELS, else built in),
-// the store, the path meter (started under ctx), the privileged helper's client and the battery, handed to one
-// decide.Decider, and the server around it. A policy file given by itself (--policy, MPSURF_POLICY) fixes every
-// decision to that file's, a research and test knob.
-func pipeline(ctx context.Context, modelsDir string, src policy.Source, pol *policy.Store, log *slog.Logger) (*host.Server, *decide.Meter) {
-	params, paramsSrc, err := model.Open(modelsDir)
+// pipeline assembles the serving host in one place, from the environment e: the model (--models DIR, else
+// MPSURF_MODELS, else built in), the store, the path meter (started under ctx) and the battery, handed to one
+// decide.Decider; the Carrier that carries its decisions out (the privileged helper's client, the relay to the
+// user's MPTCP proxy); and the server around them. A policy file given by itself (--policy, MPSURF_POLICY) fixes
+// every decision to that file's, a research and test knob.
+func pipeline(ctx context.Context, e env, modelsDir string, src policy.Source, pol *policy.Store, log *slog.Logger) (*host.Server, *decide.Meter) {
+	params, paramsSrc, err := model.Open(e.modelsDir(modelsDir))
 	if err != nil {
 		log.Error("cost-benefit model not loaded; decide replies policy_unavailable", "source", paramsSrc, "err", err)
 	} else {
 		log.Info("model", "id", params.ID, "version", params.Version, "source", paramsSrc)
 	}
-	db, dbErr := openStore(log)
-	meter := decide.MeterFromEnv(params, db, log)
+	db, dbErr := openStore(e, log)
+	meter := decide.NewMeterFrom(e.meterConfig(log), params, db, log)
 	go meter.Run(ctx)
-	act := host.StartActuator(log)
 	cfg := decide.Config{Params: params, ParamsSource: paramsSrc, ParamsErr: err, Links: meter, Log: log,
 		Battery: func() *model.Battery {
 			if b, err := battery.Read(""); err == nil && b.Present {
@@ -39,7 +42,19 @@ func pipeline(ctx context.Context, modelsDir string, src policy.Source, pol *pol
 	if src.Kind == policy.OneFile {
 		cfg.Fixed = pol
 	}
-	srv := host.NewServer(pol, decide.New(cfg), act, log)
-	srv.SetStore(db, dbErr)
+	dec := decide.New(cfg)
+	var proxy *relay.Upstream
+	up, proxyErr := carry.ReadProxyConfig(e.ProxyFile)
+	if proxyErr == nil {
+		proxy = &up
+	}
+	car := carry.New(carry.Config{Helper: e.Helper, Hosts: e.Hosts, ProxyFile: e.ProxyFile, Proxy: proxy, ProxyErr: proxyErr,
+		Tunnel: dec.Tunnel, Store: db, Cellular: meter.IsCellular, Log: log})
+	car.Start()
+	srv := host.NewServer(host.Parts{Policy: pol, Decider: dec, Carrier: car, Store: db, StoreErr: dbErr,
+		Downloads: host.Downloads{Hosts: e.Hosts, CA: e.DownloadCA}, Preload: e.Preload,
+		Network: networkInfo(meter, &netcost.Reader{}),
+		Hold:    meter.HoldCellular, // while multipath is paused, no probe of the host's own goes over cellular
+		Log:     log})
 	return srv, meter
 }

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/netip"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/mpsurf/mpsurf/native-host/carry"
 	"github.com/mpsurf/mpsurf/native-host/cli"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
@@ -57,8 +60,9 @@ func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err := cli.ParseNone(fs, args[1:]); err != nil {
 			return badUsage(stderr, "proxy show: %v", err)
 		}
-		file := host.ProxyConfigPath()
-		up, err := host.ReadProxyConfig(file)
+		e, _ := readEnv(os.Getenv) // the settings file's place is all it reads
+		file := e.ProxyFile
+		up, err := carry.ReadProxyConfig(file)
 		if err != nil {
 			fmt.Fprintf(stderr, "mpsurf-host: proxy: %v\n", err)
 			return exitFailed
@@ -88,8 +92,9 @@ func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "mpsurf-host: proxy set: %v\n", err)
 			return exitUsage
 		}
-		file := host.ProxyConfigPath()
-		if err := host.WriteProxyConfig(file, up); err != nil {
+		e, _ := readEnv(os.Getenv) // the settings file's place is all it reads
+		file := e.ProxyFile
+		if err := carry.WriteProxyConfig(file, up); err != nil {
 			fmt.Fprintf(stderr, "mpsurf-host: proxy set: %v\n", err)
 			return exitFailed
 		}
@@ -108,14 +113,15 @@ func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			}
 			*target = h + ":443"
 		}
-		up, err := host.ReadProxyConfig(host.ProxyConfigPath())
+		e, _ := readEnv(os.Getenv) // the settings file and the interfaces' kinds are all it reads
+		up, err := carry.ReadProxyConfig(e.ProxyFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "mpsurf-host: proxy test: %v\n", err)
 			return exitFailed
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		res := relay.Probe(ctx, relay.Config{Upstream: up, Cellular: cellularFromSysfs()}, *target, *wait)
+		res := relay.Probe(ctx, relay.Config{Upstream: up, Cellular: cellularFromSysfs(e)}, *target, *wait)
 		if *asJSON {
 			json.NewEncoder(stdout).Encode(res)
 		} else {
@@ -132,9 +138,10 @@ func proxyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // cellularFromSysfs classifies interfaces once (MPSURF_NAMES and sysfs, as the serving host does).
-func cellularFromSysfs() func(netip.Addr) bool {
+func cellularFromSysfs(e env) func(netip.Addr) bool {
 	p, _, _ := model.Open("")
-	m := decide.MeterFromEnv(p, nil, nil)
+	quiet := slog.New(slog.DiscardHandler)
+	m := decide.NewMeterFrom(e.meterConfig(quiet), p, nil, quiet)
 	m.Sample(100 * time.Millisecond)
 	return m.IsCellular
 }

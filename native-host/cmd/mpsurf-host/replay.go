@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 
 	"github.com/mpsurf/mpsurf/native-host/cli"
@@ -78,7 +79,8 @@ func replayCmd(args []string, stdout, stderr io.Writer) int {
 	if err := needPath("--models", *dir, true); err != nil {
 		return badUsage(stderr, "replay: %v", err)
 	}
-	params, name, err := model.Open(*dir)
+	e, _ := readEnv(os.Getenv) // replay reads no value that could be unusable
+	params, name, err := model.Open(e.modelsDir(*dir))
 	if err != nil {
 		if *dir != "" {
 			return badUsage(stderr, "replay: --models: %v", err)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mpsurf/mpsurf/native-host/carry"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/host"
 	"github.com/mpsurf/mpsurf/native-host/model"
@@ -41,9 +42,10 @@ func logDay(t *testing.T) (*store.Store, int) {
 		t.Fatal(err)
 	}
 	day := &varied{}
-	srv := host.NewServer(policy.NewStore(src), decide.New(decide.Config{Params: params, ParamsSource: psrc,
-		Links: day, Memory: day, Battery: day.battery}), nil, discardLog())
-	srv.SetStore(db, nil)
+	dec := decide.New(decide.Config{Params: params, ParamsSource: psrc, Links: day, Memory: day, Battery: day.battery})
+	car := carry.New(carry.Config{ProxyFile: filepath.Join(t.TempDir(), "proxy.json"), Store: db, Tunnel: dec.Tunnel, Log: discardLog()})
+	car.Start()
+	srv := host.NewServer(host.Parts{Policy: policy.NewStore(src), Decider: dec, Carrier: car, Store: db, Log: discardLog()})
 	sizes := []int64{20_000, 150_000, 600_000, 2_000_000, 4_000_000}
 	states := []string{"idle", "continuous", "long_drx"}
 	protos := []string{"h2", "http/1.1", "h3", ""}

@@ -74,7 +74,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if err := needPath("--radio-model", *radioModel, false); err != nil {
 		return badUsage(stderr, "status: %v", err)
 	}
-	src, err := policy.Resolve(*models, *policyFile)
+	env, _ := readEnv(os.Getenv) // status reads no value that could be unusable
+	src, err := env.policySource(*models, *policyFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "mpsurf-host: status: %v\n", err)
 		return exitFailed
@@ -88,7 +89,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		out.Policy = &snap.Policy
 	}
 	ms := &decide.ModelStatus{}
-	if p, src, err := model.Open(*models); err != nil {
+	if p, src, err := model.Open(env.modelsDir(*models)); err != nil {
 		ms.Source, ms.Error, code = src, err.Error(), exitFailed
 	} else {
 		ms.Source, ms.ID, ms.Version = src, p.ID, p.Version

@@ -1,4 +1,4 @@
-package host
+package carry
 
 import (
 	"bufio"
@@ -7,33 +7,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"net"
-	"net/netip"
-	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
-	"github.com/mpsurf/mpsurf/native-host/decide"
 )
 
-// Environment knobs of the actuation client.
-const (
-	// EnvActuator is the privileged helper's socket (mpsurf-actuator --socket). Unset: DefaultActuator when
-	// the installed unit made it, else no actuation; "off": no actuation. Decisions say which in inputs.actuation.
-	EnvActuator = "MPSURF_ACTUATOR"
-	// DefaultActuator is the socket of the installed systemd unit (packaging/systemd/mpsurf-actuator.service).
-	DefaultActuator = "/run/mpsurf/actuator.sock"
-	// EnvHosts maps host names to addresses, "name=IP[|IP...],name=IP", ahead of the system resolver. It is a
-	// testbed and override knob: in the testbed Chromium resolves origin.test through --host-resolver-rules,
-	// which the system resolver the host uses knows nothing about.
-	EnvHosts = "MPSURF_HOSTS"
-)
+// DefaultHelper is the privileged helper's socket as the installed systemd unit makes it
+// (packaging/systemd/mpsurf-actuator.service).
+const DefaultHelper = "/run/mpsurf/actuator.sock"
 
 // Actuation timing. The lease is short so that a dead host's changes are undone quickly (lease + 1 s), and
 // renewed four times per lease so that one late renewal never lets it lapse. A decide waits at most
@@ -48,11 +34,11 @@ const (
 	replayCapacity = 256                    // origin policies re-sent after a reconnect; a session's recent origins
 )
 
-// actuatorClient is the host's side of the helper's socket: one connection, one session, a lease renewed in
+// helper is the host's side of the privileged helper's socket: one connection, one session, a lease renewed in
 // the background, reconnection with backoff. Requests are one line out, one line back, under mu.
-type actuatorClient struct {
+type helper struct {
 	path  string
-	hosts map[string][]netip.Addr
+	hosts Hosts
 	log   *slog.Logger
 
 	mu      sync.Mutex
@@ -90,7 +76,7 @@ func singlePath(req actuate.Request) actuate.Request {
 // it closes the cellular subflows it opened and forgets every policy), so that open connections and the relay's
 // open tunnels lose their cellular subflows at once; until resumeAll, every policy goes single path. It answers
 // what the helper said of the release ("not_configured" without a helper).
-func (c *actuatorClient) pauseAll() string {
+func (c *helper) pauseAll() string {
 	if c == nil {
 		return "not_configured"
 	}
@@ -114,7 +100,7 @@ func (c *actuatorClient) pauseAll() string {
 
 // resumeAll ends the pause: later decisions are carried out as decided. What was turned single path stays so until
 // its origin is decided again (its next navigation).
-func (c *actuatorClient) resumeAll() {
+func (c *helper) resumeAll() {
 	if c == nil {
 		return
 	}
@@ -123,30 +109,14 @@ func (c *actuatorClient) resumeAll() {
 	c.mu.Unlock()
 }
 
-// StartActuator reads the environment and starts the client if a socket is named (or the installed unit's
-// exists); nil means decisions stay advisory. The client lives as long as the process.
-func StartActuator(log *slog.Logger) *actuatorClient {
-	path := os.Getenv(EnvActuator)
-	if path == "" {
-		if fi, err := os.Stat(DefaultActuator); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			path = DefaultActuator
-		}
-	}
-	if path == "" || path == "off" {
-		return nil
-	}
-	hosts, err := ParseHosts(os.Getenv(EnvHosts))
-	if err != nil {
-		log.Error("ignoring "+EnvHosts, "err", err)
-	}
-	c := &actuatorClient{path: path, hosts: hosts, log: log, ready: make(chan struct{}),
-		replay: map[string]actuate.Request{}, lastErr: "not connected yet"}
-	c.start()
-	return c
+// newHelper returns the client of the helper at the socket path; start connects it.
+func newHelper(path string, hosts Hosts, log *slog.Logger) *helper {
+	return &helper{path: path, hosts: hosts, log: log, ready: make(chan struct{}), replay: map[string]actuate.Request{},
+		lastErr: "not connected yet"}
 }
 
 // start runs the session and the retries of rate-limited requests until the process ends.
-func (c *actuatorClient) start() {
+func (c *helper) start() {
 	if c.pending == nil {
 		c.pending = map[string]actuate.Request{}
 	}
@@ -155,33 +125,8 @@ func (c *actuatorClient) start() {
 	go c.retryLoop()
 }
 
-// ParseHosts reads EnvHosts: comma-separated name=addr entries; one name may list several addresses with '|'
-// or by repeating the name.
-func ParseHosts(s string) (map[string][]netip.Addr, error) {
-	m := map[string][]netip.Addr{}
-	for _, e := range strings.Split(s, ",") {
-		e = strings.TrimSpace(e)
-		if e == "" {
-			continue
-		}
-		name, addrs, ok := strings.Cut(e, "=")
-		name = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(name), "."))
-		if !ok || name == "" || strings.ContainsAny(name, " /:") {
-			return nil, fmt.Errorf("%s: entry %.80q is not name=address", EnvHosts, e)
-		}
-		for _, a := range strings.Split(addrs, "|") {
-			ip, err := netip.ParseAddr(strings.TrimSpace(a))
-			if err != nil || ip.Zone() != "" {
-				return nil, fmt.Errorf("%s: %.80q is not an IP address", EnvHosts, a)
-			}
-			m[name] = append(m[name], ip.Unmap())
-		}
-	}
-	return m, nil
-}
-
 // run keeps a session open until the process ends.
-func (c *actuatorClient) run() {
+func (c *helper) run() {
 	backoff := backoffMin
 	first := true
 	for {
@@ -207,7 +152,7 @@ func (c *actuatorClient) run() {
 	}
 }
 
-func (c *actuatorClient) connect() error {
+func (c *helper) connect() error {
 	conn, err := net.DialTimeout("unix", c.path, time.Second)
 	if err != nil {
 		return err
@@ -243,7 +188,7 @@ const queued = "queued: "
 
 // sendLocked sends one request under the current session and answers what goes in inputs.actuation. A request
 // the helper refuses as rate_limited is kept in pending (the latest per key) and retried once its limit allows.
-func (c *actuatorClient) sendLocked(key string, req actuate.Request, timeout time.Duration) string {
+func (c *helper) sendLocked(key string, req actuate.Request, timeout time.Duration) string {
 	if c.conn == nil {
 		return "unavailable: " + c.lastErr
 	}
@@ -285,7 +230,7 @@ func retryAfter(resp actuate.Response) time.Duration {
 
 // retryLoop sends the pending requests once the helper's limit allows: an origin's own decisions first, then the
 // addresses its pages reported.
-func (c *actuatorClient) retryLoop() {
+func (c *helper) retryLoop() {
 	for {
 		c.mu.Lock()
 		wait := time.Until(c.retryAt)
@@ -322,7 +267,7 @@ func (c *actuatorClient) retryLoop() {
 	}
 }
 
-func (c *actuatorClient) renewLoop() error {
+func (c *helper) renewLoop() error {
 	t := time.NewTicker(actuatorRenew)
 	defer t.Stop()
 	for range t.C {
@@ -341,7 +286,7 @@ func (c *actuatorClient) renewLoop() error {
 	return nil
 }
 
-func (c *actuatorClient) drop(err error) {
+func (c *helper) drop(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.conn != nil {
@@ -355,7 +300,7 @@ func (c *actuatorClient) drop(err error) {
 	}
 }
 
-func (c *actuatorClient) closeLocked() {
+func (c *helper) closeLocked() {
 	c.conn.Close()
 	c.conn, c.r, c.session = nil, nil, ""
 }
@@ -367,7 +312,7 @@ func (e *errRefused) Error() string { return e.code + ": " + e.msg }
 
 // callLocked sends one request and reads its response. A transport error closes the connection; the run loop
 // reconnects.
-func (c *actuatorClient) callLocked(req actuate.Request, timeout time.Duration) (actuate.Response, error) {
+func (c *helper) callLocked(req actuate.Request, timeout time.Duration) (actuate.Response, error) {
 	var resp actuate.Response
 	if c.conn == nil {
 		return resp, errors.New(c.lastErr)
@@ -400,7 +345,7 @@ func (c *actuatorClient) callLocked(req actuate.Request, timeout time.Duration) 
 }
 
 // setOrigin sends one origin's policy and remembers it for replay. It answers what goes in inputs.actuation.
-func (c *actuatorClient) setOrigin(ctx context.Context, req actuate.Request, key string) string {
+func (c *helper) setOrigin(ctx context.Context, req actuate.Request, key string) string {
 	select {
 	case <-c.ready:
 	case <-ctx.Done():
@@ -431,120 +376,8 @@ func (c *actuatorClient) setOrigin(ctx context.Context, req actuate.Request, key
 	return c.sendLocked(key, req, timeout)
 }
 
-// resolve returns the origin's addresses: an IP literal, then EnvHosts, then the system resolver.
-func (c *actuatorClient) resolve(ctx context.Context, origin string) ([]netip.Addr, error) {
-	u, err := url.Parse(origin)
-	if err != nil || u.Hostname() == "" {
-		return nil, fmt.Errorf("origin %.80q has no host", origin)
-	}
-	name := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	var addrs []netip.Addr
-	if ip, err := netip.ParseAddr(name); err == nil {
-		addrs = []netip.Addr{ip}
-	} else if m, ok := c.hosts[name]; ok {
-		addrs = m
-	} else if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", name); err != nil {
-		return nil, err
-	}
-	out := make([]netip.Addr, 0, len(addrs))
-	for _, a := range addrs {
-		if a = a.Unmap(); usableAddr(a) {
-			out = append(out, a)
-		}
-	}
-	if len(out) > actuate.MaxAddrs {
-		out = out[:actuate.MaxAddrs]
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s has no address a cellular subflow could reach", name)
-	}
-	return out, nil
-}
-
-// Carry hands a decision to the helper, within actuateBudget, and notes the outcome in it (decide.Actuator).
-// It never changes the decision itself. A nil client (no helper configured) leaves the decision advisory.
-func (c *actuatorClient) Carry(ctx context.Context, d *decide.Decision) {
-	if c == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, actuateBudget)
-	defer cancel()
-	addrs, err := c.resolve(ctx, d.Origin)
-	if err != nil {
-		d.Actuation = clip("skipped: " + err.Error())
-		c.log.Warn("actuation", "origin", d.Origin, "err", err)
-		return
-	}
-	strs := make([]string, len(addrs))
-	for i, a := range addrs {
-		strs[i] = a.String()
-	}
-	d.ActuationAddrs = clip(strings.Join(strs, ","))
-	// The helper's policy: cellular subflows once the origin's connections have received θ1 bytes together,
-	// whatever this page is expected to be (single-path decisions carry θ1 too, so a page that turns out large
-	// still gets it); never when θ1 is never.
-	mp := d.Theta1 != nil
-	req := actuate.Request{Verb: actuate.VerbOrigin, LeaseMS: actuatorLease.Milliseconds(), Addrs: strs, Multipath: &mp}
-	if mp {
-		// The origin's group: its peers (refreshPeers, setPeers copy this request) count towards the same θ1.
-		req.Theta1, req.Theta2, req.Group = *d.Theta1, d.Theta2, thetaGroup(d.Origin)
-		req.PreferCellular = d.PreferCellular
-	}
-	res := c.setOrigin(ctx, req, d.Origin)
-	c.mu.Lock()
-	c.takeBackLocked(d.Origin, req)
-	c.mu.Unlock()
-	if res == "ok" {
-		c.refreshPeers(ctx, d.Origin, req)
-	}
-	d.Actuation = clip(res)
-	c.log.Info("actuation", "origin", d.Origin, "multipath", mp, "addrs", strs, "result", res)
-}
-
-// refreshPeers puts the addresses the origin's pages reported (peers) under its new decision, if it changed,
-// less those another decision that differs from the new one holds.
-func (c *actuatorClient) refreshPeers(ctx context.Context, origin string, page actuate.Request) {
-	c.mu.Lock()
-	prev, ok := c.replay[peersKey(origin)]
-	var addrs []string
-	for _, a := range prev.Addrs {
-		if _, taken := c.claimLocked(netip.MustParseAddr(a), origin, page); !taken {
-			addrs = append(addrs, a)
-		}
-	}
-	c.mu.Unlock()
-	if !ok || samePolicy(prev, page) || len(addrs) == 0 {
-		return
-	}
-	req := page
-	req.Addrs = addrs
-	if res := c.setOrigin(ctx, req, peersKey(origin)); res != "ok" {
-		c.log.Warn("actuation of peers", "origin", origin, "result", res)
-	}
-}
-
-// thetaGroup names an origin's θ1 group for the helper (actuate.OriginPolicy.Group): a hash of the origin,
-// never 0 (no group). Two origins that collide would only count their bytes together, never cross users.
-func thetaGroup(origin string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(origin))
-	if g := h.Sum32(); g != 0 {
-		return g
-	}
-	return 1
-}
-
-func equalCap(a, b *int64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
-
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200]
-	}
-	return s
-}
-
 // ActuatorHealth is what status reports of the privileged helper: "connected" (with its backend),
-// "unavailable" (configured but not reachable: the message says why) or "not_configured" (MPSURF_ACTUATOR unset,
+// "unavailable" (configured but not reachable: the message says why) or "not_configured" (no helper's socket,
 // so decisions are advisory: the header is sent, the kernel is not changed).
 type ActuatorHealth struct {
 	State   string `json:"state"`
@@ -553,9 +386,9 @@ type ActuatorHealth struct {
 }
 
 // health reports the helper's state without waiting on it.
-func (c *actuatorClient) health() ActuatorHealth {
+func (c *helper) health() ActuatorHealth {
 	if c == nil {
-		return ActuatorHealth{State: "not_configured", Detail: "no privileged helper (" + DefaultActuator + " absent, " + EnvActuator + " unset or off): decisions go into the header but the kernel is not changed"}
+		return ActuatorHealth{State: "not_configured", Detail: "no privileged helper (" + DefaultHelper + " absent, MPSURF_ACTUATOR unset or off): decisions go into the header but the kernel is not changed"}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -565,27 +398,37 @@ func (c *actuatorClient) health() ActuatorHealth {
 	return ActuatorHealth{State: "unavailable", Detail: c.path + ": " + c.lastErr}
 }
 
-// BrowserMPTCP says whether the browser that started this host wraps its sockets as MPTCP, and which way, if any,
-// its pages reach a second path. mptcpize works by LD_PRELOAD of libmptcpwrap, which the browser's children
-// inherit, so the host sees it in its own environment. The ways, in the order they are taken:
-//   - "mptcpize": the browser's own connections are MPTCP (mpsurf-browser, a "(multipath)" launcher, or
-//     mptcpize run by hand), so the helper can give any site's connections a cellular subflow;
-//   - "relay": the browser's sockets are plain TCP, but a proxy is configured: sites the PAC sends through the
-//     relay go over MPTCP between the relay and the proxy (README "Use it on the real web"); the rest stay single path;
-//   - "none": neither, so no page can use a second path.
-type BrowserMPTCP struct {
-	Wrapped bool   `json:"wrapped"`
-	Way     string `json:"way"`
-	Detail  string `json:"detail"`
-}
-
-func browserMPTCP(relay bool) BrowserMPTCP {
-	pre := os.Getenv("LD_PRELOAD")
-	switch {
-	case strings.Contains(pre, "mptcpwrap"):
-		return BrowserMPTCP{Wrapped: true, Way: "mptcpize", Detail: "the browser runs under mptcpize (LD_PRELOAD=" + clip(pre) + ")"}
-	case relay:
-		return BrowserMPTCP{Wrapped: false, Way: "relay", Detail: "the browser was started without mptcpize; sites sent through your MPTCP proxy still use both paths (the relay's connections are MPTCP)"}
+// call sends one request on the helper session (a per-connection policy: not replayed after a reconnect, since
+// the connection's lifetime is the tunnel's). A nil client (no helper configured) answers "not_configured".
+func (c *helper) call(ctx context.Context, req actuate.Request) string {
+	if c == nil {
+		return "not_configured"
 	}
-	return BrowserMPTCP{Wrapped: false, Way: "none", Detail: "the browser was started without mptcpize (no libmptcpwrap in LD_PRELOAD) and no MPTCP proxy is set"}
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return "unavailable: helper not reached yet"
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn == nil {
+		return "unavailable: " + c.lastErr
+	}
+	if c.paused {
+		req = singlePath(req) // a tunnel's policy looked up before the pause, sent after it
+	}
+	req.Session = c.session
+	timeout := actuateBudget
+	if d, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(d), 10*time.Millisecond)
+	}
+	_, err := c.callLocked(req, timeout)
+	var ref *errRefused
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.As(err, &ref):
+		return "refused: " + ref.Error()
+	}
+	return "unavailable: " + err.Error()
 }

@@ -1,10 +1,8 @@
-package host
+package carry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"net/netip"
 	"strings"
 	"testing"
@@ -19,32 +17,26 @@ import (
 // A's, B's connections would count towards A's θ1 and A's announce would set B's θ1 to 0.
 func TestPeerKeepsItsOwnGroup(t *testing.T) {
 	c := dryRunHelper(t, 100, 100)
-	s, _ := storeServer(t)
-	s.act = c
-	s.reached = func(addrs []netip.Addr) (map[netip.Addr]bool, error) {
+	s := testCarrier(t, Config{Store: testStore(t), Reached: func(addrs []netip.Addr) (map[netip.Addr]bool, error) {
 		m := map[netip.Addr]bool{}
 		for _, a := range addrs {
 			m[a] = true
 		}
 		return m, nil
-	}
+	}})
+	s.helper = c
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	theta1 := int64(200_000)
 	for _, o := range []string{"https://a.test", "https://b.test"} {
 		d := decide.Decision{Origin: o, Theta1: &theta1}
-		c.hosts = map[string][]netip.Addr{"a.test": {netip.MustParseAddr("203.0.113.1")}, "b.test": {netip.MustParseAddr("198.51.100.60")}}
-		c.Carry(ctx, &d)
+		c.hosts = Hosts{"a.test": {netip.MustParseAddr("203.0.113.1")}, "b.test": {netip.MustParseAddr("198.51.100.60")}}
+		c.carry(ctx, &d)
 		if d.Actuation != "ok" {
 			t.Fatalf("%s: actuation %q", o, d.Actuation)
 		}
 	}
-	r := call(t, s, "peers", `{"origin":"https://a.test","tab":1,"peers":[{"host":"b.test","ip":"198.51.100.60"}]}`)
-	if !r.OK {
-		t.Fatalf("peers: %+v", r)
-	}
-	var got protocol.PeersReply
-	json.Unmarshal(r.Body, &got)
+	got := reportPeers(t, s, `{"origin":"https://a.test","tab":1,"peers":[{"host":"b.test","ip":"198.51.100.60"}]}`)
 	if got.Addrs != 0 || len(got.Refused) != 1 {
 		t.Errorf("b.test, with a decision and a group of its own, was taken into a.test's group: %+v", got)
 	}
@@ -63,19 +55,19 @@ func TestPeerKeepsItsOwnGroup(t *testing.T) {
 // The proxy leg: b.example's route, with the same numbers as the page's but its own group, stays b.example's when
 // the page lists it as a third party, and the page's announce leaves its θ1 alone.
 func TestRelayFollowKeepsOtherGroups(t *testing.T) {
-	s := embeddedServer(t)
+	s := testCarrier(t, Config{})
 	a, b := "https://a.example", "https://b.example"
-	s.proxy.setRoute("a.example", hubRoute{policy: relay.Policy{Multipath: true, Theta1: 200_000, Group: thetaGroup(a)}})
-	s.proxy.setRoute("b.example", hubRoute{policy: relay.Policy{Multipath: true, Theta1: 200_000, Group: thetaGroup(b)}})
-	s.proxy.follow(a, []string{"b.example", "cdn.example"})
-	if p, _ := s.proxy.known("b.example"); p.Group != thetaGroup(b) {
+	s.relay.setRoute("a.example", hubRoute{policy: relay.Policy{Multipath: true, Theta1: 200_000, Group: thetaGroup(a)}})
+	s.relay.setRoute("b.example", hubRoute{policy: relay.Policy{Multipath: true, Theta1: 200_000, Group: thetaGroup(b)}})
+	s.relay.follow(a, []string{"b.example", "cdn.example"})
+	if p, _ := s.relay.known("b.example"); p.Group != thetaGroup(b) {
 		t.Errorf("b.example's route went into a.example's θ1 group: %+v", p)
 	}
-	if p, _ := s.proxy.known("cdn.example"); p.Group != thetaGroup(a) {
+	if p, _ := s.relay.known("cdn.example"); p.Group != thetaGroup(a) {
 		t.Errorf("cdn.example, with no route of its own, did not follow the page: %+v", p)
 	}
-	s.proxy.joinNow(context.Background(), a, 300_000)
-	if p, _ := s.proxy.known("b.example"); p.Theta1 != 200_000 {
+	s.relay.joinNow(context.Background(), a, 300_000)
+	if p, _ := s.relay.known("b.example"); p.Theta1 != 200_000 {
 		t.Errorf("a.example's announce set b.example's θ1 to %d", p.Theta1)
 	}
 }

@@ -1,13 +1,11 @@
-package host
+package carry
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mpsurf/mpsurf/native-host/decide"
 	"io"
 	"log/slog"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,67 +14,8 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/decide"
 )
-
-func TestParseHosts(t *testing.T) {
-	a := netip.MustParseAddr
-	tests := []struct {
-		in   string
-		want map[string][]netip.Addr
-		err  string
-	}{
-		{"", map[string][]netip.Addr{}, ""},
-		{"origin.test=10.200.3.2", map[string][]netip.Addr{"origin.test": {a("10.200.3.2")}}, ""},
-		{" Origin.Test. = 10.200.3.2 ,sp.origin.test=10.200.3.3|2001:db8::1", map[string][]netip.Addr{
-			"origin.test": {a("10.200.3.2")}, "sp.origin.test": {a("10.200.3.3"), a("2001:db8::1")}}, ""},
-		{"x=::ffff:10.0.0.1,x=10.0.0.2", map[string][]netip.Addr{"x": {a("10.0.0.1"), a("10.0.0.2")}}, ""},
-		{"origin.test", nil, "not name=address"},
-		{"=10.0.0.1", nil, "not name=address"},
-		{"a/b=10.0.0.1", nil, "not name=address"},
-		{"origin.test=example.com", nil, "not an IP address"},
-		{"origin.test=fe80::1%eth0", nil, "not an IP address"},
-	}
-	for _, tt := range tests {
-		got, err := ParseHosts(tt.in)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("ParseHosts(%q) error %v, want %q", tt.in, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || len(got) != len(tt.want) {
-			t.Errorf("ParseHosts(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
-			continue
-		}
-		for k, v := range tt.want {
-			if !slices.Equal(got[k], v) {
-				t.Errorf("ParseHosts(%q)[%s] = %v, want %v", tt.in, k, got[k], v)
-			}
-		}
-	}
-}
-
-func FuzzParseHosts(f *testing.F) {
-	for _, s := range []string{"", "a=1.2.3.4", "a=1.2.3.4|::1,b=5.6.7.8", "=", ",,", "a==b"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		m, err := ParseHosts(s)
-		if err != nil {
-			return
-		}
-		for name, addrs := range m {
-			if name == "" || len(addrs) == 0 {
-				t.Fatalf("ParseHosts(%q) gave an empty entry %q=%v", s, name, addrs)
-			}
-			for _, a := range addrs {
-				if !a.IsValid() || a.Is4In6() {
-					t.Fatalf("ParseHosts(%q) gave address %v", s, a)
-				}
-			}
-		}
-	})
-}
 
 // TestActuatorClient runs the client against the real helper with its dry-run backend: a decision reaches
 // it, the helper's death reads as unavailable without holding the decide up, and a restarted helper gets
@@ -98,7 +37,7 @@ func TestActuatorClient(t *testing.T) {
 	}
 	stop, done := start()
 	hosts, _ := ParseHosts("origin.test=10.200.3.2")
-	c := &actuatorClient{path: sock, hosts: hosts, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
+	c := newHelper(sock, hosts, quiet)
 	c.start()
 
 	mp := true
@@ -216,7 +155,7 @@ func TestActuatorRetriesRateLimited(t *testing.T) {
 
 // dryRunHelper runs the real helper in this process with its dry-run backend (rate and burst 0: its defaults)
 // for the test, and returns a started client of it.
-func dryRunHelper(t *testing.T, rate, burst float64) *actuatorClient {
+func dryRunHelper(t *testing.T, rate, burst float64) *helper {
 	t.Helper()
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "a.sock")
@@ -230,7 +169,7 @@ func dryRunHelper(t *testing.T, rate, burst float64) *actuatorClient {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	c := &actuatorClient{path: sock, log: quiet, ready: make(chan struct{}), replay: map[string]actuate.Request{}}
+	c := newHelper(sock, nil, quiet)
 	c.start()
 	return c
 }
@@ -261,7 +200,7 @@ func TestCarryGroupsPeersWithTheirOrigin(t *testing.T) {
 		{"https://192.0.2.11", nil, "map [192.0.2.11] to multipath=false theta1=0 theta2=none\""},
 	} {
 		d := decide.Decision{Origin: tc.origin, Theta1: tc.theta1}
-		c.Carry(ctx, &d)
+		c.carry(ctx, &d)
 		if d.Actuation != "ok" {
 			t.Fatalf("%s: actuation %q", tc.origin, d.Actuation)
 		}
@@ -283,7 +222,7 @@ func TestCarryGroupsPeersWithTheirOrigin(t *testing.T) {
 }
 
 // helperStatus is the dry-run helper's status as JSON: what it would have done, one string per request.
-func helperStatus(t *testing.T, c *actuatorClient) string {
+func helperStatus(t *testing.T, c *helper) string {
 	t.Helper()
 	c.mu.Lock()
 	resp, err := c.callLocked(actuate.Request{Verb: actuate.VerbStatus}, time.Second)
@@ -295,25 +234,15 @@ func helperStatus(t *testing.T, c *actuatorClient) string {
 	return string(b)
 }
 
-// The way the browser's pages reach a second path, as status reports it: mptcpize's LD_PRELOAD wins, a
-// configured proxy's relay comes next, and neither is "none".
-func TestBrowserMPTCP(t *testing.T) {
-	for _, tc := range []struct {
-		preload string
-		relay   bool
-		way     string
-		wrapped bool
-	}{
-		{"/usr/lib/x86_64-linux-gnu/mptcpize/libmptcpwrap.so.0.0.1", false, "mptcpize", true},
-		{"/usr/lib/x86_64-linux-gnu/mptcpize/libmptcpwrap.so.0.0.1", true, "mptcpize", true},
-		{"", true, "relay", false},
-		{"/usr/lib/libother.so", false, "none", false},
-		{"", false, "none", false},
-	} {
-		t.Setenv("LD_PRELOAD", tc.preload)
-		got := browserMPTCP(tc.relay)
-		if got.Way != tc.way || got.Wrapped != tc.wrapped || got.Detail == "" {
-			t.Errorf("LD_PRELOAD=%q relay=%v: %+v, want way %s", tc.preload, tc.relay, got, tc.way)
-		}
+// testCarrier is a Carrier as cmd/mpsurf-host builds one, for a test: cfg as given, with a proxy settings file of
+// its own (none written) and a quiet log, started. A helper, if the test wants one, is the test's to set.
+func testCarrier(t testing.TB, cfg Config) *Carrier {
+	t.Helper()
+	if cfg.ProxyFile == "" {
+		cfg.ProxyFile = filepath.Join(t.TempDir(), "proxy.json")
 	}
+	c := New(cfg)
+	c.Start()
+	t.Cleanup(c.Close)
+	return c
 }

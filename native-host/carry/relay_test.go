@@ -1,8 +1,7 @@
-package host
+package carry
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
-	"github.com/mpsurf/mpsurf/native-host/policy"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/relay"
 	"github.com/mpsurf/mpsurf/native-host/store"
@@ -30,29 +28,36 @@ func seedLinks() decide.View {
 	}
 }
 
-// givenServer is a host deciding with the real pipeline on given links and remembered sizes (g, changed between
-// requests to stand for different sites).
-func givenServer(t *testing.T, g *decide.Given) *Server {
+// givenHost is a host's pipeline and carrier: deciding with the real pipeline on given links and remembered sizes
+// (g, changed between requests to stand for different sites), and carrying out what it decides.
+type givenHost struct {
+	*Carrier
+	dec *decide.Decider
+}
+
+func givenServer(t *testing.T, g *decide.Given) givenHost {
 	t.Helper()
 	p, src, err := model.Open("")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dec := decide.New(decide.Config{Params: p, ParamsSource: src, Links: g, Memory: g})
-	return NewServer(policy.NewStore(policy.EmbeddedSource()), dec, nil, quietLog())
+	return givenHost{testCarrier(t, Config{Tunnel: dec.Tunnel}), dec}
 }
 
-func decideFor(t *testing.T, s *Server, origin string) {
+// decideFor decides for a navigation to origin and carries the decision out, as the host's decide handler does.
+func decideFor(t *testing.T, s givenHost, origin string) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"origin": origin, "tab": 1, "nav": "1-1"})
-	if r := s.decide(protocol.Request{ID: 1, Type: "decide", Body: body}); r.Error != nil {
-		t.Fatal(r.Error)
+	d, err := s.dec.Decide(context.Background(), decide.Request{Origin: origin, Tab: 1, Nav: "1-1", Paused: s.Paused()})
+	if err != nil {
+		t.Fatal(err)
 	}
+	s.Carry(context.Background(), &d)
 }
 
 // smallAndLarge is a host that decided for small.example (20 kB pages: single path, DIRECT) and large.example
 // (4 MB pages: multipath) on the seeds' links.
-func smallAndLarge(t *testing.T) (*decide.Given, *Server) {
+func smallAndLarge(t *testing.T) (*decide.Given, givenHost) {
 	t.Helper()
 	g := &decide.Given{Paths: seedLinks(), Proto: "h2"}
 	s := givenServer(t, g)
@@ -69,7 +74,7 @@ func TestRelayPolicies(t *testing.T) {
 	g, s := smallAndLarge(t)
 	g.Sizes = store.History{Others: []int64{50_300, 20_300, 100_300, 3_900_000}}
 
-	st := s.proxy.status()
+	st := s.relay.status()
 	if !slices.Equal(st.Direct, []string{"small.example"}) || !slices.Equal(st.Routes, []string{"large.example"}) {
 		t.Fatalf("direct %v, routes %v", st.Direct, st.Routes)
 	}
@@ -88,26 +93,24 @@ func TestRelayPolicies(t *testing.T) {
 		// Never decided: the model at run time, its θ1 above the small pages the user loads elsewhere.
 		{"new.example", true, func(t1 int64) bool { return t1 == *tunnel.Theta1 && t1 > 100_300 }},
 	} {
-		p, ok := s.proxy.policy(tc.host)
+		p, ok := s.relay.policy(tc.host)
 		if !ok || p.Multipath != tc.mp || !tc.t1(p.Theta1) {
 			t.Errorf("%s: %+v, %v", tc.host, p, ok)
 		}
 	}
 	// Nothing decided for it was stored: the next decision, or the next tunnel, decides afresh.
-	if _, ok := s.proxy.known("new.example"); ok {
+	if _, ok := s.relay.known("new.example"); ok {
 		t.Error("a tunnel's run-time decision became a route")
 	}
 
 	// Paused: tunnels of hosts without a decision stay single path, and a decision under the pause drops the
 	// site's route rather than keep it DIRECT after the pause.
-	s.paused.mu.Lock()
-	s.paused.why = "user"
-	s.paused.mu.Unlock()
-	if p, ok := s.proxy.policy("new.example"); !ok || p.Multipath {
+	s.SetPause("user")
+	if p, ok := s.relay.policy("new.example"); !ok || p.Multipath {
 		t.Errorf("paused: %+v", p)
 	}
 	decideFor(t, s, "https://small.example")
-	if _, ok := s.proxy.known("small.example"); ok || slices.Contains(s.proxy.status().Direct, "small.example") {
+	if _, ok := s.relay.known("small.example"); ok || slices.Contains(s.relay.status().Direct, "small.example") {
 		t.Error("a paused decision kept the route")
 	}
 }
@@ -120,15 +123,15 @@ func TestRelayFollow(t *testing.T) {
 	decideFor(t, s, "https://small.example")
 	g.Sizes = store.History{Class: []int64{3_900_000, 4_000_000}}
 	decideFor(t, s, "https://large.example")
-	s.proxy.follow("https://small.example", []string{"cdn.example", "large.example"})
-	if !slices.Equal(s.proxy.status().Direct, []string{"small.example", "cdn.example"}) {
-		t.Errorf("direct %v", s.proxy.status().Direct)
+	s.relay.follow("https://small.example", []string{"cdn.example", "large.example"})
+	if !slices.Equal(s.relay.status().Direct, []string{"small.example", "cdn.example"}) {
+		t.Errorf("direct %v", s.relay.status().Direct)
 	}
-	if p, _ := s.proxy.known("large.example"); p.Theta1 >= 3_900_000 || p.Group != thetaGroup("https://large.example") {
+	if p, _ := s.relay.known("large.example"); p.Theta1 >= 3_900_000 || p.Group != thetaGroup("https://large.example") {
 		t.Errorf("large.example took the small page's policy: %+v", p)
 	}
 	// The third party's tunnels count towards θ1 with the page's (the helper's group).
-	if p, _ := s.proxy.known("cdn.example"); p.Group == 0 || p.Group != thetaGroup("https://small.example") {
+	if p, _ := s.relay.known("cdn.example"); p.Group == 0 || p.Group != thetaGroup("https://small.example") {
 		t.Errorf("cdn.example is not in small.example's θ1 group: %+v", p)
 	}
 }
@@ -169,17 +172,17 @@ func TestLoggedPolicy(t *testing.T) {
 func TestRelayUnreachable(t *testing.T) {
 	g := &decide.Given{Paths: seedLinks(), Proto: "h2", Sizes: store.History{Origin: []int64{3_900_000, 4_000_000}}}
 	s := givenServer(t, g)
-	s.proxy.markUnreachable("intranet.example")
+	s.relay.markUnreachable("intranet.example")
 	decideFor(t, s, "https://intranet.example")
-	st := s.proxy.status()
+	st := s.relay.status()
 	if !slices.Equal(st.Unreachable, []string{"intranet.example"}) || !slices.Contains(st.Routes, "intranet.example") {
 		t.Fatalf("unreachable %v, routes %v", st.Unreachable, st.Routes)
 	}
 	for i := range maxRoutes + 5 {
-		s.proxy.markUnreachable(fmt.Sprintf("h%d.example", i))
+		s.relay.markUnreachable(fmt.Sprintf("h%d.example", i))
 	}
-	s.proxy.markUnreachable("h0.example") // again: now the newest
-	st = s.proxy.status()
+	s.relay.markUnreachable("h0.example") // again: now the newest
+	st = s.relay.status()
 	if len(st.Unreachable) != maxRoutes || st.Unreachable[len(st.Unreachable)-1] != "h0.example" || slices.Contains(st.Unreachable, "intranet.example") {
 		t.Errorf("%d unreachable, last %q", len(st.Unreachable), st.Unreachable[len(st.Unreachable)-1])
 	}
@@ -205,9 +208,9 @@ func TestRelayTunnelOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewServer(policy.NewStore(policy.EmbeddedSource()), decide.New(decide.Config{Params: p, ParamsSource: src, Links: g, Memory: mem}), nil, quietLog())
+	s := testCarrier(t, Config{Tunnel: decide.New(decide.Config{Params: p, ParamsSource: src, Links: g, Memory: mem}).Tunnel})
 	for _, host := range []string{"2001:db8::1", "10.0.0.7", "xn--bcher-kva.example"} {
-		if _, ok := s.proxy.policy(host); !ok {
+		if _, ok := s.relay.policy(host); !ok {
 			t.Errorf("%s: no policy", host)
 		}
 	}
@@ -241,16 +244,16 @@ func TestRelayDialDirect(t *testing.T) {
 	}()
 	_, s := smallAndLarge(t)
 	_, port, _ := net.SplitHostPort(site.Addr().String())
-	s.proxy.sitePort = port
+	s.relay.sitePort = port
 	for _, tc := range []struct {
 		host   string
 		wantOK bool
 	}{{"small.example", true}, {"large.example", false}, {"never.example", false}} {
 		t.Run(tc.host, func(t *testing.T) {
-			s.proxy.hosts = map[string][]netip.Addr{tc.host: {netip.MustParseAddr("127.0.0.1")}}
+			s.relay.hosts = Hosts{tc.host: {netip.MustParseAddr("127.0.0.1")}}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			c, ok, err := s.proxy.dialDirect(ctx, tc.host)
+			c, ok, err := s.relay.dialDirect(ctx, tc.host)
 			if ok != tc.wantOK {
 				t.Fatalf("direct %v, want %v", ok, tc.wantOK)
 			}
@@ -270,15 +273,15 @@ func TestRelayDialDirect(t *testing.T) {
 // group of its own) takes the page's policy at once; a host the relay never tunnelled to, and one with a route
 // under another decision, are left alone.
 func TestProxyPeersFollowOpenTunnels(t *testing.T) {
-	s := embeddedServer(t)
-	s.act = dryRunHelper(t, 100, 100)
+	s := testCarrier(t, Config{})
+	s.helper = dryRunHelper(t, 100, 100)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	page := "https://news.example"
 	g := thetaGroup(page)
-	s.proxy.setRoute("news.example", hubRoute{policy: relay.Policy{Multipath: true, Theta1: 0, Group: g}})
+	s.relay.setRoute("news.example", hubRoute{policy: relay.Policy{Multipath: true, Theta1: 0, Group: g}})
 	other := relay.Policy{Multipath: true, Theta1: 900_000, Group: thetaGroup("https://bank.example")}
-	s.proxy.setRoute("bank.example", hubRoute{policy: other})
+	s.relay.setRoute("bank.example", hubRoute{policy: other})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -293,29 +296,26 @@ func TestProxyPeersFollowOpenTunnels(t *testing.T) {
 		}
 		t.Cleanup(func() { c.Close() })
 		local := netip.MustParseAddrPort(c.LocalAddr().String())
-		s.proxy.noteTunnel(host)
-		if res := s.proxy.conn(ctx, local, remote, p); res != "ok" {
+		s.relay.noteTunnel(host)
+		if res := s.relay.conn(ctx, local, remote, p); res != "ok" {
 			t.Fatalf("tunnel to %s: %q", host, res)
 		}
 		return local
 	}
 	cdn := tunnel("cdn.example", relay.Policy{Multipath: true, Theta1: 200_000, Group: thetaGroup("https://cdn.example")})
 	tunnel("bank.example", other)
-	r := call(t, s, "peers", `{"origin":"https://news.example","tab":1,"peers":[{"host":"cdn.example","ip":"127.0.0.1"},`+
-		`{"host":"bank.example","ip":"127.0.0.1"},{"host":"never.example","ip":"127.0.0.1"}]}`)
-	if !r.OK {
-		t.Fatalf("peers: %+v", r)
-	}
-	if p, _ := s.proxy.known("cdn.example"); p != (relay.Policy{Multipath: true, Theta1: 0, Group: g}) {
+	lo := netip.MustParseAddr("127.0.0.1")
+	s.Peers(page, []protocol.Peer{{Host: "cdn.example", Addr: lo}, {Host: "bank.example", Addr: lo}, {Host: "never.example", Addr: lo}})
+	if p, _ := s.relay.known("cdn.example"); p != (relay.Policy{Multipath: true, Theta1: 0, Group: g}) {
 		t.Errorf("cdn.example's route %+v, want the page's", p)
 	}
-	if p, _ := s.proxy.known("bank.example"); p != other {
+	if p, _ := s.relay.known("bank.example"); p != other {
 		t.Errorf("bank.example's route %+v, want its own %+v", p, other)
 	}
-	if _, ok := s.proxy.known("never.example"); ok {
+	if _, ok := s.relay.known("never.example"); ok {
 		t.Error("a host the relay never tunnelled to took the page's route")
 	}
-	log := helperStatus(t, s.act)
+	log := helperStatus(t, s.helper)
 	if want := fmt.Sprintf("give connection %s -\\u003e %s multipath=true theta1=0\"", cdn, remote); !strings.Contains(log, want) {
 		t.Errorf("cdn.example's open tunnel did not take the page's θ1 = 0:\n%s", log)
 	}
