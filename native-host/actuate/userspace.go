@@ -18,6 +18,26 @@ import (
 // decisions it holds (userspace_policy.go), θ1 polling and opening the cellular subflow (userspace_theta.go), and
 // closing it at θ2 or when it stalls (userspace_stall.go).
 
+// pathManager is what the userspace backend asks of the kernel's userspace path manager: to open and close a
+// connection's subflows and to mark one backup, the commands sharing the deadline SetDeadline sets. *mptcp.Client
+// (generic netlink) is the real one; the tests' is a double of pure logic, so that the θ1 and stall rules run
+// without root.
+type pathManager interface {
+	SetDeadline(t time.Time) error
+	SubflowCreate(token uint32, local mptcp.Endpoint, remote netip.AddrPort) error
+	SubflowDestroy(token uint32, local, remote netip.AddrPort) error
+	SubflowSetBackup(token uint32, local, remote netip.AddrPort, backup bool) error
+	Close() error
+}
+
+// sockets is what the userspace backend reads of the TCP sockets: every established one's counters (Dump) and one
+// connection's owner (Find). *diag.Conn (sock_diag) is the real one; the tests' is a double of pure logic.
+type sockets interface {
+	Dump(out []diag.Sock) ([]diag.Sock, error)
+	Find(local, remote netip.AddrPort) (diag.Sock, bool, error)
+	Close() error
+}
+
 // userspaceBackend selects the userspace path manager for the helper's network namespace and opens the
 // cellular subflow only for connections to addresses of origins decided multipath, once they have received θ1
 // bytes, and closes it again when it has carried θ2 bytes: seed 001's server-side policy, carried out by the
@@ -30,14 +50,14 @@ type userspaceBackend struct {
 	events  *mptcp.Events
 	done    chan struct{}
 	closing atomic.Bool
-	diag    *diag.Conn    // subflow byte counters (each subflow is a TCP socket); the poll goroutine's alone
+	diag    sockets       // subflow byte counters (each subflow is a TCP socket); the poll goroutine's alone
 	wake    chan struct{} // a connection started to need polling
 	stop    chan struct{}
 	pollEnd chan struct{}
 
 	mu     sync.Mutex
-	pm     *mptcp.Client
-	lookup *diag.Conn                   // a connection's owner, at ESTABLISHED; the event goroutine's, under mu
+	pm     pathManager
+	lookup sockets                      // a connection's owner, at ESTABLISHED; the event goroutine's, under mu
 	policy map[netip.Addr]*list.Element // of *addrEntry, in polOrder
 	// polOrder is the addresses, most recently set first.
 	polOrder *list.List
@@ -99,16 +119,24 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 		lk.Close()
 		return nil, err
 	}
-	u := &userspaceBackend{j: j, cell: cellSource{cfg.CellAddr, cfg.CellIf}, log: cfg.Log, events: ev, done: make(chan struct{}), pm: pm,
-		diag: dg, lookup: lk, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
+	u := newUserspace(j, cellSource{cfg.CellAddr, cfg.CellIf}, cfg.Log, pm, dg, lk)
+	u.events = ev
+	go u.loop()
+	go u.pollLoop()
+	return u, nil
+}
+
+// newUserspace assembles the backend around its kernel interfaces: pm's commands, counters read by the poll
+// goroutine, owners looked up by the event goroutine. It starts nothing.
+func newUserspace(j *Journal, cell cellSource, log func(string, ...any), pm pathManager, counters, owners sockets) *userspaceBackend {
+	u := &userspaceBackend{j: j, cell: cell, log: log, done: make(chan struct{}), pm: pm,
+		diag: counters, lookup: owners, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
 		policy: map[netip.Addr]*list.Element{}, polOrder: list.New(), connPol: map[flow]connEntry{}, conns: map[uint32]*conn{},
 		cellStalled: map[uint32]time.Time{}}
 	if u.log == nil {
 		u.log = func(string, ...any) {}
 	}
-	go u.loop()
-	go u.pollLoop()
-	return u, nil
+	return u
 }
 
 func (u *userspaceBackend) Name() string { return BackendUserspace }

@@ -185,7 +185,7 @@ func (u *userspaceBackend) pollLoop() {
 		}
 		for {
 			var next time.Duration
-			buf, next = u.poll(buf[:0])
+			buf, next = u.poll(buf[:0], time.Now)
 			if next == 0 {
 				break
 			}
@@ -202,8 +202,9 @@ func (u *userspaceBackend) pollLoop() {
 }
 
 // poll reads the counters once and acts on them: opens the subflows whose connection has now received θ1
-// bytes, closes those that have carried θ2. It returns how long until the next read (0: none needs one).
-func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
+// bytes, closes those that have carried θ2. It returns how long until the next read (0: none needs one). clock
+// reads the time the counters are taken at (time.Now; tests give their own).
+func (u *userspaceBackend) poll(buf []diag.Sock, clock func() time.Time) ([]diag.Sock, time.Duration) {
 	u.mu.Lock()
 	need := false
 	for _, c := range u.conns {
@@ -230,7 +231,7 @@ func (u *userspaceBackend) poll(buf []diag.Sock) ([]diag.Sock, time.Duration) {
 	for i := range buf {
 		socks[flow{buf[i].Local, buf[i].Remote}] = &buf[i]
 	}
-	now := time.Now()
+	now := clock()
 	// Every waiting connection's count first, then the decisions: θ1 counts a group's connections together.
 	type read struct {
 		first bool
