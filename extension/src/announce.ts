@@ -3,7 +3,7 @@
 // WiFi (PROTOCOL.md §4 Announce). Beside a 2 Mbit/s WiFi, large pages had asked for 200 kB of responses 0.4 s into
 // the load and received them 1.1-1.2 s into it. Nothing here touches the browser.
 
-import { MAX_ANNOUNCED } from './protocol';
+import { MAX_ANNOUNCED } from './protocol/peers';
 
 export interface AnnouncePage {
   origin: string;

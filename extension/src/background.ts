@@ -5,21 +5,11 @@
 import * as b from './browser';
 import { HostLink } from './host';
 import { Pages, badgeFor } from './pages';
-import {
-  HOST_NAME,
-  announceRequest,
-  parseAnnounceReply,
-  parsePeersReply,
-  parseProxyStatus,
-  parseProxyTest,
-  parseReportReply,
-  peersRequest,
-  proxyConfigRequest,
-  proxyStatusRequest,
-  proxyTestRequest,
-  reportRequest,
-  type StatusReply,
-} from './protocol';
+import { HOST_NAME } from './protocol/envelope';
+import { announceRequest, parseAnnounceReply, parsePeersReply, peersRequest } from './protocol/peers';
+import { parseProxyStatus, parseProxyTest, proxyConfigRequest, proxyStatusRequest, proxyTestRequest } from './protocol/proxy';
+import { parseReportReply, reportRequest } from './protocol/records';
+import type { StatusReply } from './protocol/status';
 import { ProxyRouter, worthRelay } from './proxy';
 import { proxyInfoFor, scriptOf } from './pac';
 import { MULTIPATH_KEY, Multipath } from './multipath';
@@ -33,7 +23,8 @@ import { RECENT_LOADS, buildReport, isLoadTiming, type LoadPoint } from './repor
 import { OPT_IN_KEY, PREFS_KEY, Settings, isUnsupported, unsupportedText, type Support } from './settings';
 import { Credentials, Downloads, ruleFor } from './downloads';
 import type { DownloadsView } from './view';
-import { downloadControlRequest, downloadDiscardRequest, downloadOfferRequest, INSTALL_KINDS, parseDownloadState, type InstallKind } from './protocol';
+import { downloadControlRequest, downloadDiscardRequest, downloadOfferRequest, parseDownloadState } from './protocol/downloads';
+import { INSTALL_KINDS, type InstallKind } from './protocol/status';
 
 const SESSION_KEY = 'pages';
 

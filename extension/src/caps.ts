@@ -6,7 +6,7 @@
 // browser only. Plain logic: the service worker feeds it the settings and the host's usage, and sends the host the
 // resulting pause (PROTOCOL.md §4 Pause); vitest runs all of it.
 
-import type { PauseWhy } from './protocol';
+import type { PauseWhy } from './protocol/pause';
 
 export type Route = 'off' | 'decided' | 'all';
 export const ROUTES: readonly Route[] = ['off', 'decided', 'all'];

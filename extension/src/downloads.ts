@@ -9,7 +9,8 @@
 //
 // Nothing here touches the browser: browser.ts supplies the calls, so the tests run this with fakes.
 
-import { normaliseOrigin, type DownloadOffer, type DownloadState } from './protocol';
+import { normaliseOrigin } from './protocol/decide';
+import type { DownloadOffer, DownloadState } from './protocol/downloads';
 
 /** What Chrome says of a download (chrome.downloads.DownloadItem, the fields used). */
 export interface ChromeDownload {

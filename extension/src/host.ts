@@ -6,29 +6,10 @@
 // Exactly one port exists at a time: the old one is disconnected before a new one is made, and events from a port
 // that is no longer current are ignored. So the extension never runs two host processes.
 
-import {
-  ERROR_NAMES,
-  HOST_NAME,
-  ProtocolError,
-  decideRequest,
-  helloRequest,
-  isKnownErrorCode,
-  nextId,
-  parseDecision,
-  parseHelloReply,
-  parseIncoming,
-  parsePolicy,
-  parseProxyStatus,
-  parseStatusReply,
-  statusRequest,
-  type Decision,
-  type DecideArgs,
-  type Policy,
-  type ProxyStatus,
-  type Request,
-  type StatusReply,
-  type WireError,
-} from './protocol';
+import { decideRequest, parseDecision, parsePolicy, type Decision, type DecideArgs, type Policy } from './protocol/decide';
+import { ERROR_NAMES, HOST_NAME, ProtocolError, isKnownErrorCode, nextId, parseIncoming, type Request, type WireError } from './protocol/envelope';
+import { parseProxyStatus, type ProxyStatus } from './protocol/proxy';
+import { helloRequest, parseHelloReply, parseStatusReply, statusRequest, type StatusReply } from './protocol/status';
 
 /** A native messaging port, reduced to what HostLink needs (browser.ts adapts the real one). */
 export interface NativePort {

@@ -2,7 +2,8 @@
 
 import type { HostStatus } from './host';
 import type { BadgeView, TabRecord } from './pages';
-import type { InstallKind, ProxySettings, StatusReply } from './protocol';
+import type { ProxySettings } from './protocol/proxy';
+import type { InstallKind, StatusReply } from './protocol/status';
 import type { MultipathView } from './multipath';
 import type { ProxyView } from './proxy';
 import type { LoadPoint } from './reports';

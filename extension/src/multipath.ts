@@ -5,7 +5,9 @@
 
 import { RequestError, type HostStatus } from './host';
 import { DEFAULT_MULTIPATH, NO_PLAN, gate, loadMultipath, normaliseMultipath, type CellularNow, type Gate, type MultipathSettings, type Plan } from './caps';
-import { pauseRequest, parsePauseReply, type Request, type StatusReply } from './protocol';
+import type { Request } from './protocol/envelope';
+import { pauseRequest, parsePauseReply } from './protocol/pause';
+import type { StatusReply } from './protocol/status';
 import type { ProxyRouter } from './proxy';
 
 export const MULTIPATH_KEY = 'multipath';

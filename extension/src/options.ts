@@ -7,7 +7,7 @@ import type { PageReply, SettingsState } from './messages';
 import { exportSettings, normaliseHost, parseSettingsFile, PrefsError, type HeaderScope, type Mode, type OverrideRule, type Prefs } from './prefs';
 import { bytes, multipathItems, networkText, overall, plainError, usageBars } from './view';
 import { normaliseMultipath, type Route } from './caps';
-import type { ProxyTestResult } from './protocol';
+import type { ProxyTestResult } from './protocol/proxy';
 import { PrefsEdits } from './prefsedits';
 
 function byId<T extends HTMLElement = HTMLElement>(id: string): T {

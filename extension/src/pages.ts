@@ -5,7 +5,7 @@
 
 import { headerValue } from './header';
 import type { HostStatus, RequestError } from './host';
-import { urlPath, type Basis, type Decision, type DecideArgs, type InputValue, type ModelRef, type Policy, type SizePrediction, type Term } from './protocol';
+import { urlPath, type Basis, type Decision, type DecideArgs, type InputValue, type ModelRef, type Policy, type SizePrediction, type Term } from './protocol/decide';
 import type { RuleBook } from './rules';
 
 export type Source = 'host' | 'fallback' | 'none';

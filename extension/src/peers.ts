@@ -2,7 +2,7 @@
 // batches so that the page's connections to third parties, and to addresses the host's own resolver would not
 // have named, follow the page's decision in the kernel (PROTOCOL.md §4 Peers). Nothing here touches the browser.
 
-import { MAX_PEERS, type Peer } from './protocol';
+import { MAX_PEERS, type Peer } from './protocol/peers';
 
 /** New pairs seen within this long go out in one request: a page's first responses arrive in a burst. */
 export const PEERS_FLUSH_MS = 10;

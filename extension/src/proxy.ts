@@ -6,7 +6,8 @@
 
 import type { Route } from './caps';
 import { pacHost, requestRoute, routeTable, type RouteTable } from './pac';
-import type { Decision, ProxyStatus, ProxyTestResult } from './protocol';
+import type { Decision } from './protocol/decide';
+import type { ProxyStatus, ProxyTestResult } from './protocol/proxy';
 
 /**
  * Whether a decided origin's connections are worth the relay: not when θ1 is never (a site rule, a pause, a cap,

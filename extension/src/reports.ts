@@ -3,7 +3,8 @@
 // or fragment.
 
 import { MAX_HELD_REPORTS, REPORT_HOLD_MS, type TabRecord, type Wait } from './pages';
-import { urlPath, type Report } from './protocol';
+import { urlPath } from './protocol/decide';
+import type { Report } from './protocol/records';
 
 /** The content script's message. */
 export interface LoadTiming {

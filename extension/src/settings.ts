@@ -5,16 +5,9 @@
 
 import { headerValue } from './header';
 import { RequestError, type HostStatus } from './host';
-import {
-  ErrorCode,
-  logDeleteRequest,
-  logExportRequest,
-  parseLogChunk,
-  parsePrefsReply,
-  prefsRequest,
-  type Policy,
-  type Request,
-} from './protocol';
+import type { Policy } from './protocol/decide';
+import { ErrorCode, type Request } from './protocol/envelope';
+import { logDeleteRequest, logExportRequest, parseLogChunk, parsePrefsReply, prefsRequest } from './protocol/records';
 import { loadPrefs, normalisePrefs, updateOptIns, type Prefs } from './prefs';
 import type { RuleBook } from './rules';
 

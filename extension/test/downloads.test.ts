@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Downloads, cookieHeaderFor, ruleFor, type BrowserCookie, type ChromeDownload, type DownloadDeps, type DownloadRecord } from '../src/downloads';
-import { offerProblem, parseDownloadState, type DownloadOffer, type DownloadState } from '../src/protocol';
+import { offerProblem, parseDownloadState, type DownloadOffer, type DownloadState } from '../src/protocol/downloads';
 import { vectors } from './vectors';
 import { downloadsNote } from '../src/view';
 

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ErrorCode,
-  MAX_REQUEST_FRAME,
-  decideRequest,
-  decodeFrame,
-  encodeFrame,
-  helloRequest,
-  statusRequest,
-} from '../src/protocol';
+import { decideRequest } from '../src/protocol/decide';
+import { ErrorCode } from '../src/protocol/envelope';
+import { MAX_REQUEST_FRAME, decodeFrame, encodeFrame } from '../src/protocol/frames';
+import { helloRequest, statusRequest } from '../src/protocol/status';
 import { hex, unhex, vectors } from './vectors';
 
 interface FrameCase {

@@ -10,7 +10,8 @@ import {
   EXITED_FIREFOX,
   type HostStatus,
 } from '../src/host';
-import { ErrorCode, type Policy } from '../src/protocol';
+import type { Policy } from '../src/protocol/decide';
+import { ErrorCode } from '../src/protocol/envelope';
 import { FakePort } from './fakes';
 
 const NOT_FOUND = 'Specified native messaging host not found.';

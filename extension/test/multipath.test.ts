@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { HostStatus } from '../src/host';
 import { Multipath, cellularNow } from '../src/multipath';
 import { ProxyRouter } from '../src/proxy';
-import type { Request, StatusReply } from '../src/protocol';
+import type { Request } from '../src/protocol/envelope';
+import type { StatusReply } from '../src/protocol/status';
 
 const connected: HostStatus = { host: 'connected', detail: '', since: 0, hostVersion: '0.1.0', policy: null, lastDecisionAt: 0, reconnects: 0 };
 

@@ -3,7 +3,7 @@ import { headerValue } from '../src/header';
 import { RequestError, type HostStatus } from '../src/host';
 import { BADGE_MP, BADGE_OFF, MAX_HELD_REPORTS, Pages, REPORT_HOLD_MS, badgeFor, type BadgeView } from '../src/pages';
 import { buildReport, type ContentSender, type LoadTiming } from '../src/reports';
-import type { DecideArgs, Decision, Policy } from '../src/protocol';
+import type { DecideArgs, Decision, Policy } from '../src/protocol/decide';
 import { NETWORK_RULE_ID, PRIORITY_ORIGIN, PRIORITY_TAB, RuleBook } from '../src/rules';
 import { FakeSessionRules, agreed } from './fakes';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_PEERS, type Peer } from '../src/protocol';
+import { MAX_PEERS, type Peer } from '../src/protocol/peers';
 import { PEERS_PER_PAGE, Peers, type PageRef } from '../src/peers';
 
 function setup(pages: Record<number, PageRef>) {

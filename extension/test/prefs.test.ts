@@ -16,7 +16,8 @@ import {
 } from '../src/prefs';
 import { NETWORK_RULE_ID, OPT_IN_RULE_IDS, OVERRIDE_RULE_IDS, PRIORITY_OVERRIDE, RuleBook, overrideRule } from '../src/rules';
 import { Settings } from '../src/settings';
-import type { Policy, Request } from '../src/protocol';
+import type { Policy } from '../src/protocol/decide';
+import type { Request } from '../src/protocol/envelope';
 import { FakeSessionRules, agreed } from './fakes';
 
 describe('normaliseHost', () => {

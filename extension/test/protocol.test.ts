@@ -1,34 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import {
-  CLIENT_NAME,
-  ERROR_NAMES,
-  ErrorCode,
-  ProtocolError,
-  decideRequest,
-  helloRequest,
-  isKnownErrorCode,
-  nextId,
-  normaliseOrigin,
-  parseDecision,
-  parseHelloReply,
-  parseIncoming,
-  parsePolicy,
-  parsePauseReply,
-  parsePeersReply,
-  parseStatusReply,
-  pauseRequest,
-  peersRequest,
-  announceRequest,
-  parseAnnounceReply,
-  proxyConfigRequest,
-  type PauseWhy,
-  reportRequest,
-  statusRequest,
-  urlPath,
-  type DecideArgs,
-  type Peer,
-  type Request,
-} from '../src/protocol';
+import { decideRequest, normaliseOrigin, parseDecision, parsePolicy, urlPath, type DecideArgs } from '../src/protocol/decide';
+import { CLIENT_NAME, ERROR_NAMES, ErrorCode, ProtocolError, isKnownErrorCode, nextId, parseIncoming, type Request } from '../src/protocol/envelope';
+import { parsePauseReply, pauseRequest, type PauseWhy } from '../src/protocol/pause';
+import { parsePeersReply, peersRequest, announceRequest, parseAnnounceReply, type Peer } from '../src/protocol/peers';
+import { proxyConfigRequest } from '../src/protocol/proxy';
+import { reportRequest } from '../src/protocol/records';
+import { helloRequest, parseHelloReply, parseStatusReply, statusRequest } from '../src/protocol/status';
 import { vectors } from './vectors';
 
 type Json = Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ProxyRouter, RETRY_DOWN_MS, worthRelay } from '../src/proxy';
 import { scriptOf } from '../src/pac';
-import type { ProxyStatus, ProxyTestResult } from '../src/protocol';
+import type { ProxyStatus, ProxyTestResult } from '../src/protocol/proxy';
 
 function status(over: Partial<ProxyStatus> = {}): ProxyStatus {
   return {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { HostStatus } from '../src/host';
 import type { TabRecord } from '../src/pages';
-import type { StatusReply } from '../src/protocol';
+import type { StatusReply } from '../src/protocol/status';
 import {
   HELPER_INSTALL_COMMAND,
   HELPER_START_COMMAND,
@@ -23,7 +23,8 @@ import {
   termRows,
   usageBars,
 } from '../src/view';
-import { ProtocolError, parseStatusReply } from '../src/protocol';
+import { ProtocolError } from '../src/protocol/envelope';
+import { parseStatusReply } from '../src/protocol/status';
 import { DEFAULT_MULTIPATH, gate, normaliseMultipath, type MultipathSettings } from '../src/caps';
 import { normalisePrefs } from '../src/prefs';
 import type { MultipathView } from '../src/multipath';
