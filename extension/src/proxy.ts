@@ -13,6 +13,8 @@ import type { ProxyStatus, ProxyTestResult } from './protocol/proxy';
  * Whether a decided origin's connections are worth the relay: not when θ1 is never (a site rule, a pause, a cap,
  * h3, the battery floor: no cellular subflow would come), nor when the page's size is known and lies below θ1 (the
  * model expects no connection to pass it). A page of unknown size is, since the relay holds it on WiFi until θ1.
+ * It mirrors the host's rule (native-host/protocol WorthRelay), both checked against native-host/vectors/relay.json,
+ * so that what the extension routes DIRECT from a decide reply on is what the host then lists as direct.
  */
 export function worthRelay(d: Pick<Decision, 'multipath' | 'theta1' | 'size'>): boolean {
   if (d.theta1 === null) return false;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decideRequest, normaliseOrigin, parseDecision, parsePolicy, urlPath, type DecideArgs } from '../src/protocol/decide';
-import { CLIENT_NAME, ERROR_NAMES, ErrorCode, ProtocolError, isKnownErrorCode, nextId, parseIncoming, type Request } from '../src/protocol/envelope';
-import { parsePauseReply, pauseRequest, type PauseWhy } from '../src/protocol/pause';
+import { CLIENT_NAME, ERROR_NAMES, ErrorCode, PUSH_TYPES, ProtocolError, REQUEST_TYPES, isKnownErrorCode, nextId, parseIncoming, type Request } from '../src/protocol/envelope';
+import { PAUSE_REASONS, parsePauseReply, pauseRequest, type PauseWhy } from '../src/protocol/pause';
 import { parsePeersReply, peersRequest, announceRequest, parseAnnounceReply, type Peer } from '../src/protocol/peers';
 import { proxyConfigRequest } from '../src/protocol/proxy';
 import { reportRequest } from '../src/protocol/records';
@@ -316,5 +316,16 @@ describe('normaliseOrigin', () => {
     ['example.com', null],
   ])('%s -> %s', (input, want) => {
     expect(normaliseOrigin(input)).toBe(want);
+  });
+});
+
+// The protocol's names are the host's: native-host/protocol writes them into names.json, and a type added or renamed
+// on one side fails here until the other follows.
+describe('names (vectors/names.json)', () => {
+  const names = vectors<{ request_types: string[]; push_types: string[]; pause_reasons: string[] }>('names.json');
+  it('has every request type, push type and pause reason the host has, in its order', () => {
+    expect([...REQUEST_TYPES]).toEqual(names.request_types);
+    expect([...PUSH_TYPES]).toEqual(names.push_types);
+    expect([...PAUSE_REASONS]).toEqual(names.pause_reasons);
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ProxyRouter, RETRY_DOWN_MS, worthRelay } from '../src/proxy';
 import { scriptOf } from '../src/pac';
 import type { ProxyStatus, ProxyTestResult } from '../src/protocol/proxy';
+import { vectors } from './vectors';
 
 function status(over: Partial<ProxyStatus> = {}): ProxyStatus {
   return {
@@ -156,6 +157,17 @@ describe('ProxyRouter', () => {
     // A new host process knows nothing of it: the host goes back to the relay.
     await r.statusChanged(status());
     expect(r.viaProxy('https://intranet.example')).toBe(true);
+  });
+
+  // The host's rule (native-host/protocol WorthRelay) on the same cases: what the extension routes DIRECT from a decide
+  // reply on is what the host lists as direct.
+  it('says which decisions are worth the relay as the host does (vectors/relay.json)', () => {
+    const { cases } = vectors<{ cases: { name: string; multipath: boolean; theta1: number | null; size_known: boolean; worth: boolean }[] }>('relay.json');
+    expect(cases.length).toBeGreaterThan(0);
+    for (const c of cases) {
+      const size = { known: c.size_known, median: c.size_known ? 20_000 : null, p90: null, samples: c.size_known ? 1 : 0, source: '' };
+      expect(worthRelay({ multipath: c.multipath, theta1: c.theta1, size }), c.name).toBe(c.worth);
+    }
   });
 
   it('says which decisions are worth the relay', () => {

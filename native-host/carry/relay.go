@@ -393,7 +393,7 @@ func loggedPolicy(d protocol.Decision) hubRoute {
 	if theta1 != nil {
 		p.Theta1, p.Theta2, p.Group = *theta1, d.Theta2, thetaGroup(d.Origin)
 	}
-	return hubRoute{policy: p, direct: theta1 == nil || (!d.Multipath && known)}
+	return hubRoute{policy: p, direct: !protocol.WorthRelay(d.Multipath, theta1, known)}
 }
 
 // follow gives a page's other hosts (those peers let follow it) the page origin's decision, as the kernel's
@@ -530,7 +530,7 @@ func relayPolicy(d decide.Decision) relay.Policy {
 }
 
 // relayRoute is a decision's route on the proxy leg: its policy, and DIRECT when multipath would not pay there
-// (θ1 never, or a known size below θ1), as the extension's worthRelay says.
+// (protocol.WorthRelay, which the extension mirrors).
 func relayRoute(d decide.Decision) hubRoute {
-	return hubRoute{policy: relayPolicy(d), direct: d.Theta1 == nil || (!d.Multipath && d.Size.Known)}
+	return hubRoute{policy: relayPolicy(d), direct: !protocol.WorthRelay(d.Multipath, d.Theta1, d.Size.Known)}
 }

@@ -2,9 +2,11 @@ package carry
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -318,5 +320,36 @@ func TestProxyPeersFollowOpenTunnels(t *testing.T) {
 	log := helperStatus(t, s.helper)
 	if want := fmt.Sprintf("give connection %s -\\u003e %s multipath=true theta1=0\"", cdn, remote); !strings.Contains(log, want) {
 		t.Errorf("cdn.example's open tunnel did not take the page's θ1 = 0:\n%s", log)
+	}
+}
+
+// A fresh decision's route and a logged one's go DIRECT by the one rule (protocol.WorthRelay), on every case of
+// the shared vectors.
+func TestRouteWorthRelay(t *testing.T) {
+	b, err := os.ReadFile("../vectors/relay.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Cases []struct {
+			Name      string `json:"name"`
+			Multipath bool   `json:"multipath"`
+			Theta1    *int64 `json:"theta1"`
+			SizeKnown bool   `json:"size_known"`
+			Worth     bool   `json:"worth"`
+		} `json:"cases"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || len(v.Cases) == 0 {
+		t.Fatalf("relay.json: %v", err)
+	}
+	for _, c := range v.Cases {
+		fresh := relayRoute(decide.Decision{Origin: "https://a.example", Multipath: c.Multipath, Theta1: c.Theta1, Size: model.Size{Known: c.SizeKnown}})
+		logged := protocol.Decision{Origin: "https://a.example", Multipath: c.Multipath, Theta1: c.Theta1, Inputs: map[string]any{}}
+		if c.SizeKnown {
+			logged.Inputs["predicted_size_bytes"] = 20_000.0
+		}
+		if fresh.direct == c.Worth || loggedPolicy(logged).direct == c.Worth {
+			t.Errorf("%s: direct %v (fresh), %v (logged); worth the relay %v", c.Name, fresh.direct, loggedPolicy(logged).direct, c.Worth)
+		}
 	}
 }

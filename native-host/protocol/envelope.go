@@ -25,7 +25,7 @@ const (
 	TypeDownloadList    = "download_list"
 )
 
-// RequestTypes are every request type, in PROTOCOL.md's order.
+// RequestTypes are every request type, in the order an unknown_type error lists them.
 var RequestTypes = []string{TypeHello, TypeDecide, TypeStatus, TypeReport, TypePrefs, TypeLogExport, TypeLogDelete,
 	TypePeers, TypeAnnounce, TypeProxyStatus, TypeProxyConfig, TypeProxyTest, TypePause, TypeDownloadOffer,
 	TypeDownloadControl, TypeDownloadList}

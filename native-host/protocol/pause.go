@@ -19,8 +19,8 @@ type PauseReason struct {
 	Words string // "" for PauseNone
 }
 
-// PauseReasons are the reasons a pause may give, in PROTOCOL.md's order. The extension's list mirrors this one
-// through native-host/vectors/constants.json.
+// PauseReasons are the reasons a pause may give. The extension's list mirrors this one through
+// native-host/vectors/names.json.
 var PauseReasons = []PauseReason{
 	{PauseUser, "you paused multipath"},
 	{PauseConsent, "multipath waits for your consent (MPSurf's first-run page)"},

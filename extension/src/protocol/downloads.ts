@@ -2,10 +2,10 @@
 // requests, and the states the host pushes.
 
 import { MAX_REASON_BYTES, normaliseOrigin } from './decide';
-import { checkId, ProtocolError, type Request } from './envelope';
+import { checkId, ProtocolError, type Request, type RequestType } from './envelope';
 import { bool, int, object, oneOf, string, utf8Length } from './fields';
 
-export type DownloadRequestType = 'download_offer' | 'download_control' | 'download_list';
+export type DownloadRequestType = Extract<RequestType, 'download_offer' | 'download_control' | 'download_list'>;
 
 /** The request headers a download may carry to the host, for that download only. */
 export interface DownloadHeaders {

@@ -4,7 +4,6 @@
 // pause.ts, downloads.ts) before any other module sees them. Nothing under protocol/ touches the browser, so the
 // vitest suite runs it against the shared vectors (native-host/vectors/).
 
-import type { DownloadRequestType } from './downloads';
 import { int, object, show, string } from './fields';
 
 export const PROTOCOL_VERSION = 1;
@@ -53,21 +52,31 @@ export function isKnownErrorCode(code: number): code is ErrorCodeValue {
   return Object.prototype.hasOwnProperty.call(ERROR_NAMES, code);
 }
 
-export type RequestType =
-  | 'hello'
-  | 'decide'
-  | 'status'
-  | 'announce'
-  | 'report'
-  | 'prefs'
-  | 'log_export'
-  | 'log_delete'
-  | 'peers'
-  | 'proxy_status'
-  | 'proxy_config'
-  | 'proxy_test'
-  | 'pause'
-  | DownloadRequestType;
+/**
+ * Every request type (PROTOCOL.md §4) and push type (§5), as the host names them: checked against
+ * native-host/vectors/names.json, which native-host/protocol generates.
+ */
+export const REQUEST_TYPES = [
+  'hello',
+  'decide',
+  'status',
+  'report',
+  'prefs',
+  'log_export',
+  'log_delete',
+  'peers',
+  'announce',
+  'proxy_status',
+  'proxy_config',
+  'proxy_test',
+  'pause',
+  'download_offer',
+  'download_control',
+  'download_list',
+] as const;
+export const PUSH_TYPES = ['policy', 'proxy', 'download'] as const;
+
+export type RequestType = (typeof REQUEST_TYPES)[number];
 
 export interface Request {
   v: 1;

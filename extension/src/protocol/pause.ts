@@ -3,9 +3,9 @@
 import { checkId, type Request } from './envelope';
 import { bool, object, oneOf } from './fields';
 
-export type PauseWhy = 'user' | 'consent' | 'cap_daily' | 'cap_monthly' | 'roaming' | 'none';
-
-export const PAUSE_REASONS: readonly PauseWhy[] = ['user', 'consent', 'cap_daily', 'cap_monthly', 'roaming', 'none'];
+/** Why multipath is paused, or 'none': as the host names them (checked against native-host/vectors/names.json). */
+export const PAUSE_REASONS = ['user', 'consent', 'cap_daily', 'cap_monthly', 'roaming', 'none'] as const;
+export type PauseWhy = (typeof PAUSE_REASONS)[number];
 
 export function pauseRequest(id: number, paused: boolean, why: PauseWhy): Request {
   checkId(id);
