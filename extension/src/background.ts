@@ -1,36 +1,41 @@
-// The service worker: wires the browser (browser.ts) to the host connection (host.ts), the header rules (rules.ts)
-// and the per-tab state (pages.ts). Listeners are registered synchronously at the top level, as MV3 requires for
-// events that wake a stopped service worker.
+// The service worker's wiring: the browser (browser.ts) to the host connection (host.ts), the header rules
+// (rules.ts), the per-tab state (pages.ts) and the rest, each built once here with what it needs. Listeners are
+// registered synchronously at the top level, as MV3 requires for events that wake a stopped service worker. What it
+// counts is counters.ts's, the answers to the extension's pages dispatch.ts's, what the end-to-end tests read
+// testapi.ts's.
 
 import * as b from './browser';
 import { HostLink } from './host';
-import { Pages, badgeFor } from './pages';
+import { Pages } from './pages';
 import { HOST_NAME } from './protocol/envelope';
 import { announceRequest, parseAnnounceReply, parsePeersReply, peersRequest } from './protocol/peers';
-import { parseProxyStatus, parseProxyTest, proxyConfigRequest, proxyStatusRequest, proxyTestRequest } from './protocol/proxy';
+import { parseProxyStatus, parseProxyTest, proxyStatusRequest, proxyTestRequest } from './protocol/proxy';
 import { parseReportReply, reportRequest } from './protocol/records';
 import type { StatusReply } from './protocol/status';
 import { ProxyRouter, worthRelay } from './proxy';
-import { proxyInfoFor, scriptOf } from './pac';
 import { MULTIPATH_KEY, Multipath } from './multipath';
 import { migrateLimits } from './caps';
 import { Peers } from './peers';
 import { Announcer } from './announce';
 import { RuleBook } from './rules';
-import { isPageRequest, type PageReply, type PageRequest, type PopupState, type SettingsState } from './messages';
+import { isPageRequest } from './messages';
 import { OPT_IN_HEADER, parseOptIn } from './prefs';
-import { RECENT_LOADS, buildReport, isLoadTiming, type LoadPoint } from './reports';
-import { OPT_IN_KEY, PREFS_KEY, Settings, isUnsupported, unsupportedText, type Support } from './settings';
+import { buildReport, isLoadTiming } from './reports';
+import { OPT_IN_KEY, PREFS_KEY, Settings, isUnsupported, unsupportedText } from './settings';
 import { Credentials, Downloads, ruleFor } from './downloads';
 import type { DownloadsView } from './view';
 import { downloadControlRequest, downloadDiscardRequest, downloadOfferRequest, parseDownloadState } from './protocol/downloads';
 import { INSTALL_KINDS, type InstallKind } from './protocol/status';
+import { Counters } from './counters';
+import { answer, type Parts } from './dispatch';
+import { testApi } from './testapi';
 
 const SESSION_KEY = 'pages';
 
 const log = (line: string): void => console.info(`mpsurf: ${line}`);
 
 const rules = new RuleBook(b.sessionRules);
+const counters = new Counters();
 
 // HostLink and Pages refer to each other through these closures; both exist before any event can fire.
 // eslint-disable-next-line prefer-const
@@ -103,6 +108,10 @@ const watchCredentials = b.watchAuthorization(credentials);
 function setDownloadsEnabled(on: boolean): void {
   downloadsEnabled = on;
   watchCredentials(on);
+}
+async function setDownloads(on: boolean): Promise<void> {
+  setDownloadsEnabled(on);
+  await b.saveLocal(DOWNLOADS_ON_KEY, on);
 }
 const downloads = new Downloads({
   // While multipath is paused nothing is handed over: the host would only decline it.
@@ -185,9 +194,6 @@ b.onTabRemoved((tabId) => {
 });
 
 // Each page's hosts and addresses, so that its third-party connections follow its decision in the kernel.
-let peersSupported = true;
-let peersSent = 0;
-let peersLast = '';
 const peers = new Peers({
   pageOf: (tab) => {
     const r = pages.current(tab);
@@ -200,17 +206,17 @@ const peers = new Peers({
     if (page !== undefined && page.origin === origin && !page.stale) {
       void proxy.follow(origin, list.map((p) => p.host));
     }
-    if (!peersSupported || !host.connected) return;
+    if (!counters.peers.supported || !host.connected) return;
     host
       .request((id) => peersRequest(id, origin, tab, list), parsePeersReply)
       .then((r) => {
-        peersSent++;
+        counters.peers.sent++;
         const refused = r.refused.length > 0 ? ` (${r.refused.length} refused, ${r.refused[0]!.host}: ${r.refused[0]!.why})` : '';
-        peersLast = `${origin}: ${r.addrs} addresses${refused}, ${r.actuation}`;
+        counters.peers.last = `${origin}: ${r.addrs} addresses${refused}, ${r.actuation}`;
       })
       .catch((e: unknown) => {
         // An older host without `peers`: stop asking. Anything else is logged; the page goes on either way.
-        if (isUnsupported(e)) peersSupported = false;
+        if (isUnsupported(e)) counters.peers.supported = false;
         else log(`peers of ${origin}: ${(e as Error).message}`);
       });
   },
@@ -219,25 +225,22 @@ const peers = new Peers({
 b.onResponseAddress((tabId, url, ip, initiator) => peers.saw(tabId, url, ip, initiator));
 
 // Once a page's responses announce θ1 bytes, its cellular subflow need not wait for them to arrive over WiFi.
-let announceSupported = true;
-let announceSent = 0;
-let announceLast: { origin: string; bytes: number; joined: boolean; why: string; actuation: string } | null = null;
 const announcer = new Announcer({
   pageOf: (tab) => {
     const r = pages.current(tab);
     return r && { origin: r.origin, nav: r.nav, decided: r.source === 'host' && !r.stale, theta1: r.theta1 };
   },
   send: (origin, tab, nav, bytes) => {
-    if (!announceSupported || !host.connected) return;
+    if (!counters.announce.supported || !host.connected) return;
     host
       .request((id) => announceRequest(id, origin, tab, nav, bytes), parseAnnounceReply)
       .then((r) => {
-        announceSent++;
-        announceLast = { origin, bytes, ...r };
+        counters.announce.sent++;
+        counters.announce.last = { origin, bytes, ...r };
       })
       .catch((e: unknown) => {
         // An older host without `announce`: stop asking; the helper's θ1 on received bytes still applies.
-        if (isUnsupported(e)) announceSupported = false;
+        if (isUnsupported(e)) counters.announce.supported = false;
         else log(`announce of ${origin}: ${(e as Error).message}`);
       });
   },
@@ -272,26 +275,18 @@ b.onOptInHeader(OPT_IN_HEADER, (origin, value) => {
   if (v !== null) void settings.optIn(origin, v);
 });
 
-const loads: LoadPoint[] = [];
-let reportSupport: Support = { state: 'unknown', detail: 'no load reported yet', at: 0 };
-const reported = new Set<string>();
-
 async function loadFinished(message: unknown, sender: b.Sender): Promise<void> {
   if (!isLoadTiming(message)) return;
   const r = await buildReport(message, sender, b.runtimeId(), pages);
   if ('drop' in r) return;
   const { report } = r;
-  if (reported.has(report.nav)) return;
-  reported.add(report.nav);
-  if (reported.size > 1_000) reported.delete(reported.values().next().value as string);
-  loads.push({ at: Date.now(), origin: report.origin, plt_ms: report.plt_ms, transfer_bytes: report.transfer_bytes, protocol: report.protocol, multipath: report.multipath });
-  if (loads.length > RECENT_LOADS) loads.shift();
+  if (!counters.load(report, Date.now())) return;
   if (!host.connected) return;
   try {
     const { samples } = await host.request((id) => reportRequest(id, report), parseReportReply);
-    reportSupport = { state: 'ok', detail: `the host keeps ${samples} loads of ${report.origin}`, at: Date.now() };
+    counters.reportSupport = { state: 'ok', detail: `the host keeps ${samples} loads of ${report.origin}`, at: Date.now() };
   } catch (e) {
-    reportSupport = isUnsupported(e)
+    counters.reportSupport = isUnsupported(e)
       ? { state: 'unsupported', detail: unsupportedText('load reports', host.status()), at: Date.now() }
       : { state: 'error', detail: `report failed: ${(e as Error).message}`, at: Date.now() };
   }
@@ -328,80 +323,21 @@ async function hostReply(): Promise<{ host: StatusReply | null; hostError: strin
   }
 }
 
-async function settingsState(): Promise<SettingsState> {
-  return { settings: settings.view(), status: host.status(), ...(await hostReply()), log: settings.logSupport, proxy: proxy.view(), multipath: multipath.view() };
-}
-
-async function answer(m: PageRequest): Promise<PageReply<unknown>> {
-  try {
-    switch (m.type) {
-      case 'popup-state': {
-        const status = host.status();
-        const page = (m.tabId === null ? undefined : pages.record(m.tabId)) ?? null;
-        const state: PopupState = {
-          status,
-          page,
-          badge: badgeFor(status, page ?? undefined, multipath.gate()),
-          ...(await hostReply()),
-          settings: settings.view(),
-          loads: loads.map((l) => ({ ...l })),
-          reports: { ...reportSupport },
-          proxy: proxy.view(),
-          multipath: multipath.view(),
-          viaProxy: page !== null && !page.stale && proxy.viaProxy(page.origin),
-          ...(profileDir === undefined ? {} : { profileDir }),
-          ...(installKind === undefined ? {} : { install: installKind }),
-          browser: b.browserName(),
-        };
-        return { ok: true, value: state };
-      }
-      case 'settings-get':
-        return { ok: true, value: await settingsState() };
-      case 'settings-set':
-        await settings.set(m.prefs);
-        // The monthly plan is part of the preferences: the limits may have moved.
-        await multipath.planChanged();
-        return { ok: true, value: await settingsState() };
-      case 'log-export':
-        return { ok: true, value: await settings.exportLog(m.format) };
-      case 'log-delete':
-        await settings.deleteLog();
-        return { ok: true, value: await settingsState() };
-      case 'downloads-get':
-        return { ok: true, value: downloadsView() };
-      case 'downloads-enable':
-        if (m.enabled && downloadsUnsupported !== null) return { ok: false, error: downloadsUnsupported };
-        setDownloadsEnabled(m.enabled);
-        await b.saveLocal(DOWNLOADS_ON_KEY, m.enabled);
-        return { ok: true, value: downloadsView() };
-      case 'download-act':
-        await downloads.act(m.id, m.action);
-        return { ok: true, value: downloadsView() };
-      case 'multipath-set':
-        await multipath.set(m.settings);
-        return { ok: true, value: await settingsState() };
-      case 'multipath-pause':
-        await multipath.pause(m.paused);
-        return { ok: true, value: await settingsState() };
-      case 'consent':
-        await multipath.consent(Date.now());
-        return { ok: true, value: await settingsState() };
-      case 'proxy-set':
-      case 'proxy-clear': {
-        const body = m.type === 'proxy-set' ? m.settings : ({ clear: true } as const);
-        await proxy.statusChanged(await host.request((id) => proxyConfigRequest(id, body), parseProxyStatus));
-        return { ok: true, value: await settingsState() };
-      }
-      case 'proxy-test': {
-        const r = await host.request(proxyTestRequest, parseProxyTest, 10_000);
-        await proxy.tested(r);
-        return { ok: true, value: r };
-      }
-    }
-  } catch (e) {
-    return { ok: false, error: e instanceof Error ? e.message : String(e) };
-  }
-}
+const parts: Parts = {
+  host,
+  pages,
+  settings,
+  multipath,
+  proxy,
+  downloads,
+  counters,
+  downloadsView,
+  downloadsUnsupported,
+  setDownloads,
+  hostReply,
+  profileDir: () => profileDir,
+  installKind: () => installKind,
+};
 
 b.onMessage((message, sender) => {
   if (isLoadTiming(message)) {
@@ -414,54 +350,11 @@ b.onMessage((message, sender) => {
     return undefined;
   }
   if (!isPageRequest(message)) return undefined;
-  return answer(message);
+  return answer(parts, message);
 });
 
-/** Read by the end-to-end tests (playwright evaluates these in the service worker); every result is plain JSON. */
-const api = {
-  status: () => host.status(),
-  decisions: () => pages.decisions(),
-  rules: async () => await b.sessionRules.read(),
-  navs: () => pages.navs(),
-  navTimings: (origin: string) => pages.navTimings(origin),
-  ruleBook: () => ({ wanted: rules.wantedRules().length, updates: rules.updates, lastError: rules.lastError }),
-  settings: () => settings.view(),
-  loads: () => loads.map((l) => ({ ...l })),
-  heldReports: () => pages.heldReports(),
-  reports: () => ({ ...reportSupport }),
-  peers: () => ({ supported: peersSupported, sent: peersSent, last: peersLast }),
-  announce: () => ({ supported: announceSupported, sent: announceSent, last: announceLast }),
-  downloads: () => downloadsView(),
-  setDownloads: async (enabled: boolean) => {
-    setDownloadsEnabled(enabled);
-    await b.saveLocal(DOWNLOADS_ON_KEY, enabled);
-  },
-  downloadAct: (id: string, action: 'pause' | 'resume' | 'cancel') => downloads.act(id, action),
-  proxy: () => proxy.view(),
-  /** The PAC script Chromium runs for the current routes (Firefox answers per request by the same rule), or null. */
-  pac: () => {
-    const t = proxy.wanted();
-    return t && scriptOf(t);
-  },
-  /** The route the current table gives a URL, as Firefox's proxy.onRequest answers it. */
-  routeFor: (url: string) => proxyInfoFor(url, proxy.wanted()),
-  browser: () => b.browserName(),
-  multipath: () => multipath.view(),
-  /** The end-to-end tests' consent, as the first-run page's button gives it. */
-  consent: async () => (await multipath.consent(Date.now())).gate,
-  setMultipath: async (s: unknown) => (await multipath.set(s)).gate,
-  refresh: () => refreshHost(),
-  /** n sequential decide round trips, in ms; no rules are touched. */
-  benchDecide: async (n: number) => {
-    const out: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const t0 = performance.now();
-      await host.decide({ origin: 'https://bench.example', tab: -1, nav: `bench-${i + 1}` });
-      out.push(performance.now() - t0);
-    }
-    return out;
-  },
-};
+/** Read by the end-to-end tests (testapi.ts). */
+const api = testApi({ ...parts, rules, refresh: refreshHost });
 (globalThis as unknown as { mpsurf: typeof api }).mpsurf = api;
 
 async function startup(): Promise<void> {
