@@ -11,6 +11,7 @@ import { launchFirefox, makeFirefoxProfile } from '../lib/firefox.mjs';
 import { dist, root, hostBinary, actuatorBinary, extensionId } from '../lib/paths.mjs';
 import { SquidProxy, squidMissing, PROXY_ADDR } from './proxy.mjs';
 import { asRemote } from '../lib/priority.mjs';
+import { TOPO } from '../lib/topo.mjs';
 
 export const testbedBin = path.join(dist, 'testbed');
 export const originBin = path.join(dist, 'origin');
@@ -53,10 +54,13 @@ export function parsePreference(s) {
 
 // The namespaces' name prefix: MPS_PREFIX, as dist/testbed reads it, so that two testbeds can run side by side.
 export const PREFIX = process.env.MPS_PREFIX || 'mps';
-export const CLIENT_NS = `${PREFIX}-client`;
-export const SERVER_NS = `${PREFIX}-server`;
-// Fixed addresses of the testbed (e2e/topo/names.go).
-export const CELL_ADDR = '10.200.2.2';
+export const CLIENT_NS = PREFIX + TOPO.namespace_suffixes.client;
+export const SERVER_NS = PREFIX + TOPO.namespace_suffixes.server;
+const PROXY_NS = PREFIX + TOPO.namespace_suffixes.proxy;
+// Fixed addresses and interfaces of the testbed (e2e/topo/names.go, through names.json).
+export const CELL_ADDR = TOPO.addresses.cell;
+const WIFI_IF = TOPO.interfaces.wifi;
+const CELL_IF = TOPO.interfaces.cell;
 export const ACTUATOR_SOCKET = `/run/mpsurf/actuator-${PREFIX}.sock`;
 export const ACTUATOR_STATE = `/run/mpsurf/actuator-${PREFIX}`;
 
@@ -326,7 +330,7 @@ export class Session {
       s.spki = start.spki_list; // both origins' certificates
       s.originMptcp = originMptcp;
       if (proxy) {
-        s.proxy = await SquidProxy.start({ ns: `${PREFIX}-proxy`, dir: path.join(outDir, `squid-${s.profile}`), names: s.names, log });
+        s.proxy = await SquidProxy.start({ ns: PROXY_NS, dir: path.join(outDir, `squid-${s.profile}`), names: s.names, log });
         s.proxyServer = s.proxyTest().software ?? null;
       }
       return s;
@@ -357,7 +361,7 @@ export class Session {
   hostBaseEnv(mode = 'mp-adaptive', preference = 'performance') {
     const kind = hostKind(mode, preference);
     const env = {
-      MPSURF_NAMES: 'wlan0=wifi,wwan0=cellular',
+      MPSURF_NAMES: `${WIFI_IF}=wifi,${CELL_IF}=cellular`,
       MPSURF_PROBE_TARGET: `${this.serverAddr}:443`,
       MPSURF_CELL: this.cellTech,
       MPSURF_LOG: path.join(this.outDir, `host-${this.profile}-${kind}.log`),
@@ -393,7 +397,7 @@ export class Session {
     try {
       const out = execFileSync('ip', ['netns', 'exec', CLIENT_NS, hostBinary, 'proxy', 'test', '--json', '--target', 'origin.test:443'], {
         encoding: 'utf8',
-        env: { ...process.env, MPSURF_PROXY_CONFIG: this.proxyConfigFile(), MPSURF_NAMES: 'wlan0=wifi,wwan0=cellular' },
+        env: { ...process.env, MPSURF_PROXY_CONFIG: this.proxyConfigFile(), MPSURF_NAMES: `${WIFI_IF}=wifi,${CELL_IF}=cellular` },
       });
       return JSON.parse(out);
     } catch (e) {
@@ -657,7 +661,7 @@ export class Session {
       await new Promise((r) => setTimeout(r, 300));
       const conns = this.readOrigin('conn', rec.start_unix_ns - 5e9).filter((c) => c.open_ns >= rec.start_unix_ns - 1e9);
       const reqs = this.readOrigin('request', rec.start_unix_ns);
-      rec.server_path_bytes = { wlan0: 0, wwan0: 0 };
+      rec.server_path_bytes = { [WIFI_IF]: 0, [CELL_IF]: 0 };
       for (const c of conns) for (const sf of c.subflows || []) if (sf.path) rec.server_path_bytes[sf.path] = (rec.server_path_bytes[sf.path] || 0) + sf.bytes_sent;
       rec.requests = reqs.length;
       rec.header_seen = reqs.length > 0 && reqs.every((r) => r.mp_policy && r.mp_policy.raw);
@@ -815,7 +819,7 @@ function pickDecision(d) {
 // diffCounters is what each client interface received and sent between two `dist/testbed counters` readings.
 export function diffCounters(a, b) {
   const out = {};
-  for (const ifname of ['wlan0', 'wwan0']) {
+  for (const ifname of [WIFI_IF, CELL_IF]) {
     const x = a[ifname] || a.interfaces?.[ifname];
     const y = b[ifname] || b.interfaces?.[ifname];
     out[ifname] = { rx: y.rx_bytes - x.rx_bytes, tx: y.tx_bytes - x.tx_bytes };
@@ -898,7 +902,7 @@ export function classifyConns(conns, decidedMultipath, { minLifeMs = 0 } = {}) {
   const r = { mp: { n: 0, cell: 0 }, mpShort: { n: 0, cell: 0 }, sp: { n: 0, cell: 0 }, undecided: { n: 0, cell: 0 }, byAddr: {} };
   for (const c of conns) {
     const addr = c.local.replace(/:\d+$/, '');
-    const cell = (c.subflows || []).some((sf) => sf.path === 'wwan0');
+    const cell = (c.subflows || []).some((sf) => sf.path === CELL_IF);
     let cls = decidedMultipath[addr] === true ? 'mp' : decidedMultipath[addr] === false ? 'sp' : 'undecided';
     if (cls === 'mp' && (c.time_ns - c.open_ns) / 1e6 < minLifeMs) cls = 'mpShort';
     r[cls].n++;

@@ -6,11 +6,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { root } from '../lib/paths.mjs';
 import { asRemote } from '../lib/priority.mjs';
+import { TOPO, networkOf } from '../lib/topo.mjs';
 
-export const PROXY_ADDR = '10.200.4.2'; // e2e/topo/names.go ProxyAddr
+export const PROXY_ADDR = TOPO.addresses.proxy;
 export const PROXY_PORT = 8443;
-// The testbed's server network (e2e/topo/names.go ServerAddr, and each site's address beside it).
-const ORIGIN_NET = '10.200.3.0/24';
+// The testbed's server network (the server's address, and each site's address beside it).
+const ORIGIN_NET = networkOf(TOPO.addresses.server, TOPO.prefix_len);
 const setupScript = path.join(root, 'packaging', 'proxy', 'mpsurf-proxy-setup');
 
 export function squidMissing() {
