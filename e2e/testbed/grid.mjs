@@ -66,7 +66,7 @@ export const GRIDS = {
   // The decisions benchmark (issue 11 item 8): does mp-adaptive keep mp-always's gain and skip its cost?
   // traceReps: a trace-driven profile's loads replay another stretch of the trace at each repetition (one offset
   // per page and repetition), and beside the AT&T trace the same decision at the same offset took from 0.4 s less
-  // to 4.4 s more than mp-always's load (grid at 2d419fe, e2e/results/ARCHIVE-2026.md#decisions); with three repetitions one
+  // to 4.4 s more than mp-always's load (e2e/results/ARCHIVE-2026.md#decisions); with three repetitions one
   // stretch's outage set a page's median. Five make a median that one outage does not move.
   // Every preference a user can set: mp-adaptive runs once per preference (each with a decision log of its own, as
   // three users would have), the other modes, whose loads do not depend on it, once per page and repetition.

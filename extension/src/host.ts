@@ -1,7 +1,6 @@
-// The one connection to mpsurf-host: a persistent native messaging port (a one-shot message would start a process
-// per request: ~390 ms each, measured for a small Python host
-// with playwright-core 1.65 and Chromium 156 on this machine kind), the hello handshake, request ids with timeouts, policy pushes, and
-// reconnection with exponential backoff when the host goes away.
+// The one connection to mpsurf-host: a persistent native messaging port (a one-shot message would start a host
+// process per request: ~390 ms each, measured with a small host under Chromium), the hello handshake, request ids
+// with timeouts, policy pushes, and reconnection with exponential backoff when the host goes away.
 //
 // Exactly one port exists at a time: the old one is disconnected before a new one is made, and events from a port
 // that is no longer current are ignored. So the extension never runs two host processes.

@@ -31,10 +31,10 @@ func (u *userspaceBackend) watchStall(tok uint32, c *conn, socks map[flow]*diag.
 	}
 	if stalled && u.link.silent(now) < stallAfter {
 		// Another cellular subflow received meanwhile: the link delivers, and this one is only idle, its
-		// server sending this connection's data over WiFi (decisions grid at 9dd847b: of five loads where the
-		// helper closed subflows as stalled, four had the cellular link delivering 60-500 kB in the second
-		// before, and those pages took 0.2-2.0 s longer than mp-always's; the fifth, in a 1 s outage of the
-		// AT&T trace, took 3.9 s less).
+		// server sending this connection's data over WiFi. Closing such a subflow costs the page: in a decisions
+		// grid, of five loads where the helper closed subflows as stalled, four had the cellular link delivering
+		// 60-500 kB in the second before, and those pages took 0.2-2.0 s longer than mp-always's; the fifth, in a
+		// 1 s outage of the AT&T trace, took 3.9 s less (e2e/RESULTS.md, Decisions).
 		stalled = false
 	}
 	switch {
@@ -94,8 +94,9 @@ const (
 // delivered is a cellular subflow's progress counter: bytes received in order plus data segments received at
 // all. After an outage the server's retransmissions and the data sent behind them arrive out of order, and
 // bytes_received stays put until the first hole is filled, a retransmission timeout or more later; counted by
-// bytes alone, a link that delivers again looks silent (held-out check at e3f028f, T-Mobile trace: three subflows
-// closed as stalled 2.3 s into a load, after a 0.5 s outage, the page 7.3 s against mp-always's 4.7 s).
+// bytes alone, a link that delivers again looks silent: on the T-Mobile trace a held-out check saw three subflows
+// closed as stalled 2.3 s into a load, after a 0.5 s outage, the page 7.3 s against mp-always's 4.7 s
+// (e2e/RESULTS.md, Decisions).
 func delivered(s *diag.Sock) uint64 { return s.BytesReceived + uint64(s.DataSegsIn) }
 
 // linkWatch follows the cellular link as a whole, through the subflows the helper opened on it.

@@ -100,10 +100,9 @@ func (c *Carrier) keepPeers(origin string, ok []protocol.Peer) {
 
 // restorePeers puts the peers origin's pages reported in earlier sessions (keepPeers) under its decision as soon
 // as it is carried out, before the page connects to them: a host started with a new browser session otherwise
-// gave a third party the decision only once the page's first response from it had arrived. In the decisions grid
-// at a28fc0b (e2e/results/decisions/runs-a28fc0b.jsonl.gz, baseline, news-gallery-2, actuator_conns) the third
-// party's connection asked for its cellular subflow 174 ms after it was established, the page's own at once, and
-// its loads decided multipath from the first byte took 1.05x mp-always's time (median over 24 large pages). They
+// gave a third party the decision only once the page's first response from it had arrived, so the third party's
+// connection asked for its cellular subflow well after it was established while the page's own did at once, and
+// loads decided multipath from the first byte stayed slower than mp-always's (e2e/RESULTS.md, Decisions). They
 // were screened when reported (a connection of this user's reached them then), so only the other checks run again.
 func (c *Carrier) restorePeers(origin string, dec decide.Decision) {
 	h := c.helper

@@ -576,9 +576,9 @@ func (e *evaluation) eval(sc *scen, mp *plf, t0, s, tSP float64) at {
 // Where θ1 has a floor (floor), utilities are compared per load that passes it: no θ1 is below it, so smaller loads
 // are the same under every choice, never included, and a guess that most loads are small must not make a clear
 // gain on the large ones a tie with never. A page guessed small from its site's other pages then can still turn
-// multipath once it proves large (held-out check at 4153d8b, 20 Mbit/s WiFi beside 20 Mbit/s LTE: a 5 MB page first
-// seen after the site's 142 kB page went single path to the end). Where the links are still partly priors the
-// gain can stay too small even so: that page's first visit got never again at 2d419fe.
+// multipath once it proves large: otherwise a 5 MB page first seen after its site's 142 kB page went single path to
+// the end beside 20 Mbit/s WiFi and 20 Mbit/s LTE. Where the links are still partly priors the gain can stay too
+// small even so, and such a page's first visit gets never (e2e/RESULTS.md, Decisions).
 func (e *evaluation) choose() (*float64, float64) { return e.chooseAbove(math.Inf(-1)) }
 
 // chooseAbove is choose, except that a θ1 whose E[U] is bounded below floorU may be left unweighed (preferCellular).

@@ -339,7 +339,7 @@ func TestRateMean(t *testing.T) {
 	}
 }
 
-// A multipath subflow on a 20 Mbit/s cellular link, as the held-out check at e3f028f recorded one (a 3.4 MB
+// A multipath subflow on a 20 Mbit/s cellular link, as a held-out check recorded one (a 3.4 MB
 // page, wwan0's bytes per 250 ms: 44, 424, 624 and 93 kB), beside WiFi (shared). The cellular span sees the link
 // at 17 Mbit/s; a 1 s span averages the slow start and the tail in, 9.5-11 Mbit/s as the samples fall, or has no window at all.
 func TestCellRateSpan(t *testing.T) {

@@ -36,8 +36,8 @@ const (
 	ProbeConnects = 3 // connects per RTT probe, the least taken
 	RateSpan      = time.Second
 	// CellRateSpan: a cellular path's windows are shorter. Its traffic is a multipath subflow's, which runs at the
-	// link's rate only between its slow start and the end of the page: in the held-out check at e3f028f (20 Mbit/s
-	// LTE beside 20 Mbit/s WiFi) the subflow delivered 16-20 Mbit/s for 0.5-0.75 s of each 1.2-5 MB page, its best
+	// link's rate only between its slow start and the end of the page: beside 20 Mbit/s WiFi, on 20 Mbit/s LTE,
+	// the subflow delivered 16-20 Mbit/s for 0.5-0.75 s of each 1.2-5 MB page, its best
 	// 1 s window 8.8 Mbit/s, and the model, seeing a link half as fast as it was, kept those pages on WiFi alone. Half
 	// a second is seven round trips of the testbed's and Huang et al.'s LTE (70 ms) and ten of the host's 50 ms
 	// cellular samples (CellEvery).
