@@ -40,7 +40,7 @@ type Options struct {
 	System      bool   // the browser's system-wide directory, for every user of the machine
 	Root        string // with System: write under this directory, as a package build stages its tree
 	Path        string // the host binary; empty means the running executable (with Root: its path on the target)
-	Home        string // the home directory; empty means $HOME
+	Home        string // the home directory (the command reads $HOME); needed for a per-user manifest
 }
 
 // Manifest is the native messaging host manifest a browser reads. Chromium admits callers by origin, Firefox by
@@ -125,10 +125,7 @@ func ManifestPath(o Options) (string, error) {
 	}
 	home := o.Home
 	if home == "" {
-		var err error
-		if home, err = os.UserHomeDir(); err != nil {
-			return "", err
-		}
+		return "", errors.New("no home directory: $HOME is not set")
 	}
 	return filepath.Join(home, d.user, HostName+".json"), nil
 }

@@ -55,6 +55,7 @@ type env struct {
 	ProxyFile  string // the proxy settings file (carry.Config.ProxyFile)
 	DownloadCA string
 	Preload    string // LD_PRELOAD: mptcpize's library there says the browser's sockets are MPTCP
+	Home       string // $HOME: where the per-user manifests go (install)
 	// The path meter's settings, as given (meterConfig reads them).
 	Names, ProbeTarget, Cell, NoMeasure, ProbeURL, ProbePins, ProbeCellular, UsageEvery string
 }
@@ -68,6 +69,7 @@ func readEnv(getenv func(string) string) (env, error) {
 		NoMeasure: getenv(envNoMeasure), ProbeURL: getenv(envProbeURL), ProbePins: getenv(envProbePins),
 		ProbeCellular: getenv(envProbeCellular), UsageEvery: getenv(envUsageEvery)}
 	home := getenv("HOME")
+	e.Home = home
 	e.DB = getenv(envDB)
 	if e.DB == "" {
 		dir := getenv("XDG_DATA_HOME")

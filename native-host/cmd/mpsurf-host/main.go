@@ -374,6 +374,8 @@ func installCmd(cmd string, args []string, stdout, stderr io.Writer) int {
 	if o.Root != "" && !o.System {
 		return badUsage(stderr, "%s: --root is for --system", cmd)
 	}
+	e, _ := readEnv(os.Getenv) // the home directory is all it reads
+	o.Home = e.Home
 	if cmd == "install" {
 		file, m, err := install.Install(o)
 		if err != nil {
