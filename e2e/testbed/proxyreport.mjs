@@ -3,10 +3,16 @@
 // and how much of that gain MPSurf's decisions keep (proxy-adaptive), with the Decisions issue's measures: gain share
 // on pages of at least 1 MB = Σ(PLT sp-wifi − PLT proxy-adaptive) / Σ(PLT sp-wifi − PLT proxy-always) over the pages'
 // medians; small-page cellular share (pages under 200 KB) = Σ cellular rx bytes of proxy-adaptive / of proxy-always.
-export const LARGE = 1_000_000;
-export const SMALL = 200_000;
-export const TARGET_SHARE = 0.9;
-export const TARGET_CELL = 0.1;
+import fs from 'node:fs';
+import path from 'node:path';
+import { root } from '../lib/paths.mjs';
+
+// The page classes and targets are the decisions benchmark's (e2e/report/decisions.go, through thresholds.json).
+const thresholds = JSON.parse(fs.readFileSync(path.join(root, 'e2e', 'report', 'thresholds.json'), 'utf8'));
+export const LARGE = thresholds.large_page_bytes;
+export const SMALL = thresholds.small_page_bytes;
+export const TARGET_SHARE = thresholds.target_gain_share;
+export const TARGET_CELL = thresholds.target_cell_share;
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
