@@ -5,9 +5,10 @@ import (
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
-	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
+// decide answers a navigation: parse, decide (single path while multipath is paused), carry the decision out,
+// log it, reply. The reply goes out once the decision is in the log.
 func (s *Server) decide(req protocol.Request) protocol.Reply {
 	d, perr := protocol.ParseDecide(req.Body)
 	if perr != nil {
@@ -17,14 +18,14 @@ func (s *Server) decide(req protocol.Request) protocol.Reply {
 	if _, perr := s.snapshot(); perr != nil {
 		return protocol.Fail(req, perr)
 	}
-	// Single path while the user (or a cap) paused multipath.
-	dec, err := s.dec.Decide(context.Background(), decide.Request{Origin: d.Origin, Path: d.Path, Tab: d.Tab, Nav: d.Nav, Paused: s.carry.Paused()})
+	ctx := context.Background()
+	dec, err := s.dec.Decide(ctx, decide.Request{Origin: d.Origin, Path: d.Path, Tab: d.Tab, Nav: d.Nav, Paused: s.carry.Paused()})
 	if err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodePolicyUnavailable, "%v", err))
 	}
-	s.carry.Carry(context.Background(), &dec)
+	s.carry.Carry(ctx, &dec)
 	body := dec.Body()
+	s.logDecision(req, dec, body)
 	s.decisions.Add(1)
-	meta := store.DecisionMeta{PathClass: dec.PathClass, Basis: string(dec.Basis), CellRxStart: dec.CellRxStart}
-	return s.logged(req, body.Decision, body, meta) // the reply goes out once the decision is committed
+	return protocol.OK(req, body)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
@@ -28,17 +29,19 @@ func (s *Server) storeDB() (*store.Store, *protocol.Error) {
 	return s.rec.db, nil
 }
 
-// logged writes the decision to the store and only then returns the reply, so that a decision the extension
-// received is on disk. A store that fails never stops a decision: navigation goes on, the failure is logged.
-func (s *Server) logged(req protocol.Request, d protocol.Decision, body any, meta store.DecisionMeta) protocol.Reply {
-	if s.rec.db != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		defer cancel()
-		if err := s.rec.db.LogDecision(ctx, req.Body, d, body, meta); err != nil {
-			s.log.Error("decision not logged", "id", req.ID, "origin", d.Origin, "err", err)
-		}
+// logDecision writes a navigation's decision to the store, before the reply goes out, so that a decision the
+// extension received is on disk. A store that fails never stops a decision: navigation goes on, the failure is
+// logged.
+func (s *Server) logDecision(req protocol.Request, dec decide.Decision, body decide.Body) {
+	if s.rec.db == nil {
+		return
 	}
-	return protocol.OK(req, body)
+	meta := store.DecisionMeta{PathClass: dec.PathClass, Basis: string(dec.Basis), CellRxStart: dec.CellRxStart}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := s.rec.db.LogDecision(ctx, req.Body, body.Decision, body, meta); err != nil {
+		s.log.Error("decision not logged", "id", req.ID, "origin", dec.Origin, "err", err)
+	}
 }
 
 func (s *Server) report(req protocol.Request) protocol.Reply {
