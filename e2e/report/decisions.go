@@ -2,12 +2,10 @@ package report
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -65,60 +63,6 @@ type Weights struct {
 	CellPerMB  float64 `json:"cell_per_mb"`
 	Mode       string  `json:"-"` // the preference they are of
 	Source     string  `json:"-"`
-}
-
-// LoadWeights reads the weights of the mode a fresh install decides with (policy-models/model.json:
-// defaults.mode, then modes.<mode>).
-func LoadWeights(modelFile string) (Weights, error) {
-	all, def, err := LoadModeWeights(modelFile)
-	if err != nil {
-		return Weights{}, err
-	}
-	return all[def], nil
-}
-
-// LoadModeWeights reads every preference's weights (policy-models/model.json modes, each a documented user
-// preference) and the one a fresh install decides with (defaults.mode). Their bytes_per_mb (a MB delivered within
-// the deadline) is left out: a measured page load time already counts what arrived in time.
-func LoadModeWeights(modelFile string) (map[string]Weights, string, error) {
-	b, err := os.ReadFile(modelFile)
-	if err != nil {
-		return nil, "", err
-	}
-	var f struct {
-		Defaults struct {
-			Mode string `json:"mode"`
-		} `json:"defaults"`
-		Modes map[string]*Weights `json:"modes"`
-	}
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", modelFile, err)
-	}
-	def := f.Defaults.Mode
-	if def == "" {
-		return nil, "", fmt.Errorf("%s: defaults.mode: missing", modelFile)
-	}
-	if f.Modes[def] == nil {
-		return nil, "", fmt.Errorf("%s: modes.%s: missing", modelFile, def)
-	}
-	out := map[string]Weights{}
-	for mode, w := range f.Modes {
-		if w == nil {
-			return nil, "", fmt.Errorf("%s: modes.%s: missing", modelFile, mode)
-		}
-		for name, v := range map[string]float64{"time_per_s": w.TimePerS, "energy_per_j": w.EnergyPerJ, "cell_per_mb": w.CellPerMB} {
-			if !(v >= 0) || math.IsInf(v, 0) {
-				return nil, "", fmt.Errorf("%s: modes.%s.%s: %v, want a number >= 0", modelFile, mode, name, v)
-			}
-		}
-		if w.TimePerS <= 0 {
-			return nil, "", fmt.Errorf("%s: modes.%s.time_per_s: %v, want > 0", modelFile, mode, w.TimePerS)
-		}
-		w.Mode = mode
-		w.Source = modelFile + " modes." + mode
-		out[mode] = *w
-	}
-	return out, def, nil
 }
 
 // Utility of one load in seconds-equivalent (higher is better): -(PLT s x time_per_s + radio energy J x

@@ -241,46 +241,6 @@ func TestRegretInterval(t *testing.T) {
 	}
 }
 
-func TestLoadWeights(t *testing.T) {
-	w, err := LoadWeights(filepath.Join("..", "..", "policy-models", "model.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !(w.TimePerS > 0) || w.EnergyPerJ < 0 || w.CellPerMB < 0 {
-		t.Errorf("weights %+v", w)
-	}
-	if w.Mode != "performance" {
-		t.Errorf("weights of mode %q, want the default mode's (performance)", w.Mode)
-	}
-	// Every preference a user can set has weights, and the report values each preference's loads with its own.
-	all, def, err := LoadModeWeights(filepath.Join("..", "..", "policy-models", "model.json"))
-	if err != nil || def != PrefPerformance {
-		t.Fatal(def, err)
-	}
-	for _, p := range Preferences {
-		if all[p].Mode != p || !(all[p].TimePerS > 0) {
-			t.Errorf("%s: %+v", p, all[p])
-		}
-	}
-	if !(all[PrefBatterySaver].EnergyPerJ > all[PrefPerformance].EnergyPerJ) {
-		t.Errorf("battery saver prices a joule at %v, performance at %v", all[PrefBatterySaver].EnergyPerJ, all[PrefPerformance].EnergyPerJ)
-	}
-	dir := t.TempDir()
-	for name, body := range map[string]string{
-		"no default":   `{"modes": {"balanced": {"time_per_s": 1}}}`,
-		"no such mode": `{"defaults": {"mode": "balanced"}, "modes": {"performance": {"time_per_s": 1}}}`,
-		"negative":     `{"defaults": {"mode": "balanced"}, "modes": {"balanced": {"time_per_s": 1, "energy_per_j": -1, "cell_per_mb": 0}}}`,
-		"zero time":    `{"defaults": {"mode": "balanced"}, "modes": {"balanced": {"time_per_s": 0, "energy_per_j": 1, "cell_per_mb": 0}}}`,
-		"not json":     `{`,
-	} {
-		f := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".json")
-		os.WriteFile(f, []byte(body), 0o644)
-		if _, err := LoadWeights(f); err == nil || !strings.Contains(err.Error(), f) {
-			t.Errorf("%s: %v", name, err)
-		}
-	}
-}
-
 // decisionMetricsRecorded is what decision_metrics.py, the reference implementation of the gain share and the
 // small-page cellular share, printed for fixtureRuns' runs.jsonl (python3 decision_metrics.py runs.jsonl; the
 // fixture is seeded, so it is the same file every time). The tool is not part of the repository; with

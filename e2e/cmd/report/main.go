@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,7 +38,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	w, def, err := report.LoadModeWeights(filepath.Join(*models, "model.json"))
+	w, def, err := report.LoadModeWeights(*models)
 	if err != nil {
 		fail(err)
 	}
