@@ -483,7 +483,8 @@ export class Session {
   // Without it, what a previous load left in an emulated link's queue (an mp-always load over a 0.5 Mbit/s EVDO
   // trace drains for seconds after its browser closed) was counted as the next load's cellular bytes, whatever
   // that load decided. Quiet counters alone did not show it: the EVDO trace has delivery gaps of over a second,
-  // and a held-out check counted such leftovers as small pages' cellular bytes (e2e/RESULTS.md, Decisions).
+  // and a held-out check counted such leftovers as small pages' cellular bytes
+  // (e2e/results/ARCHIVE-2026.md, Decisions).
   async quietCounters({ quietMs = 300, maxMs = 20000, everyMs = 50 } = {}) {
     const t0 = Date.now();
     let last = this.counters();

@@ -34,7 +34,7 @@ func (u *userspaceBackend) watchStall(tok uint32, c *conn, socks map[flow]*diag.
 		// server sending this connection's data over WiFi. Closing such a subflow costs the page: in a decisions
 		// grid, of five loads where the helper closed subflows as stalled, four had the cellular link delivering
 		// 60-500 kB in the second before, and those pages took 0.2-2.0 s longer than mp-always's; the fifth, in a
-		// 1 s outage of the AT&T trace, took 3.9 s less (e2e/RESULTS.md, Decisions).
+		// 1 s outage of the AT&T trace, took 3.9 s less (e2e/results/ARCHIVE-2026.md, Decisions).
 		stalled = false
 	}
 	switch {
@@ -96,7 +96,7 @@ const (
 // bytes_received stays put until the first hole is filled, a retransmission timeout or more later; counted by
 // bytes alone, a link that delivers again looks silent: on the T-Mobile trace a held-out check saw three subflows
 // closed as stalled 2.3 s into a load, after a 0.5 s outage, the page 7.3 s against mp-always's 4.7 s
-// (e2e/RESULTS.md, Decisions).
+// (e2e/results/ARCHIVE-2026.md, Decisions).
 func delivered(s *diag.Sock) uint64 { return s.BytesReceived + uint64(s.DataSegsIn) }
 
 // linkWatch follows the cellular link as a whole, through the subflows the helper opened on it.

@@ -13,7 +13,7 @@ import (
 // bytes themselves to arrive over WiFi before the cellular subflow joins only delays it: beside a 2 Mbit/s WiFi
 // the testbed's large pages had asked for 200 kB of responses 0.37-0.50 s into the load, and received 200 kB
 // 1.08-1.23 s into it (poor-wifi-fast-lte, sp-wifi: the origin's request log against the wlan0 packet timeline;
-// e2e/RESULTS.md, Decisions).
+// e2e/results/ARCHIVE-2026.md, Decisions).
 //
 // It moves the origin's θ1 to 0 in the helper when the announced bytes reach the θ1 its current decision set: the
 // page will transfer that much, which is all θ1 waits to learn. A decision of never, one from the first byte, or

@@ -102,8 +102,9 @@ func (c *Carrier) keepPeers(origin string, ok []protocol.Peer) {
 // as it is carried out, before the page connects to them: a host started with a new browser session otherwise
 // gave a third party the decision only once the page's first response from it had arrived, so the third party's
 // connection asked for its cellular subflow well after it was established while the page's own did at once, and
-// loads decided multipath from the first byte stayed slower than mp-always's (e2e/RESULTS.md, Decisions). They
-// were screened when reported (a connection of this user's reached them then), so only the other checks run again.
+// loads decided multipath from the first byte stayed slower than mp-always's (e2e/results/ARCHIVE-2026.md,
+// Decisions). They were screened when reported (a connection of this user's reached them then), so only the other
+// checks run again.
 func (c *Carrier) restorePeers(origin string, dec decide.Decision) {
 	h := c.helper
 	if h == nil || dec.Actuation != "ok" || h.hasPeers(origin) || c.store == nil {

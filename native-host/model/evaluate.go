@@ -578,7 +578,7 @@ func (e *evaluation) eval(sc *scen, mp *plf, t0, s, tSP float64) at {
 // gain on the large ones a tie with never. A page guessed small from its site's other pages then can still turn
 // multipath once it proves large: otherwise a 5 MB page first seen after its site's 142 kB page went single path to
 // the end beside 20 Mbit/s WiFi and 20 Mbit/s LTE. Where the links are still partly priors the gain can stay too
-// small even so, and such a page's first visit gets never (e2e/RESULTS.md, Decisions).
+// small even so, and such a page's first visit gets never (e2e/results/ARCHIVE-2026.md, Decisions).
 func (e *evaluation) choose() (*float64, float64) { return e.chooseAbove(math.Inf(-1)) }
 
 // chooseAbove is choose, except that a θ1 whose E[U] is bounded below floorU may be left unweighed (preferCellular).
