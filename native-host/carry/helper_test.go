@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/actuate/actuatetest"
 	"github.com/mpsurf/mpsurf/native-host/decide"
 )
 
@@ -157,19 +158,8 @@ func TestActuatorRetriesRateLimited(t *testing.T) {
 // for the test, and returns a started client of it.
 func dryRunHelper(t *testing.T, rate, burst float64) *helper {
 	t.Helper()
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "a.sock")
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
-		AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quiet, SysctlDir: dir, Rate: rate, Burst: burst})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	c := newHelper(sock, nil, quiet)
+	c := newHelper(actuatetest.DryRun(t, rate, burst, quiet), nil, quiet)
 	c.start()
 	return c
 }

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"net"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/actuate"
+	"github.com/mpsurf/mpsurf/native-host/actuate/actuatetest"
 	"github.com/mpsurf/mpsurf/native-host/carry"
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
@@ -105,18 +105,7 @@ func TestDecideCarriesEveryDecision(t *testing.T) {
 // dryRunHelper runs the real helper in this process with its dry-run backend for the test, and returns its socket.
 func dryRunHelper(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "a.sock")
-	srv, err := actuate.Start(actuate.Config{Socket: sock, StateDir: filepath.Join(dir, "state"), Backend: actuate.BackendDryRun,
-		AllowUIDs: []uint32{uint32(os.Getuid())}, Log: quietLog(), SysctlDir: dir, Rate: 100, Burst: 100})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return sock
+	return actuatetest.DryRun(t, 100, 100, quietLog())
 }
 
 // helperStatus is the dry-run helper's status, asked on a connection of its own: what it would have done, one
