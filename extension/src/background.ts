@@ -323,7 +323,13 @@ async function hostReply(): Promise<{ host: StatusReply | null; hostError: strin
   }
 }
 
+let markRestored = (): void => undefined;
+const restored = new Promise<void>((resolve) => {
+  markRestored = resolve;
+});
+
 const parts: Parts = {
+  restored,
   host,
   pages,
   settings,
@@ -383,6 +389,7 @@ async function startup(): Promise<void> {
     log(`could not read preferences: ${String(e)}`);
     multipath.restore(undefined);
   }
+  markRestored();
   settings.policyChanged(null);
   try {
     // Rules left by an earlier service worker belong to a host process that is gone: start from none.

@@ -35,6 +35,12 @@ export interface Parts {
   profileDir(): string | null | undefined;
   /** How the host was installed as it last reported it (undefined: never). */
   installKind(): InstallKind | undefined;
+  /**
+   * Settles once the stored preferences, downloads and limits are back in the parts. A page can wake a stopped
+   * service worker with its request: answered before the restore, it would read defaults, and a change it makes
+   * would then be overwritten by the restore.
+   */
+  restored: Promise<void>;
 }
 
 async function settingsState(p: Parts): Promise<SettingsState> {
@@ -52,6 +58,7 @@ async function settingsState(p: Parts): Promise<SettingsState> {
 export async function answer(p: Parts, m: PageRequest): Promise<PageReply<unknown>> {
   const { host, pages, settings, multipath, proxy, downloads, counters } = p;
   try {
+    await p.restored;
     switch (m.type) {
       case 'popup-state': {
         const status = host.status();
