@@ -11,7 +11,9 @@ import (
 
 // numberedDouble is a proxy double that numbers its connections (1, 2, ...) in the order it accepts them, answers
 // every CONNECT with 200 and echoes, and reports on which connection each CONNECT came and which connections
-// closed without one. wait > 0 closes a connection that sends no request within wait, as a proxy's timeout would.
+// closed without one. wait > 0 closes connection 2 (the first tunnel's spare) when it sends no request within wait,
+// as a proxy's timeout would; only that one, so that a fresh connection slowed by a loaded machine (its TLS
+// handshake counts against a read deadline) is not taken for a stale spare.
 func numberedDouble(t *testing.T, wait time.Duration) (addr, pin string, accepted *atomic.Int64, connects, unused chan int64) {
 	t.Helper()
 	ln, pin := tlsListener(t)
@@ -26,7 +28,7 @@ func numberedDouble(t *testing.T, wait time.Duration) (addr, pin string, accepte
 			n := accepted.Add(1)
 			go func() {
 				defer c.Close()
-				if wait > 0 {
+				if wait > 0 && n == 2 {
 					c.SetReadDeadline(time.Now().Add(wait))
 				}
 				req, err := http.ReadRequest(bufio.NewReader(c))
