@@ -25,8 +25,17 @@ import (
 // subflow waits on the connection's receive window and runs far below its link: in the held-out EVDO runs such
 // windows, busy throughout, pulled a 7 Mbit/s WiFi's estimate to 0.5-1.2 Mbit/s, and the model then sent 5 MB
 // pages over both paths from the first byte, 30-60 % slower than single path.
+//
+// A busy period that ends before it fills a Span (a page over a fast WiFi is delivered in a few hundred ms) still
+// shows the link is at least as fast as its bytes over its length. With Short set, such a period from ShortMin on
+// counts as a window with a pause (a lower bound): without it a 100 Mbit/s WiFi that only ever carries pages is never
+// measured, and the model weighs it at the WiFi prior's 7 Mbit/s and sends large pages over a slower LTE as well.
+// The model takes a bound only where it is above the prior (model.Path.DownBound), so a slow page's short burst
+// lowers nothing. Cellular paths leave Short off: their bounds count as measurements (a subflow's slow start
+// would read as a slow link).
 type Rate struct {
 	Span, Horizon, Stall time.Duration
+	Short                bool
 	samples              []rateSample // the last Span of samples, oldest first
 	peaks                []ratePeak   // the window rates of the last Horizon
 	busySince            time.Time    // first sample of the current run of busy intervals
@@ -113,6 +122,13 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 			strict := !paused && !r.lastShared.After(first.t)
 			r.strictSeen = r.strictSeen || strict
 			r.peaks = append(r.peaks, ratePeak{t, bps, strict, paused})
+		} else if d := t.Sub(r.busySince); r.Short && d >= r.Span/shortMinShare && d < r.Span {
+			for _, s := range r.samples {
+				if s.t.Equal(r.busySince) {
+					r.peaks = append(r.peaks, ratePeak{t, float64(cum-s.cum) * 8 / d.Seconds(), false, true})
+					break
+				}
+			}
 		}
 	}
 	for len(r.peaks) > 0 && t.Sub(r.peaks[0].t) > r.Horizon {
@@ -180,6 +196,11 @@ func (r *Rate) SeedMean(bps float64, n int) {
 		r.lnMean, r.meanN = math.Log(bps), min(n, MeanWindow)
 	}
 }
+
+// shortMinShare: a busy period shorter than the Span counts (Short) once it lasts a tenth of it (two of the
+// counter's 50 ms samples beside a cellular path, one of its 200 ms ones otherwise), so that a sample's timing
+// error of a few ms moves the bound by a few per cent at most.
+const shortMinShare = 10
 
 // confirmShare: a window shared with another path confirms the estimate (renews its time) when it ran at least
 // this share of it; one slower says nothing of the link, only of the connection's own pace.

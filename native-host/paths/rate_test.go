@@ -110,6 +110,44 @@ func TestRateBound(t *testing.T) {
 	}
 }
 
+// TestRateShort: with Short, a busy period too short to fill a Span bounds the rate from below by its bytes over
+// its length; without it (cellular paths) it says nothing.
+func TestRateShort(t *testing.T) {
+	type seg struct {
+		dur time.Duration
+		bps float64
+	}
+	cases := []struct {
+		name  string
+		short bool
+		segs  []seg
+		want  float64 // 0 = nil
+		bound bool
+	}{
+		{"a page over a fast WiFi", true, []seg{{700 * time.Millisecond, 50e6}, {2 * time.Second, 0}}, 50e6, true},
+		{"the same without Short", false, []seg{{700 * time.Millisecond, 50e6}, {2 * time.Second, 0}}, 0, false},
+		{"shorter than a tenth of the span", true, []seg{{60 * time.Millisecond, 50e6}, {2 * time.Second, 0}}, 0, false},
+		{"the fastest of several pages", true, []seg{{300 * time.Millisecond, 20e6}, {time.Second, 0}, {400 * time.Millisecond, 60e6}, {time.Second, 0}}, 60e6, true},
+		{"a short burst above a saturated window raises it", true, []seg{{2 * time.Second, 7e6}, {time.Second, 0}, {400 * time.Millisecond, 40e6}, {time.Second, 0}}, 40e6, false},
+		{"a short slow burst does not lower a saturated window", true, []seg{{2 * time.Second, 40e6}, {time.Second, 0}, {400 * time.Millisecond, 2e6}, {time.Second, 0}}, 40e6, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
+			r.Short = c.short
+			now, cum := time.Unix(1000, 0), 0.0
+			r.Add(now, 0)
+			for _, s := range c.segs {
+				now, cum = feed(r, now, cum, s.dur, s.bps, false)
+			}
+			checkRate(t, r.BPS(), c.want, 0.1)
+			if got := r.Bound(); got != c.bound {
+				t.Errorf("Bound() = %v, want %v", got, c.bound)
+			}
+		})
+	}
+}
+
 // TestRateShared: windows in which another path carried data too (a multipath transfer) raise the estimate but
 // never lower one that a window of this path alone made.
 func TestRateShared(t *testing.T) {

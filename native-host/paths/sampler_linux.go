@@ -194,6 +194,7 @@ func (s *Sampler) discover(now time.Time) error {
 				span = CellRateSpan
 			}
 			ps = &pathState{down: NewRate(span, RateHorizon, RateStall), up: NewRate(span, RateHorizon, RateStall), seen: now}
+			ps.down.Short = ifc.Kind != Cellular
 			if sd, ok := s.seeds[ifc.Name]; ok {
 				ps.seed(sd, now)
 			}
