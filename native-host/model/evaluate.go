@@ -69,7 +69,9 @@ func evaluate(in Input) Output {
 			Term{Name: "protocol", Note: "h3 (QUIC): MPTCP is a TCP extension; nothing to decide"})
 	}
 
-	// θ2 and the weight of a cellular megabyte, from the quota.
+	// θ2 and the weight of a cellular megabyte, from the quota. modeCap: θ2 is battery-saver mode's own cap, not
+	// the user's bill, and the model may lift it.
+	modeCap := false
 	if prefs.QuotaBytes != nil {
 		used, days := int64(0), int64(1)
 		if in.Usage != nil {
@@ -86,7 +88,7 @@ func evaluate(in Input) Output {
 		w.CellPerMB *= math.Max(1, scarcity)
 	} else if prefs.Mode == BatterySaver {
 		cap := p.Quota.BatterySaverCapBytes
-		out.Theta2 = &cap
+		out.Theta2, modeCap = &cap, true
 	}
 	charging := in.Battery != nil && in.Battery.Present && in.Battery.Charging
 	if charging && prefs.ChargingUnlimited {
@@ -104,7 +106,11 @@ func evaluate(in Input) Output {
 		return rule("no cellular path is up: single path", Term{Name: "secondary", Note: s.Name + " is down"})
 	}
 
-	e := newEvaluation(in, w, prefs, out.Theta2, &notes)
+	e := newEvaluation(in, w, prefs, out.Theta2, modeCap, &notes)
+	if e.capLifted {
+		out.Theta2 = nil
+		notes = append(notes, "no cellular cap: over this slow primary each cellular MB saves more than it costs")
+	}
 	out.Prior = e.prior
 	best, bestU := e.choose()
 	out.PreferCellular = e.preferCellular(&best, &bestU, out.Theta2)
@@ -156,6 +162,9 @@ type evaluation struct {
 	grp     []group
 	wSuffix []float64
 	ptsN    points
+	// capLifted: battery-saver mode's θ2 was lifted because every cellular byte past it pays for itself
+	// (cellPaysPerByte).
+	capLifted bool
 	// cands are the θ1 choose weighs; us, ub and ubSuffix utilities' buffers.
 	cands            []float64
 	us, ub, ubSuffix []float64
@@ -177,7 +186,7 @@ type scen struct {
 	rrc       string    // the radio's state in this scenario
 }
 
-func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, notes *[]string) *evaluation {
+func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, modeCap bool, notes *[]string) *evaluation {
 	p := in.Params
 	tr := &p.Transport
 	e := &evaluation{p: p, w: w, deadline: float64(prefs.DeadlineMS) / 1000, conns: 1, rSP: 1, rMP: 1}
@@ -225,6 +234,9 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, not
 	cap := math.Inf(1)
 	if theta2 != nil {
 		cap = float64(*theta2) * e.conns
+		if modeCap && !pp && e.cellPaysPerByte(prims, secs, rm, threeG) {
+			cap, e.capLifted = math.Inf(1), true
+		}
 	}
 	for _, a := range prims {
 		for _, b := range secs {
@@ -275,6 +287,34 @@ func (e *evaluation) scenario(a, b weighted, rs radioState, w float64, threeG bo
 	s.activeW = activeW(rm, b.l.rate*8)
 	s.fixedJ = rs.promotionJ + s.activeW*tr.JoinRTTs*b.l.rtt + rs.tailExtensionJ()
 	return s
+}
+
+// cellPaysPerByte says whether a cellular byte past battery-saver mode's θ2 is worth more than it costs, in
+// expectation over the link points: a byte the capped secondary no longer carries is carried by the primary alone,
+// so it costs the load 1/rate_primary seconds (and the WiFi radio's power over them), of which the head-of-line
+// share counts; carried over cellular it costs the radio's active power for 1/rate_secondary seconds and the
+// megabyte's weight. The cap is a hedge for the common case, a primary fast enough that the secondary's bytes
+// save little (then this is negative and the cap stays); beside a hotspot of a few Mbit/s each cellular MB saves
+// seconds, and a cap there only moves the rest of a large page onto the slow path: the decisions grid measured
+// battery-saver loads of a 5 MB page at 18-20 s capped against 3-4.5 s uncapped, with more WiFi and no less
+// cellular energy (e2e/RESULTS.md, Decisions). The sum is linear in the byte, so no cap in between is better than
+// one of the two. Only a measured primary lifts the cap: the WiFi prior's spread puts a sixth of its weight on a
+// 1.5 Mbit/s link, whose seconds per byte would lift it for every unmeasured WiFi.
+func (e *evaluation) cellPaysPerByte(prims, secs []weighted, rm *radio.Model, threeG bool) bool {
+	w, mp := e.w, &e.p.Multipath
+	sum := 0.0
+	for _, a := range prims {
+		for _, b := range secs {
+			hol := mp.HOL(b.l.rate / a.l.rate)
+			if threeG {
+				hol = mp.HOLDiscount3G
+			}
+			saved := (w.TimePerS + w.EnergyPerJ*e.wifiW) * hol / a.l.rate
+			cost := w.EnergyPerJ*activeW(rm, b.l.rate*8)/b.l.rate + w.CellPerMB/1e6
+			sum += a.w * b.w * (saved - cost)
+		}
+	}
+	return sum > 0
 }
 
 // weighted is a link and its probability.

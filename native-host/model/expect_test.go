@@ -66,7 +66,7 @@ func TestExpectedSavingAgreesWithDefinition(t *testing.T) {
 		if n%4 == 1 {
 			theta2 = i64(300_000)
 		}
-		e := newEvaluation(in, w, prefs, theta2, &notes)
+		e := newEvaluation(in, w, prefs, theta2, false, &notes)
 		for _, cf := range []bool{false, true} {
 			e.cellFirst = cf
 			for _, c := range e.candidates() {
@@ -128,7 +128,7 @@ func TestChooseBoundsPickTheSame(t *testing.T) {
 			prefs = *in.Prefs
 		}
 		var notes []string
-		e := newEvaluation(in, p.Modes[prefs.Mode], prefs, nil, &notes)
+		e := newEvaluation(in, p.Modes[prefs.Mode], prefs, nil, false, &notes)
 		for _, cf := range []bool{false, true} {
 			e.cellFirst = cf
 			got, gotU := e.choose()

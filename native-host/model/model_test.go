@@ -278,8 +278,47 @@ func TestPreferencesMoveTheta1(t *testing.T) {
 	if !(val(c) <= val(b) && val(b) <= val(s)) || val(c) == val(s) {
 		t.Errorf("θ1 charging+performance %s, balanced %s, battery saver %s", th(c), th(b), th(s))
 	}
-	if s.Theta2 == nil || *s.Theta2 != p.Quota.BatterySaverCapBytes || b.Theta2 != nil {
-		t.Errorf("θ2 battery saver %v, balanced %v", s.Theta2, b.Theta2)
+	if b.Theta2 != nil {
+		t.Errorf("θ2 balanced %v, want none", *b.Theta2)
+	}
+}
+
+// Battery-saver mode caps a page's cellular bytes at quota.battery_saver_cap_bytes unless a measured primary is so
+// slow that each cellular byte past the cap saves more than it costs; a quota's cap is the user's bill and stays.
+func TestBatterySaverCap(t *testing.T) {
+	p := params(t)
+	saver := &protocol.Prefs{Mode: BatterySaver, DeadlineMS: 3000}
+	unmeasured := &Path{Name: "wifi", Kind: "wifi", Up: true}
+	lteFast := mk("cellular", 60, 33.9)
+	for _, c := range []struct {
+		name      string
+		prim, sec *Path
+		rrc       *RRC
+		quota     *int64
+		want      *int64 // nil: no cap
+	}{
+		{"2 Mbit/s hotspot beside 33.9 Mbit/s LTE", mk("wifi", 40, 2), lteFast, lteIdle, nil, nil},
+		{"the seeds' links", wifi(), lte(), lteIdle, nil, nil},
+		{"50 Mbit/s WiFi beside the seeds' LTE", mk("wifi", 20, 50), lte(), lteIdle, nil, i64(p.Quota.BatterySaverCapBytes)},
+		{"WiFi not yet measured", unmeasured, lteFast, lteIdle, nil, i64(p.Quota.BatterySaverCapBytes)},
+		{"3G: its bytes do not shorten a load", mk("wifi", 40, 2), g3(), g3Idle, nil, i64(p.Quota.BatterySaverCapBytes)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prefs := *saver
+			in := Input{Protocol: H2, Size: seen(3e6, 3), Primary: c.prim, Secondary: c.sec, RRC: c.rrc, Params: p, Prefs: &prefs}
+			out := eval(t, in)
+			if (out.Theta2 == nil) != (c.want == nil) || (c.want != nil && *out.Theta2 != *c.want) {
+				t.Errorf("θ2 %v, want %v (%s)", out.Theta2, c.want, out.Reason)
+			}
+		})
+	}
+	// A quota's θ2 stays, however slow the WiFi.
+	prefs := *saver
+	prefs.QuotaBytes = i64(10e9)
+	in := Input{Protocol: H2, Size: seen(3e6, 3), Primary: mk("wifi", 40, 2), Secondary: lteFast, RRC: lteIdle, Params: p,
+		Prefs: &prefs, Usage: &Usage{DaysLeft: 30}}
+	if out := eval(t, in); out.Theta2 == nil {
+		t.Errorf("quota's θ2 lifted: %s", out.Reason)
 	}
 }
 

@@ -29,7 +29,7 @@ func NewCurves(p *Params, primary, secondary *Path) (*Curves, error) {
 	m := p.Radios["lte"]
 	in.RRC = &RRC{Tech: "lte", State: m.Connected.Name}
 	var notes []string
-	e := newEvaluation(in, p.Modes[p.Defaults.Mode], protocol.Prefs{DeadlineMS: p.Defaults.DeadlineMS}, nil, &notes)
+	e := newEvaluation(in, p.Modes[p.Defaults.Mode], protocol.Prefs{DeadlineMS: p.Defaults.DeadlineMS}, nil, false, &notes)
 	c := &Curves{e: e}
 	sc := &e.scens[0]
 	c.mp, _ = e.mpCurve(sc, 0)
@@ -66,7 +66,7 @@ func PredictLoad(in Input, theta1 *int64, preferCellular bool, size int64) (spMS
 	}
 	prefs := protocol.Prefs{Mode: in.Params.Defaults.Mode, DeadlineMS: in.Params.Defaults.DeadlineMS}
 	var notes []string
-	e := newEvaluation(in, in.Params.Modes[prefs.Mode], prefs, nil, &notes)
+	e := newEvaluation(in, in.Params.Modes[prefs.Mode], prefs, nil, false, &notes)
 	e.cellFirst = preferCellular
 	var th *float64
 	if theta1 != nil {
