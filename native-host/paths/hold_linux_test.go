@@ -35,3 +35,38 @@ func TestHoldCellularStopsProbes(t *testing.T) {
 		t.Error("released, the cellular path due a probe got none")
 	}
 }
+
+// A kept RTT counts as the last probe: a new host waits CellProbeEvery from the kept estimate's time before it
+// probes the cellular path (ProbeEvery on WiFi), rather than probing at every start.
+func TestKeptRTTDefersProbes(t *testing.T) {
+	kept := time.Unix(1000, 0)
+	rtt := 70.0
+	for _, c := range []struct {
+		name  string
+		kind  string
+		after time.Duration
+		seed  bool
+		want  bool
+	}{
+		{"cellular, a minute after a kept RTT", Cellular, time.Minute, true, false},
+		{"cellular, past CellProbeEvery", Cellular, CellProbeEvery + time.Second, true, true},
+		{"cellular, nothing kept", Cellular, time.Minute, false, true},
+		{"WiFi, a minute after a kept RTT", WiFi, time.Minute, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ps := &pathState{iface: Iface{Name: "if0", Kind: c.kind, Up: true}, addrs: []netip.Addr{netip.MustParseAddr("10.0.0.2")},
+				down: NewRate(time.Second, time.Minute, time.Second), up: NewRate(time.Second, time.Minute, time.Second)}
+			now := kept.Add(c.after)
+			if c.seed {
+				ps.seed(Seed{RTTMS: &rtt, At: kept}, now)
+			}
+			s := &Sampler{cfg: Config{ProbeTarget: "192.0.2.1:443"}, paths: map[string]*pathState{"if0": ps}, known: map[string]time.Time{}}
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			s.startProbes(ctx, now, make(chan probeResult, 1))
+			if ps.probing != c.want {
+				t.Errorf("probe started %v, want %v", ps.probing, c.want)
+			}
+		})
+	}
+}

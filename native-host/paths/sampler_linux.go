@@ -497,6 +497,12 @@ func (ps *pathState) seed(sd Seed, now time.Time) {
 			at = now
 		}
 		ps.rttFloor, ps.rttFloorAt = &v, at
+		// The kept RTT counts as this sampler's last probe. A host lives as long as the extension's connection
+		// to it: a browser restart, an extension reload or a crash starts a new one (the testbed starts one per
+		// load). Each would otherwise probe the cellular path at once, restarting the radio's tail every time
+		// (CellProbeEvery's bound held only within one host), and then read the radio its own probe kept awake
+		// as the one the page meets.
+		ps.lastProbe = at
 	}
 }
 
