@@ -6,6 +6,11 @@
 // host's online RRC inference uses too. Timeline replays a packet trace through it and returns state segments;
 // Simulate adds up their energy over a window [start, end + Model.Drain()].
 //
+// A window starts idle, connected (pre-promoted) or where the link's earlier packets left the radio: StartAt
+// walks the same state machine through them to the window's start, TimelineFrom replays from that state (a
+// tail under way goes on with the time it has left), and SimulateFrom charges the window only the energy its
+// packets add to it (no promotion for a radio still connected; the tail as far as they extend it).
+//
 // Conventions, chosen so that replaying a trace is causal:
 //   - A promotion starts at the packet that triggers it; packets arriving during it wait for its end.
 //   - A gap between packets shorter than the first tail phase counts as connected ("active") time; otherwise

@@ -2,6 +2,7 @@ package energy
 
 import (
 	"fmt"
+	"sort"
 	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/radio"
@@ -11,19 +12,53 @@ import (
 type Initial string
 
 // Initial states. StartConnected models a radio promoted just before the window (seed 000 section 3.3 pinged
-// over LTE before every load): its tail clock starts at the window's start.
+// over LTE before every load): its tail clock starts at the window's start. StartObserved takes the radio
+// where the link's earlier packets left it (StartAt) and charges a window the energy its own packets add to
+// that state (SimulateFrom); Timeline and Simulate, which see only the window's packets, cannot start there.
 const (
 	StartIdle      Initial = "idle"
 	StartConnected Initial = "connected"
+	StartObserved  Initial = "observed"
 )
 
 // ParseInitial checks an initial state name.
 func ParseInitial(s string) (Initial, error) {
 	switch Initial(s) {
-	case StartIdle, StartConnected:
+	case StartIdle, StartConnected, StartObserved:
 		return Initial(s), nil
 	}
-	return "", fmt.Errorf("initial radio state %q: want %q or %q", s, StartIdle, StartConnected)
+	return "", fmt.Errorf("initial radio state %q: want %q, %q or %q", s, StartIdle, StartConnected, StartObserved)
+}
+
+// Start is a radio's state at a window's start: the radio entered State at Since (unix ns, at or before the
+// window's start) and has run State's schedule (radio.Model.Schedule) since, so a tail that began before the
+// window goes on with the time it has left.
+type Start struct {
+	State radio.State
+	Since int64
+}
+
+// StartAt is the state at t of a radio that carried the packets of pkts (sorted by time) that come before t:
+// the model's state machine (radio.Model.Step) walked through them from idle. Packets at or after t are not
+// looked at. The walk begins after the last silence of at least m.Drain() before t: whatever came earlier,
+// the radio was idle by then.
+func StartAt(m *radio.Model, pkts []radio.Packet, t int64) Start {
+	hi := sort.Search(len(pkts), func(i int) bool { return pkts[i].T >= t })
+	drain := int64(m.Drain())
+	if hi == 0 || t-pkts[hi-1].T >= drain {
+		return Start{State: radio.Idle, Since: t}
+	}
+	lo := hi - 1
+	for lo > 0 && pkts[lo].T-pkts[lo-1].T < drain {
+		lo--
+	}
+	s := Start{State: radio.Idle, Since: pkts[lo].T}
+	for _, p := range pkts[lo:hi] {
+		if next, reset := m.Step(s.State, time.Duration(p.T-s.Since), &p); reset {
+			s = Start{State: next, Since: p.T}
+		}
+	}
+	return s
 }
 
 // Window is a load's traffic window in unix nanoseconds. Packets in [Start, End] are replayed; energy is
@@ -48,6 +83,7 @@ func (s Segment) Seconds() float64 { return float64(s.End-s.Start) / 1e9 }
 type Trace struct {
 	Model       *radio.Model
 	Initial     Initial
+	From        Start // the radio's state at Start
 	Start, Stop int64
 	Segments    []Segment
 	// Carried are the packets charged the throughput term, at the time they were carried (a packet that
@@ -58,19 +94,41 @@ type Trace struct {
 	Promotions int // promotions started in the window
 }
 
-// Timeline replays pkts (sorted by time, as ParseTrace returns them) through m's state machine.
+// Timeline replays pkts (sorted by time, as ParseTrace returns them) through m's state machine, from the
+// named initial state at the window's start.
 func Timeline(m *radio.Model, pkts []radio.Packet, w Window, init Initial) (*Trace, error) {
-	if w.End < w.Start {
-		return nil, fmt.Errorf("window ends (%d) before it starts (%d)", w.End, w.Start)
-	}
 	if _, err := ParseInitial(string(init)); err != nil {
 		return nil, err
 	}
-	tr := &Trace{Model: m, Initial: init, Start: w.Start, Stop: w.End + int64(m.Drain())}
-	anchor, anchorT := radio.Idle, w.Start
-	if init == StartConnected {
-		anchor = radio.Connected
+	s := Start{State: radio.Idle, Since: w.Start}
+	switch init {
+	case StartConnected:
+		s.State = radio.Connected
+	case StartObserved:
+		return nil, fmt.Errorf("initial radio state %q needs the packets before the window: use StartAt and TimelineFrom", init)
 	}
+	tr, err := TimelineFrom(m, pkts, w, s)
+	if err != nil {
+		return nil, err
+	}
+	tr.Initial = init
+	return tr, nil
+}
+
+// TimelineFrom replays pkts (sorted by time) through m's state machine from s. Its Initial is StartObserved;
+// Timeline names the states it starts from.
+func TimelineFrom(m *radio.Model, pkts []radio.Packet, w Window, s Start) (*Trace, error) {
+	if w.End < w.Start {
+		return nil, fmt.Errorf("window ends (%d) before it starts (%d)", w.End, w.Start)
+	}
+	if s.Since > w.Start {
+		return nil, fmt.Errorf("radio state entered at %d, after the window's start %d", s.Since, w.Start)
+	}
+	if !m.Valid(s.State) {
+		return nil, fmt.Errorf("radio state %+v is not a state of model %q", s.State, m.ID)
+	}
+	tr := &Trace{Model: m, Initial: StartObserved, From: s, Start: w.Start, Stop: w.End + int64(m.Drain())}
+	anchor, anchorT := s.State, s.Since
 	first := radio.State{Kind: radio.KindTail, Phase: 0}
 	cursor := w.Start
 	for i, p := range pkts {
@@ -159,6 +217,7 @@ type Result struct {
 	Model      string                    `json:"model"`
 	Technology string                    `json:"technology"`
 	Initial    Initial                   `json:"initial_state"`
+	StartState string                    `json:"start_state"` // the model's name of the state at Start
 	Start      int64                     `json:"start_unix_ns"`
 	Stop       int64                     `json:"stop_unix_ns"`
 	TotalJ     float64                   `json:"total_j"` // promotion + active + tail; idle excluded
@@ -170,6 +229,9 @@ type Result struct {
 	Ignored    int                       `json:"ignored"`
 	BytesUp    int64                     `json:"bytes_up"`
 	BytesDown  int64                     `json:"bytes_down"`
+	// AnywayJ is the energy the radio would have spent in the window without the window's packets (the rest of
+	// a tail under way at its start), left out of the totals (SimulateFrom); 0 from idle or connected.
+	AnywayJ float64 `json:"anyway_j"`
 }
 
 // NoTailJ is the energy without the tail category (seed 001's Fig. 4 left the tail out).
@@ -180,7 +242,8 @@ func (tr *Trace) Sum() Result {
 	m := tr.Model
 	r := Result{
 		Model: m.ID, Technology: m.Technology, Initial: tr.Initial, Start: tr.Start, Stop: tr.Stop,
-		Category: map[radio.Category]Amount{}, State: map[string]Amount{},
+		StartState: m.Name(tr.state()),
+		Category:   map[radio.Category]Amount{}, State: map[string]Amount{},
 		Promotions: tr.Promotions, Packets: tr.Packets, Ignored: tr.Ignored,
 	}
 	for _, c := range radio.Categories {
@@ -223,6 +286,52 @@ func Simulate(m *radio.Model, pkts []radio.Packet, w Window, init Initial) (Resu
 		return Result{}, err
 	}
 	return tr.Sum(), nil
+}
+
+// SimulateFrom is the energy pkts add over w to a radio that starts at s: the replay's energy less what the
+// radio would have spent over the same span without them, which is the rest of a tail under way at the
+// window's start (AnywayJ; the packets that started that tail paid for all of it). A radio still connected
+// pays no promotion, and a tail is charged only as far as the window's packets extend it, as the host's model
+// charges a transfer (native-host/model). From idle it equals Simulate's StartIdle.
+func SimulateFrom(m *radio.Model, pkts []radio.Packet, w Window, s Start) (Result, error) {
+	tr, err := TimelineFrom(m, pkts, w, s)
+	if err != nil {
+		return Result{}, err
+	}
+	anyway, err := TimelineFrom(m, nil, w, s)
+	if err != nil {
+		return Result{}, err
+	}
+	r, a := tr.Sum(), anyway.Sum()
+	// Idle time stays the replay's: it is in no total, and a negative idle time would only confuse.
+	idle := m.Name(radio.Idle)
+	for c, x := range a.Category {
+		if c == radio.CatIdle {
+			continue
+		}
+		y := r.Category[c]
+		y.J -= x.J
+		y.S -= x.S
+		r.Category[c] = y
+	}
+	for name, x := range a.State {
+		if name == idle {
+			continue
+		}
+		y := r.State[name]
+		y.J -= x.J
+		y.S -= x.S
+		r.State[name] = y
+	}
+	r.TotalJ -= a.TotalJ
+	r.AnywayJ = a.TotalJ
+	return r, nil
+}
+
+// state is the radio's state at the trace's start.
+func (tr *Trace) state() radio.State {
+	s, _ := tr.Model.Demote(tr.From.State, time.Duration(tr.Start-tr.From.Since))
+	return s
 }
 
 // Sample is the mean power over one bin starting at T.
