@@ -130,7 +130,14 @@ func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Init
 			l.EnergyErr = err.Error()
 			return
 		}
-		r, err := energy.Simulate(x.model, window(pkts, w.Start, w.End), w, x.init)
+		var r energy.Result
+		if x.init == energy.StartObserved {
+			// Every earlier packet of the timeline counts, whichever load (of any mode) or pause carried it: the
+			// radio saw them all.
+			r, err = energy.SimulateFrom(x.model, window(pkts, w.Start, w.End), w, energy.StartAt(x.model, pkts, w.Start))
+		} else {
+			r, err = energy.Simulate(x.model, window(pkts, w.Start, w.End), w, x.init)
+		}
 		if err != nil {
 			l.WiFi, l.Cell = nil, nil
 			l.EnergyErr = fmt.Sprintf("%s: %v", path, err)

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mpsurf/mpsurf/e2e/energy"
 )
 
 // The decisions benchmark's measures (issue 11, issue 32): how much of mp-always's page-load-time reduction
@@ -185,6 +187,9 @@ type Decisions struct {
 	Preference string
 	Weights    Weights
 	Profiles   []*ProfileDecisions
+	// CellInitial is the energy accounting's cellular radio at each load's start (Options.CellInitial); "" when
+	// the caller did not say.
+	CellInitial energy.Initial
 }
 
 func (d *Decisions) modes() [nModes]string {
@@ -906,6 +911,9 @@ func (d *Decisions) WriteSummary(w io.Writer) {
 	}
 	fmt.Fprintf(w, "gain share = sum over large pages of (median PLT %s - %s) / (%s - %s); cell share = %s's wwan0 rx bytes / %s's; regret and utility: see report.md\n",
 		d.Single, d.Adaptive, d.Single, d.Always, d.Adaptive, d.Always)
+	if d.CellInitial != "" {
+		fmt.Fprintf(w, "radio energy: %s\n", cellInitialBrief(d.CellInitial))
+	}
 }
 
 // hasModes reports whether some ok load ran under each of modes.
@@ -953,6 +961,9 @@ func (d *Decisions) markdown() string {
 	} else {
 		p("- **Utility** of a load, in seconds-equivalent: U = −(%g × PLT s + %g × radio energy J + %g × cellular MB), the weights of preference %s (`%s`). Radio energy is WiFi + cellular from the packet timelines (tail included); cellular MB is wwan0 received + sent. ",
 			d.Weights.TimePerS, d.Weights.EnergyPerJ, d.Weights.CellPerMB, cmp.Or(d.Weights.Mode, "unnamed"), d.Weights.Source)
+		if d.CellInitial != "" {
+			p("Cellular energy: %s. ", cellInitialBrief(d.CellInitial))
+		}
 		p("**ΣU**: the sum over the pages of each mode's median utility; target: %s's at least each simple policy's. ", d.Adaptive)
 		p("The **oracle** takes, per page, the best simple policy by median utility (%s, %s and, where the profile ran it, %s). **Regret** = Σ_pages (U_oracle − U_mode) / Σ_pages |U_oracle|, over pages with energy under every mode; negative where the mode beats every simple policy. Target ≤ %.0f %% for %s; %s's is shown beside it.\n", d.Single, d.Always, d.Rule, 100*TargetRegret, d.Adaptive, d.Rule)
 		if pr := Promise(d.Preference); pr != "" {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/mpsurf/mpsurf/e2e/energy"
 )
 
 // comparison is one of our per-page distributions beside a seed's published numbers.
@@ -164,7 +166,7 @@ func (a *Analysis) markdown(o Options, figs []figure, decs []*Decisions) string 
 	p("Radio energy comes from trace-driven simulation of each load's packet timelines (e2e/energy) with the models ")
 	p("`%s` v%d (LTE), `%s` v%d (3G) and `%s` v%d (WiFi) from policy-models/, ", a.Models.LTE.ID, a.Models.LTE.Version,
 		a.Models.ThreeG.ID, a.Models.ThreeG.Version, a.Models.WiFi.ID, a.Models.WiFi.Version)
-	p("over each load's [start, end + the model's drain]. **Cellular radio state at each load's start: `%s`**; the WiFi radio starts idle. ", a.CellInit)
+	p("over each load's [start, end + the model's drain]. **Cellular radio state at each load's start: `%s`**: %s. The WiFi radio starts idle. ", a.CellInit, cellInitialText(a.CellInit))
 	p("Energy totals exclude idle power. Small pages are those of at most %s.\n\n", humanBytes(SmallPageBytes))
 
 	// Setup.
@@ -188,6 +190,11 @@ func (a *Analysis) markdown(o Options, figs []figure, decs []*Decisions) string 
 		bs, ob := Summarize(bytes), Summarize(objs)
 		p("- Profile `%s`, cellular `%s`: %d (page, protocol) pairs, protocols %s, pages of %s to %s with %d to %d objects; ok loads per (page, protocol, mode): %d to %d.\n",
 			g.Profile, g.CellTech, len(ps), strings.Join(protosOf(ps), ", "), humanBytes(int64(bs.Min)), humanBytes(int64(bs.Max)), int(ob.Min), int(ob.Max), nmin, nmax)
+	}
+	if a.CellInit == energy.StartObserved {
+		if st := a.startStates(); st != "" {
+			p("- Cellular radio at the ok loads' starts, as the earlier traffic left it: %s.\n", st)
+		}
 	}
 	if n := a.TailOverlaps(); n > 0 {
 		p("- %d ok loads started before the previous load's cellular tail had ended (its end plus the model's drain), so their cellular radio was not idle at their start.\n", n)
@@ -358,4 +365,55 @@ func (a *Analysis) markdown(o Options, figs []figure, decs []*Decisions) string 
 	p("- Cellular radio at load start: ours `%s`; seed 000 §3.3 promoted LTE to RRC_CONNECTED with pings before every load; seed 001 does not say.\n", a.CellInit)
 	p("- Repetitions: ours are in the per-page tables; seed 001 loaded each page 100 times, seed 000 kept 100 successful loads per site.\n")
 	return b.String()
+}
+
+// cellInitialText says what the energy accounting assumes of the cellular radio at each load's start.
+func cellInitialText(init energy.Initial) string {
+	switch init {
+	case energy.StartConnected:
+		return "promoted just before each load, as seed 000's pings before every load left it: no load pays a promotion, each pays a tail from its start (`--cell-initial connected`)"
+	case energy.StartObserved:
+		return "where the cellular traffic before the load left it: the profile's wwan0 packet timeline, every packet before the load's start, walked through the same RRC model. " +
+			"The loads of every mode of a profile run in one random order on the same emulated links, so that traffic is whichever loads came before, of any mode, and a load's energy depends on them as it would on a phone. " +
+			"A load is charged the cellular energy it adds to that state: no promotion while the radio is connected or in its tail, the tail only as far as its packets extend it; " +
+			"the rest of an earlier tail stays with the load that started it (summary.csv: cell_start_state, cell_anyway_j). " +
+			"A load with no cellular traffic within the tail time before it starts idle (`--cell-initial observed`)"
+	}
+	return "every load that touches cellular pays a promotion and a whole tail, even where the load before it left the radio connected (`--cell-initial idle`)"
+}
+
+// cellInitialBrief is cellInitialText in one clause.
+func cellInitialBrief(init energy.Initial) string {
+	switch init {
+	case energy.StartConnected:
+		return "the cellular radio is taken as promoted just before each load (`--cell-initial connected`)"
+	case energy.StartObserved:
+		return "the cellular radio starts each load where the profile's earlier cellular traffic left it (the loads before it, of any mode, in the run's random order), and a load is charged the energy it adds to that state (`--cell-initial observed`)"
+	}
+	return "the cellular radio is taken as idle at each load's start, so a load that touches cellular pays a promotion and a whole tail even where the load before it left the radio connected (`--cell-initial idle`)"
+}
+
+// startStates counts the ok loads by the cellular radio's state at their start, most frequent first.
+func (a *Analysis) startStates() string {
+	n := map[string]int{}
+	for _, l := range a.OK {
+		if l.Cell != nil {
+			n[l.Cell.StartState]++
+		}
+	}
+	names := make([]string, 0, len(n))
+	for k := range n {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if n[names[i]] != n[names[j]] {
+			return n[names[i]] > n[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %d", k, n[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -20,7 +20,7 @@ type Options struct {
 	RunsPath    string         // runs.jsonl
 	OutDir      string         // where summary.csv, report.md and the SVGs go
 	Models      Models         // see LoadModels
-	CellInitial energy.Initial // cellular radio state at each load's start
+	CellInitial energy.Initial // cellular radio state at each load's start: idle, connected or observed (energy.StartObserved)
 	// Environment holds facts about the machine, shown in the report as "key: value" (e.g. "browser",
 	// "kernel"). The report names only these keys in its comparisons.
 	Environment map[string]string
@@ -60,6 +60,9 @@ func Generate(o Options) (*Output, error) {
 	out := &Output{Analysis: a}
 	if a.hasModes(ModeSPWiFi, ModeMPAlways, ModeMPAdaptive) {
 		out.Decisions = AnalyzeAll(a.Loads, o.Weights, def)
+		for _, d := range out.Decisions {
+			d.CellInitial = o.CellInitial
+		}
 	}
 	write := func(name string, f func(w io.Writer) error) error {
 		path := filepath.Join(o.OutDir, name)
@@ -104,10 +107,10 @@ func Generate(o Options) (*Output, error) {
 var csvHeader = []string{
 	"run_id", "mode", "preference", "profile", "cell_tech", "page", "page_bytes", "objects", "proto", "rep", "ok", "error",
 	"plt_ms", "start_unix_ns", "end_unix_ns",
-	"cell_initial_state", "energy_window_end_unix_ns",
+	"cell_initial_state", "cell_start_state", "energy_window_end_unix_ns",
 	"radio_j", "radio_j_excl_tail",
 	"wifi_j", "wifi_active_j", "wifi_tail_j",
-	"cell_j", "cell_promotion_j", "cell_active_j", "cell_tail_j", "cell_promotions", "cell_connected_s",
+	"cell_j", "cell_promotion_j", "cell_active_j", "cell_tail_j", "cell_promotions", "cell_connected_s", "cell_anyway_j",
 	"wlan0_packets", "wwan0_packets", "wlan0_timeline_bytes", "wwan0_timeline_bytes",
 	"wlan0_rx", "wlan0_tx", "wwan0_rx", "wwan0_tx", "server_wlan0_bytes", "server_wwan0_bytes",
 	"decision_multipath", "decision_theta1", "decision_theta2", "decision_reason", "header_seen",
@@ -115,7 +118,7 @@ var csvHeader = []string{
 }
 
 // energyCols is the number of columns from cell_initial_state to wwan0_timeline_bytes.
-const energyCols = 17
+const energyCols = 19
 
 func num(v float64) string {
 	if math.IsNaN(v) {
@@ -139,11 +142,11 @@ func (a *Analysis) writeCSV(w io.Writer) error {
 		if l.HasEnergy() {
 			c, wf := l.Cell, l.WiFi
 			connected := c.Category[radio.CatActive].S + c.Category[radio.CatTail].S
-			row = append(row, string(c.Initial), strconv.FormatInt(c.Stop, 10),
+			row = append(row, string(c.Initial), c.StartState, strconv.FormatInt(c.Stop, 10),
 				num(l.RadioJ()), num(l.RadioNoTailJ()),
 				num(wf.TotalJ), num(wf.Category[radio.CatActive].J), num(wf.Category[radio.CatTail].J),
 				num(c.TotalJ), num(c.Category[radio.CatPromotion].J), num(c.Category[radio.CatActive].J), num(c.Category[radio.CatTail].J),
-				strconv.Itoa(c.Promotions), num(connected),
+				strconv.Itoa(c.Promotions), num(connected), num(c.AnywayJ),
 				strconv.Itoa(wf.Packets), strconv.Itoa(c.Packets),
 				strconv.FormatInt(wf.BytesUp+wf.BytesDown, 10), strconv.FormatInt(c.BytesUp+c.BytesDown, 10))
 		} else {

@@ -25,14 +25,15 @@ func main() {
 	runs := fs.String("runs", "out/runs.jsonl", "run records, one JSON object per line")
 	out := fs.String("out", "out", "output directory")
 	models := fs.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (each preference's weights, modes.*, value the decisions' utility; defaults.mode is the preference of loads that name none)")
-	initial := fs.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle", or "connected" (pre-promoted, as seed 000 did with pings)`)
+	initial := fs.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle"; "connected" (pre-promoted, as seed 000 did with pings); or "observed" (where the earlier packets of the load's wwan0 timeline left it, any mode's loads in the run's order, and each load charged the energy it adds)`)
 	chromium := fs.String("chromium", "/usr/bin/chromium", `browser binary whose --version the report states ("" to leave it out)`)
-	if err := cli.ParseNone(fs, os.Args[1:]); err != nil {
-		os.Exit(cli.Exit(err, "report", cli.Described(fs, "usage: report [--runs FILE] [--out DIR] [--models DIR] [--cell-initial idle|connected] [--chromium PATH]\n"), os.Stdout, os.Stderr))
+	err := cli.ParseNone(fs, os.Args[1:])
+	init, ierr := energy.ParseInitial(*initial)
+	if err == nil && ierr != nil {
+		err = cli.Usagef("--cell-initial: %v", ierr)
 	}
-	init, err := energy.ParseInitial(*initial)
 	if err != nil {
-		fail(err)
+		os.Exit(cli.Exit(err, "report", cli.Described(fs, "usage: report [--runs FILE] [--out DIR] [--models DIR] [--cell-initial idle|connected|observed] [--chromium PATH]\n"), os.Stdout, os.Stderr))
 	}
 	m, err := report.LoadModels(*models)
 	if err != nil {
