@@ -100,11 +100,52 @@ func window(pkts []radio.Packet, start, end int64) []radio.Packet {
 	return pkts[lo:hi]
 }
 
-func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Initial, cache traceCache) {
-	dir := l.TimelineDir
-	if !filepath.IsAbs(dir) {
-		dir = filepath.Join(baseDir, dir)
+// timelineDir is the load's timeline directory, a relative one resolved against baseDir.
+func (l *Load) timelineDir(baseDir string) string {
+	if filepath.IsAbs(l.TimelineDir) {
+		return l.TimelineDir
 	}
+	return filepath.Join(baseDir, l.TimelineDir)
+}
+
+// loadPackets is, per timeline file of interface ifname, the packets inside the loads' [start, end] windows,
+// sorted: the earlier traffic the observed accounting walks to each load's start. Packets outside every
+// window are left out (a load's closing packets after its end, the deciding hosts' path probes just before
+// their loads, failed loads): no load is charged their energy, so none may be spared a promotion or a tail by
+// them, and a load's own host's probe would otherwise hide the promotion that probe caused.
+func loadPackets(loads []*Load, baseDir, ifname string, cache traceCache) map[string][]radio.Packet {
+	wins := map[string][]energy.Window{}
+	for _, l := range loads {
+		path := filepath.Join(l.timelineDir(baseDir), ifname+".csv")
+		wins[path] = append(wins[path], energy.Window{Start: l.StartUnixNS, End: l.EndUnixNS})
+	}
+	out := map[string][]radio.Packet{}
+	for path, ws := range wins {
+		pkts, err := cache.get(path)
+		if err != nil {
+			continue // computeEnergy reports it
+		}
+		sort.Slice(ws, func(i, j int) bool { return ws[i].Start < ws[j].Start })
+		// Overlapping windows are merged, so that no packet is taken twice.
+		var merged []energy.Window
+		for _, w := range ws {
+			if n := len(merged); n > 0 && w.Start <= merged[n-1].End {
+				merged[n-1].End = max(merged[n-1].End, w.End)
+				continue
+			}
+			merged = append(merged, w)
+		}
+		for _, w := range merged {
+			out[path] = append(out[path], window(pkts, w.Start, w.End)...)
+		}
+	}
+	return out
+}
+
+// computeEnergy replays the load's two timelines. prior holds, per cellular timeline file, the packets the
+// observed accounting walks to the load's start (loadPackets); only cellInit StartObserved reads it.
+func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Initial, cache traceCache, prior map[string][]radio.Packet) {
+	dir := l.timelineDir(baseDir)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		l.EnergyErr = fmt.Sprintf("timeline_dir %s is not a readable directory", dir)
 		return
@@ -132,9 +173,8 @@ func (l *Load) computeEnergy(baseDir string, models Models, cellInit energy.Init
 		}
 		var r energy.Result
 		if x.init == energy.StartObserved {
-			// Every earlier packet of the timeline counts, whichever load (of any mode) or pause carried it: the
-			// radio saw them all.
-			r, err = energy.SimulateFrom(x.model, window(pkts, w.Start, w.End), w, energy.StartAt(x.model, pkts, w.Start))
+			// The earlier loads' packets count whichever mode's loads carried them: the radio saw them all.
+			r, err = energy.SimulateFrom(x.model, window(pkts, w.Start, w.End), w, energy.StartAt(x.model, prior[path], w.Start))
 		} else {
 			r, err = energy.Simulate(x.model, window(pkts, w.Start, w.End), w, x.init)
 		}
@@ -213,7 +253,14 @@ func Analyze(recs []Record, baseDir string, models Models, cellInit energy.Initi
 			continue
 		}
 		a.OK = append(a.OK, l)
-		l.computeEnergy(baseDir, models, cellInit, cache)
+	}
+	var prior map[string][]radio.Packet
+	if cellInit == energy.StartObserved {
+		prior = loadPackets(a.OK, baseDir, IfCell, cache)
+	}
+	for _, l := range a.OK {
+		r := l.Record
+		l.computeEnergy(baseDir, models, cellInit, cache, prior)
 		if !l.HasEnergy() {
 			a.NoEnergy = append(a.NoEnergy, l)
 		}

@@ -40,8 +40,8 @@
 //
 // Each ok load gets two radios: the cellular one with the model of its cell_tech and the WiFi one, each
 // replayed over [start, end + the model's drain] (energy.Simulate). The cellular radio's state at the start
-// is an option: idle; connected, as after seed 000's pre-load pings; or observed, where the earlier packets of
-// the load's wwan0 timeline (every load of the profile, of any mode, and the pauses between) left it, the load
+// is an option: idle; connected, as after seed 000's pre-load pings; or observed, where the packets of the
+// earlier ok loads on the load's wwan0 timeline (any mode's, each between its start and end) left it, the load
 // then charged only the energy it adds to that state (energy.StartAt, energy.SimulateFrom). The WiFi radio
 // starts idle. The report states which was used.
 //

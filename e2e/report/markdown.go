@@ -373,11 +373,12 @@ func cellInitialText(init energy.Initial) string {
 	case energy.StartConnected:
 		return "promoted just before each load, as seed 000's pings before every load left it: no load pays a promotion, each pays a tail from its start (`--cell-initial connected`)"
 	case energy.StartObserved:
-		return "where the cellular traffic before the load left it: the profile's wwan0 packet timeline, every packet before the load's start, walked through the same RRC model. " +
+		return "where the cellular traffic of the loads before it left it: the packets of the profile's earlier ok loads on wwan0, each between its start and end, walked through the same RRC model to the load's start (`--cell-initial observed`). " +
 			"The loads of every mode of a profile run in one random order on the same emulated links, so that traffic is whichever loads came before, of any mode, and a load's energy depends on them as it would on a phone. " +
 			"A load is charged the cellular energy it adds to that state: no promotion while the radio is connected or in its tail, the tail only as far as its packets extend it; " +
-			"the rest of an earlier tail stays with the load that started it (summary.csv: cell_start_state, cell_anyway_j). " +
-			"A load with no cellular traffic within the tail time before it starts idle (`--cell-initial observed`)"
+			"the rest of an earlier tail stays with the load that started it (summary.csv: cell_start_state, cell_anyway_j), so the loads' charges add up to what their packets cost the link. " +
+			"Packets outside every ok load (a load's closing packets after its end, the deciding hosts' path probes just before their loads, failed loads) count neither for the state nor in any load's energy, as under the idle accounting. " +
+			"A load with no cellular packet of an earlier load within the tail time starts idle"
 	}
 	return "every load that touches cellular pays a promotion and a whole tail, even where the load before it left the radio connected (`--cell-initial idle`)"
 }
@@ -388,7 +389,7 @@ func cellInitialBrief(init energy.Initial) string {
 	case energy.StartConnected:
 		return "the cellular radio is taken as promoted just before each load (`--cell-initial connected`)"
 	case energy.StartObserved:
-		return "the cellular radio starts each load where the profile's earlier cellular traffic left it (the loads before it, of any mode, in the run's random order), and a load is charged the energy it adds to that state (`--cell-initial observed`)"
+		return "the cellular radio starts each load where the cellular packets of the profile's earlier loads left it (of any mode, in the run's random order), and a load is charged the energy it adds to that state (`--cell-initial observed`)"
 	}
 	return "the cellular radio is taken as idle at each load's start, so a load that touches cellular pays a promotion and a whole tail even where the load before it left the radio connected (`--cell-initial idle`)"
 }

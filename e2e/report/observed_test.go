@@ -16,8 +16,8 @@ import (
 
 // Two profiles' loads, each profile on a link (timeline) of its own, valued with the idle and the observed
 // accounting: under observed, a load that follows another's cellular traffic by 3 s pays no promotion and
-// only the tail it adds, a load 36 s after starts idle, and the first load of a link starts idle even when
-// another link carried traffic just before.
+// only the tail it adds, a load 36 s after starts idle (a probe just before it, in no load's window, does not
+// count), and the first load of a link starts idle even when another link carried traffic just before.
 func TestGenerateObservedStart(t *testing.T) {
 	dir := t.TempDir()
 	sec := int64(1e9)
@@ -59,6 +59,9 @@ func TestGenerateObservedStart(t *testing.T) {
 		fmt.Fprintf(&runs, `{"run_id":%q,"mode":%q,"profile":%q,"cell_tech":%q,"page":"x","page_bytes":1500000,"objects":1,"proto":"h2","rep":0,"start_unix_ns":%d,"end_unix_ns":%d,"plt_ms":1000,"ok":true,"link_bytes":{"wwan0":{"rx":%d,"tx":0}},"server_path_bytes":null,"decision":null,"header_seen":true,"timeline_dir":%q%s}`+"\n",
 			l.id, l.mode, l.profile, l.tech, start, start+sec, cellBytes, "timeline/"+l.profile, pref)
 	}
+	// A deciding host's path probe 0.5 s before a4, outside every load's window: counted for no load, it must
+	// not spare a4 the promotion it would have caused.
+	pkts["lte-link"][IfCell] = append(pkts["lte-link"][IfCell], radio.Packet{T: s0 + 39*sec + sec/2, Bytes: 60})
 	for prof, byIf := range pkts {
 		d := filepath.Join(dir, "timeline", prof)
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -108,7 +111,7 @@ func TestGenerateObservedStart(t *testing.T) {
 		{"a1", "idle", 1, true},
 		{"a2", "long_drx", 0, false},
 		{"a3", "long_drx", 0, true}, // no cellular packet: 0 J either way
-		{"a4", "idle", 1, true},
+		{"a4", "idle", 1, true},     // the probe before it left out
 		{"b1", "idle", 1, true},
 		{"b2", "dch_tail", 0, false},
 		{"b3", "dch_tail", 0, true}, // 2.5 s after b2's last packet
@@ -133,6 +136,28 @@ func TestGenerateObservedStart(t *testing.T) {
 		// The WiFi radio starts idle under both.
 		if obs[c.id].WiFi.TotalJ != idle[c.id].WiFi.TotalJ {
 			t.Errorf("%s: WiFi %v J observed, %v J idle", c.id, obs[c.id].WiFi.TotalJ, idle[c.id].WiFi.TotalJ)
+		}
+	}
+	// The charges add up to what the loads' own packets cost the link, each tail counted once.
+	for prof, ids := range map[string][]string{"lte-link": {"a1", "a2", "a3", "a4"}, "3g-link": {"b1", "b2", "b3"}} {
+		var own []radio.Packet
+		var sum float64
+		for _, id := range ids {
+			l := obs[id]
+			for _, p := range pkts[prof][IfCell] {
+				if p.T >= l.StartUnixNS && p.T <= l.EndUnixNS {
+					own = append(own, p)
+				}
+			}
+			sum += l.Cell.TotalJ
+		}
+		first, last := obs[ids[0]], obs[ids[len(ids)-1]]
+		link, err := energy.Simulate(models(t).cell(first.CellTech), own, energy.Window{Start: first.StartUnixNS, End: last.EndUnixNS}, energy.StartIdle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(sum-link.TotalJ) > 1e-9 {
+			t.Errorf("%s: the loads are charged %v J, their packets cost the link %v J", prof, sum, link.TotalJ)
 		}
 	}
 	if o := obs["a3"].Cell; o.TotalJ != 0 || !(o.AnywayJ > 0) {
@@ -193,10 +218,10 @@ func TestGenerateObservedStart(t *testing.T) {
 	}
 	md := string(b)
 	for _, s := range []string{
-		"Cellular radio state at each load's start: `observed`**: where the cellular traffic before the load left it",
+		"Cellular radio state at each load's start: `observed`**: where the cellular traffic of the loads before it left it",
 		"whichever loads came before, of any mode",
 		"- Cellular radio at the ok loads' starts, as the earlier traffic left it: idle 3, dch_tail 2, long_drx 2.",
-		"Cellular energy: the cellular radio starts each load where the profile's earlier cellular traffic left it",
+		"Cellular energy: the cellular radio starts each load where the cellular packets of the profile's earlier loads left it",
 	} {
 		if !strings.Contains(md, s) {
 			t.Errorf("report.md lacks %q", s)

@@ -25,7 +25,7 @@ func main() {
 	runs := fs.String("runs", "out/runs.jsonl", "run records, one JSON object per line")
 	out := fs.String("out", "out", "output directory")
 	models := fs.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (each preference's weights, modes.*, value the decisions' utility; defaults.mode is the preference of loads that name none)")
-	initial := fs.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle"; "connected" (pre-promoted, as seed 000 did with pings); or "observed" (where the earlier packets of the load's wwan0 timeline left it, any mode's loads in the run's order, and each load charged the energy it adds)`)
+	initial := fs.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle"; "connected" (pre-promoted, as seed 000 did with pings); or "observed" (where the packets of the earlier loads on the profile's wwan0 timeline left it, any mode's, and each load charged the energy it adds)`)
 	chromium := fs.String("chromium", "/usr/bin/chromium", `browser binary whose --version the report states ("" to leave it out)`)
 	err := cli.ParseNone(fs, os.Args[1:])
 	init, ierr := energy.ParseInitial(*initial)
