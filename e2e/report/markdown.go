@@ -193,7 +193,7 @@ func (a *Analysis) markdown(o Options, figs []figure, decs []*Decisions) string 
 	}
 	if a.CellInit == energy.StartObserved {
 		if st := a.startStates(); st != "" {
-			p("- Cellular radio at the ok loads' starts, as the earlier traffic left it: %s.\n", st)
+			p("- Cellular radio at the ok loads' starts, as the earlier loads' packets left it: %s.\n", st)
 		}
 	}
 	if n := a.TailOverlaps(); n > 0 {

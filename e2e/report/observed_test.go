@@ -220,7 +220,7 @@ func TestGenerateObservedStart(t *testing.T) {
 	for _, s := range []string{
 		"Cellular radio state at each load's start: `observed`**: where the cellular traffic of the loads before it left it",
 		"whichever loads came before, of any mode",
-		"- Cellular radio at the ok loads' starts, as the earlier traffic left it: idle 3, dch_tail 2, long_drx 2.",
+		"- Cellular radio at the ok loads' starts, as the earlier loads' packets left it: idle 3, dch_tail 2, long_drx 2.",
 		"Cellular energy: the cellular radio starts each load where the cellular packets of the profile's earlier loads left it",
 	} {
 		if !strings.Contains(md, s) {
