@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
@@ -193,19 +192,7 @@ func TestGenerateObservedStart(t *testing.T) {
 	}
 
 	// summary.csv names the accounting and each load's start state; report.md says what it assumes.
-	f, err := os.Open(filepath.Join(dir, "out-observed", "summary.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
-	}
+	rows, col := readSummary(t, filepath.Join(dir, "out-observed", "summary.csv"))
 	for _, r := range rows[1:] {
 		l := obs[r[col["run_id"]]]
 		if r[col["cell_initial_state"]] != "observed" || r[col["cell_start_state"]] != l.Cell.StartState || r[col["cell_anyway_j"]] != num(l.Cell.AnywayJ) {

@@ -197,6 +197,25 @@ func mean(xs []float64) float64 {
 	return s / float64(len(xs))
 }
 
+// readSummary reads a summary.csv: its rows, header first, and each column's index by name.
+func readSummary(t *testing.T, path string) (rows [][]string, col map[string]int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err = csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) == 0 {
+		t.Fatalf("%s: %d rows, %v", path, len(rows), err)
+	}
+	col = map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	return rows, col
+}
+
 func models(t *testing.T) Models {
 	t.Helper()
 	m, err := LoadModels("../../policy-models")
@@ -449,21 +468,9 @@ func TestGenerate(t *testing.T) {
 	}
 
 	// summary.csv: a row per load, failures included and marked.
-	f, err := os.Open(filepath.Join(out, "summary.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows, col := readSummary(t, filepath.Join(out, "summary.csv"))
 	if len(rows) != len(a.Loads)+1 {
 		t.Fatalf("summary.csv has %d rows, want %d", len(rows), len(a.Loads)+1)
-	}
-	col := map[string]int{}
-	for i, h := range rows[0] {
-		col[h] = i
 	}
 	failedRows := 0
 	for _, r := range rows[1:] {
