@@ -289,32 +289,41 @@ func (e *evaluation) scenario(a, b weighted, rs radioState, w float64, threeG bo
 	return s
 }
 
-// cellPaysPerByte says whether a cellular byte past battery-saver mode's θ2 is worth more than it costs, in
-// expectation over the link points: a byte the capped secondary no longer carries is carried by the primary alone,
-// so it costs the load 1/rate_primary seconds (and the WiFi radio's power over them), of which the head-of-line
-// share counts; carried over cellular it costs the radio's active power for 1/rate_secondary seconds and the
-// megabyte's weight. The cap is a hedge for the common case, a primary fast enough that the secondary's bytes
-// save little (then this is negative and the cap stays); beside a hotspot of a few Mbit/s each cellular MB saves
-// seconds, and a cap there only moves the rest of a large page onto the slow path: the decisions grid measured
-// battery-saver loads of a 5 MB page at 18-20 s capped against 3-4.5 s uncapped, with more WiFi and no less
-// cellular energy (e2e/RESULTS.md, Decisions). The sum is linear in the byte, so no cap in between is better than
-// one of the two. Only a measured primary lifts the cap: the WiFi prior's spread puts a sixth of its weight on a
-// 1.5 Mbit/s link, whose seconds per byte would lift it for every unmeasured WiFi.
+// cellPaysPerByte says whether battery-saver mode's θ2 should yield: where the cellular path alone outruns both
+// paths together (its rate r times the primary's, r·(1 − HOL(r)) > 1, the case preferCellular weighs: about 3x the
+// WiFi's rate), a cap sends the rest of a large page back over a path several times slower; the held-out decisions
+// runs measured battery-saver loads of a 5 MB page beside a 1.5 Mbit/s hotspot at 18-20 s capped against 3-4.5 s for
+// always-multipath (e2e/RESULTS.md, Decisions). There it yields if a cellular byte past the cap is worth more than
+// it costs, in expectation over the link points: a byte the capped secondary no longer carries is carried by the
+// primary alone, 1/rate_primary seconds (and the WiFi radio's power over them), of which the head-of-line share
+// counts; carried over cellular it costs the radio's active power for 1/rate_secondary seconds and the megabyte's
+// weight (linear in the byte, so no cap in between is better than one of the two). Beside a primary nearly as fast
+// as the cellular path the cap stays: it is battery saver's hedge against joins whose energy the model counts at
+// the margin of a radio it believes awake, and lifting it there took 4 of the seeds' 13 pages onto cellular at a
+// loss under battery saver's weights. Only a measured primary counts: the WiFi prior's spread puts a sixth of its
+// weight on a 1.5 Mbit/s link.
 func (e *evaluation) cellPaysPerByte(prims, secs []weighted, rm *radio.Model, threeG bool) bool {
+	if threeG {
+		return false // HOLDiscount3G: a 3G subflow's bytes do not shorten a load
+	}
 	w, mp := e.w, &e.p.Multipath
-	sum := 0.0
+	sum, pa, pb := 0.0, weighted{}, weighted{}
 	for _, a := range prims {
+		if a.w > pa.w {
+			pa = a
+		}
 		for _, b := range secs {
-			hol := mp.HOL(b.l.rate / a.l.rate)
-			if threeG {
-				hol = mp.HOLDiscount3G
+			if b.w > pb.w {
+				pb = b
 			}
+			hol := mp.HOL(b.l.rate / a.l.rate)
 			saved := (w.TimePerS + w.EnergyPerJ*e.wifiW) * hol / a.l.rate
 			cost := w.EnergyPerJ*activeW(rm, b.l.rate*8)/b.l.rate + w.CellPerMB/1e6
 			sum += a.w * b.w * (saved - cost)
 		}
 	}
-	return sum > 0
+	r := pb.l.rate / pa.l.rate
+	return r*(1-mp.HOL(r)) > 1 && sum > 0
 }
 
 // weighted is a link and its probability.

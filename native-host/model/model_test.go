@@ -298,7 +298,8 @@ func TestBatterySaverCap(t *testing.T) {
 		want      *int64 // nil: no cap
 	}{
 		{"2 Mbit/s hotspot beside 33.9 Mbit/s LTE", mk("wifi", 40, 2), lteFast, lteIdle, nil, nil},
-		{"the seeds' links", wifi(), lte(), lteIdle, nil, nil},
+		{"the seeds' links: cellular barely faster", wifi(), lte(), lteIdle, nil, i64(p.Quota.BatterySaverCapBytes)},
+		{"7 Mbit/s WiFi beside 33.9 Mbit/s LTE", wifi(), lteFast, lteIdle, nil, nil},
 		{"50 Mbit/s WiFi beside the seeds' LTE", mk("wifi", 20, 50), lte(), lteIdle, nil, i64(p.Quota.BatterySaverCapBytes)},
 		{"WiFi not yet measured", unmeasured, lteFast, lteIdle, nil, i64(p.Quota.BatterySaverCapBytes)},
 		{"3G: its bytes do not shorten a load", mk("wifi", 40, 2), g3(), g3Idle, nil, i64(p.Quota.BatterySaverCapBytes)},
