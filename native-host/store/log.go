@@ -23,40 +23,79 @@ func checkOrigin(origin string) error {
 	return nil
 }
 
-// DecisionMeta is what a decision row keeps beside the Decision: the page's path class, the decision's basis, and
-// the cellular interface's received-bytes counter at the decision (nil: unknown), from which the load's cellular
-// bytes are counted when it is reported.
+// DecisionMeta is what a decision row keeps beside the Decision: the page's path class, the decision's basis, the
+// cellular interface's received-bytes counter at the decision (nil: unknown), from which the load's cellular
+// bytes are counted when it is reported, and when it was decided.
 type DecisionMeta struct {
 	PathClass   string
 	Basis       string
 	CellRxStart *int64
+	// At is when the host decided; zero means now, by the store's clock. A host that writes its log after the
+	// reply sets it, so that a row's time_ms is the decision's, however long the row waited to be written.
+	At time.Time
+}
+
+// DecisionRow is one decision to log: the request body it answered, the decision, the reply body kept in the
+// decision column (nil: the decision itself) and the row's other columns.
+type DecisionRow struct {
+	Request  json.RawMessage
+	Decision protocol.Decision
+	Reply    any
+	Meta     DecisionMeta
 }
 
 // LogDecision writes one decision with the request body it answered, and returns once the row is committed. The
 // indexed columns come from d; the decision column holds reply marshalled as JSON (the whole reply body, with the
 // model's terms and size), or d when reply is nil.
 func (s *Store) LogDecision(ctx context.Context, request json.RawMessage, d protocol.Decision, reply any, m DecisionMeta) error {
-	if err := checkOrigin(d.Origin); err != nil {
-		return err
+	return s.LogDecisions(ctx, []DecisionRow{{Request: request, Decision: d, Reply: reply, Meta: m}})
+}
+
+// LogDecisions writes rows in their order, in one transaction, and returns once it is committed: all of them or,
+// on an error, none. One commit (one fsync at synchronous=FULL) for a run of decisions is what lets the host's
+// log writer keep up with a burst of navigations.
+func (s *Store) LogDecisions(ctx context.Context, rows []DecisionRow) error {
+	type prepared struct {
+		request, body string
+		at            int64
 	}
-	request = keptRequest(request)
-	if reply == nil {
-		reply = d
-	}
-	body, err := json.Marshal(reply)
-	if err != nil {
-		return fmt.Errorf("store: decision: %w", err)
-	}
-	now := s.opt.Now().UnixMilli()
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := s.txStmt(ctx, tx, stInsertDecision).ExecContext(ctx,
-			now, d.Origin, d.Tab, d.Nav, d.Multipath, d.Theta1, d.Theta2, d.DeadlineMS, d.Model.ID, d.Model.Version,
-			string(request), string(body), nullString(m.PathClass), nullString(m.Basis), m.CellRxStart)
+	ready := make([]prepared, len(rows))
+	for i, r := range rows {
+		if err := checkOrigin(r.Decision.Origin); err != nil {
+			return err
+		}
+		reply := r.Reply
+		if reply == nil {
+			reply = r.Decision
+		}
+		body, err := json.Marshal(reply)
 		if err != nil {
 			return fmt.Errorf("store: decision: %w", err)
 		}
-		id, _ := res.LastInsertId()
-		return s.retain(ctx, tx, "decisions", id, now)
+		at := r.Meta.At
+		if at.IsZero() {
+			at = s.opt.Now()
+		}
+		ready[i] = prepared{request: string(keptRequest(r.Request)), body: string(body), at: at.UnixMilli()}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		insert := s.txStmt(ctx, tx, stInsertDecision)
+		var id, latest int64
+		for i, r := range rows {
+			d, m, p := r.Decision, r.Meta, ready[i]
+			res, err := insert.ExecContext(ctx,
+				p.at, d.Origin, d.Tab, d.Nav, d.Multipath, d.Theta1, d.Theta2, d.DeadlineMS, d.Model.ID, d.Model.Version,
+				p.request, p.body, nullString(m.PathClass), nullString(m.Basis), m.CellRxStart)
+			if err != nil {
+				return fmt.Errorf("store: decision: %w", err)
+			}
+			id, _ = res.LastInsertId()
+			latest = max(latest, p.at)
+		}
+		return s.retain(ctx, tx, "decisions", id, latest)
 	})
 }
 

@@ -759,3 +759,56 @@ func TestPeers(t *testing.T) {
 		}
 	}
 }
+
+// A run of decisions is written in its order, each at the time it was decided; a run with a row the store refuses
+// writes none of them.
+func TestLogDecisionsRun(t *testing.T) {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name    string
+		origins []string
+		ok      bool
+	}{
+		{"three rows", []string{"https://a.example", "https://b.example", "https://a.example"}, true},
+		{"one refused", []string{"https://a.example", "https://B.example/x", "https://c.example"}, false},
+		{"none", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t, Options{Now: func() time.Time { return t0.Add(time.Hour) }})
+			var rows []DecisionRow
+			for i, o := range tc.origins {
+				d := decision(o, i+1)
+				rows = append(rows, DecisionRow{Request: request(d), Decision: d, Meta: DecisionMeta{At: t0.Add(time.Duration(i) * time.Second)}})
+			}
+			err := s.LogDecisions(ctx, rows)
+			if (err == nil) != tc.ok {
+				t.Fatalf("err %v, want ok=%v", err, tc.ok)
+			}
+			got := rowsOf(t, s, "SELECT origin, tab, time_ms FROM decisions ORDER BY id")
+			if !tc.ok {
+				if len(got) != 0 {
+					t.Errorf("a refused run wrote %v", got)
+				}
+				return
+			}
+			if len(got) != len(rows) {
+				t.Fatalf("rows %v", got)
+			}
+			for i, r := range got {
+				want := []string{tc.origins[i], strconv.Itoa(i + 1), strconv.FormatInt(t0.Add(time.Duration(i)*time.Second).UnixMilli(), 10)}
+				if fmt.Sprint(r) != fmt.Sprint(textRow(want)) {
+					t.Errorf("row %d: %v, want %v", i, r, textRow(want))
+				}
+			}
+		})
+	}
+}
+
+// textRow is a row of non-null values as rowsOf writes it.
+func textRow(vals []string) []string {
+	out := make([]string, len(vals))
+	for i, v := range vals {
+		out[i] = fmt.Sprint(sql.NullString{String: v, Valid: true})
+	}
+	return out
+}
