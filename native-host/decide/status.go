@@ -25,6 +25,9 @@ type StoreStatus struct {
 	Path         string `json:"path"`
 	Decisions    int64  `json:"decisions"`
 	Observations int64  `json:"observations"`
+	// Unlogged is filled in by the serving host: the decisions it replied with since it started that are not in
+	// the log (its write queue was full, or the store refused the row).
+	Unlogged int64 `json:"unlogged"`
 }
 
 // UsageStatus is the cellular data measured on the cellular interface since the billing cycle began.

@@ -159,7 +159,7 @@ func (s *Server) downloadOffer(req protocol.Request) protocol.Reply {
 	return protocol.OK(req, d.state())
 }
 
-// logTransfer puts the transfer's decision in the decision log, with a request that names the origin and size
+// logTransfer queues the transfer's decision for the decision log, with a request that names the origin and size
 // only: the URL and the request's headers (cookies) stay out of the log.
 func (s *Server) logTransfer(req protocol.Request, o protocol.DownloadOffer, dec decide.Decision) {
 	if s.rec.db == nil {
@@ -167,11 +167,8 @@ func (s *Server) logTransfer(req protocol.Request, o protocol.DownloadOffer, dec
 	}
 	logged, _ := json.Marshal(map[string]any{"kind": "download", "origin": o.Origin, "size": o.Size, "protocol": o.Proto})
 	body := dec.Body()
-	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-	defer cancel()
-	if err := s.rec.db.LogDecision(ctx, logged, body.Decision, body, store.DecisionMeta{Basis: string(dec.Basis)}); err != nil {
-		s.log.Error("download decision not logged", "origin", o.Origin, "err", err)
-	}
+	s.dlog.add(req.ID, store.DecisionRow{Request: logged, Decision: body.Decision, Reply: body,
+		Meta: store.DecisionMeta{Basis: string(dec.Basis), At: time.Now()}})
 	s.decisions.Add(1)
 }
 

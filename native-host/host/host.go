@@ -35,6 +35,9 @@ type Parts struct {
 	// store_unavailable and decisions go on unlogged.
 	Store    *store.Store
 	StoreErr error
+	// LogQueue is how many decisions may wait to be written to Store after their replies (decisionlog.go); 0 means
+	// DefaultLogQueue.
+	LogQueue int
 	// Downloads are the handed-over downloads' settings.
 	Downloads Downloads
 	// Preload is the LD_PRELOAD the browser started the host with: mptcpize's library says its sockets are MPTCP.
@@ -57,7 +60,8 @@ type Server struct {
 	pid       int
 	install   InstallKind // how this executable was installed (status.go)
 	decisions atomic.Int64
-	rec       record       // the decision log
+	rec       record       // the store, or why there is none
+	dlog      *decisionLog // writes the decisions to the store after their replies; nil without a store
 	downloads *downloadHub // download.go
 	network   func() NetworkInfo
 	hold      func(paused bool)
@@ -82,58 +86,81 @@ func NewServer(p Parts) *Server {
 	}
 	s := &Server{store: p.Policy, dec: p.Decider, carry: p.Carrier, log: log, start: time.Now(), pid: os.Getpid(),
 		install: runningInstall(),
-		rec:     record{db: p.Store, err: p.StoreErr}, network: p.Network, hold: p.Hold, preload: p.Preload,
+		rec:     record{db: p.Store, err: p.StoreErr}, dlog: newDecisionLog(p.Store, p.LogQueue, log),
+		network: p.Network, hold: p.Hold, preload: p.Preload,
 		peerBudget:     limit.NewKeyed[string](peersRate, peersBurst, peersOrigins),
 		announceBudget: limit.NewKeyed[string](announceRate, announceBurst, peersOrigins)}
 	s.downloads = newDownloadHub(p.Downloads, s.carry.Paused, log)
 	return s
 }
 
-// Close stops what the Server's Carrier runs (the relay).
-func (s *Server) Close() { s.carry.Close() }
+// closeWait bounds how long closing waits for the decision log's queued rows to be written.
+const closeWait = storeTimeout
 
-// Handle answers one request payload. It never fails: a bad request gets an error reply.
+// Close writes the decisions still queued for the log (waiting at most closeWait), then stops what the Server's
+// Carrier runs (the relay). The caller closes the store after it.
+func (s *Server) Close() {
+	s.dlog.close(closeWait)
+	s.carry.Close()
+}
+
+// Handle answers one request payload. It never fails: a bad request gets an error reply. It returns once the
+// decisions it made, if any, are in the log, for callers that read the store next; Serve does not wait so.
 func (s *Server) Handle(payload []byte) protocol.Reply {
+	reply, row := s.handle(payload)
+	if row != nil {
+		s.dlog.add(reply.ID, *row)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := s.dlog.flush(ctx); err != nil {
+		s.log.Warn("decisions not logged in time", "id", reply.ID, "err", err)
+	}
+	return reply
+}
+
+// handle answers one request payload, and returns beside the reply the decision row to log after it (decide).
+func (s *Server) handle(payload []byte) (protocol.Reply, *store.DecisionRow) {
 	req, perr := protocol.Parse(payload)
 	if perr == nil {
 		switch req.Type {
 		case protocol.TypeHello:
-			return s.hello(req)
+			return s.hello(req), nil
 		case protocol.TypeDecide:
 			return s.decide(req)
 		case protocol.TypeStatus:
-			return s.status(req)
+			return s.status(req), nil
 		case protocol.TypeReport:
-			return s.report(req)
+			return s.report(req), nil
 		case protocol.TypePrefs:
-			return s.prefs(req)
+			return s.prefs(req), nil
 		case protocol.TypeLogExport:
-			return s.logExport(req)
+			return s.logExport(req), nil
 		case protocol.TypeLogDelete:
-			return s.logDelete(req)
+			return s.logDelete(req), nil
 		case protocol.TypePeers:
-			return s.peers(req)
+			return s.peers(req), nil
 		case protocol.TypeAnnounce:
-			return s.announce(req)
+			return s.announce(req), nil
 		case protocol.TypeDownloadOffer:
-			return s.downloadOffer(req)
+			return s.downloadOffer(req), nil
 		case protocol.TypeDownloadControl:
-			return s.downloadControl(req)
+			return s.downloadControl(req), nil
 		case protocol.TypeDownloadList:
-			return s.downloadList(req)
+			return s.downloadList(req), nil
 		case protocol.TypeProxyStatus:
-			return s.proxyStatus(req)
+			return s.proxyStatus(req), nil
 		case protocol.TypeProxyConfig:
-			return s.proxyConfig(req)
+			return s.proxyConfig(req), nil
 		case protocol.TypeProxyTest:
-			return s.proxyTest(req)
+			return s.proxyTest(req), nil
 		case protocol.TypePause:
-			return s.pause(req)
+			return s.pause(req), nil
 		}
 		perr = protocol.Errorf(protocol.CodeUnknownType, "type: not one of %s", strings.Join(protocol.RequestTypes, ", "))
 	}
 	s.log.Warn("bad request", "id", req.ID, "type", req.Type, "err", perr)
-	return protocol.Fail(req, perr)
+	return protocol.Fail(req, perr), nil
 }
 
 // snapshot returns the current policy, or the policy_unavailable error to reply with.
@@ -159,6 +186,8 @@ type Config struct {
 // Serve answers requests from cfg.In on cfg.Out and pushes policy changes until the browser closes the port. It
 // returns nil for every way of ending that PROTOCOL.md §1 calls normal (EOF between frames, a truncated frame, a
 // length over the cap after its error reply) and an error when reading or writing the port fails or ctx ends.
+// Before it returns, the request being answered (if any) has its reply sent, and the decisions replied are in the
+// log (waiting at most closeWait for the store).
 //
 // When Serve returns because of a write error or ctx, the goroutine reading cfg.In may still be blocked in Read;
 // closing cfg.In releases it. The host process simply exits.
@@ -188,7 +217,8 @@ func (s *Server) Serve(ctx context.Context, cfg Config) error {
 			}
 		})
 	}()
-	go func() { fail(s.readLoop(wire.NewReader(cfg.In, wire.MaxIn), w)) }()
+	g := &gate{}
+	go func() { fail(s.readLoop(wire.NewReader(cfg.In, wire.MaxIn), w, g)) }()
 	watching.Add(1)
 	go func() {
 		defer watching.Done()
@@ -214,45 +244,111 @@ func (s *Server) Serve(ctx context.Context, cfg Config) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	// No push may be written after Serve returns.
+	// No push may be written after Serve returns, and no reply: the request being answered finishes (its decision
+	// queued for the log), the next one is not read.
 	cancel()
 	watching.Wait()
+	if !g.stop(closeWait) {
+		s.log.Error("a request was still being answered when the port closed", "wait", closeWait)
+	}
+	// The decisions replied are written before the caller closes the store (a signal, or the port closed).
+	flushCtx, flushed := context.WithTimeout(context.Background(), closeWait)
+	if ferr := s.dlog.flush(flushCtx); ferr != nil {
+		s.log.Error("decisions not all logged before the port closed", "err", ferr)
+	}
+	flushed()
 	// Downloads pause with their partial files and sidecars written, for the next host to resume.
 	s.downloads.stop(time.Second)
 	return err
 }
 
-func (s *Server) readLoop(r *wire.Reader, w *wire.Writer) error {
+// gate lets Serve stop the read loop between requests: once stopped, no request is answered, and stop waits for the
+// one being answered, whose reply and log row then go out before Serve returns.
+type gate struct {
+	mu       sync.Mutex
+	stopped  bool
+	inflight sync.WaitGroup
+}
+
+// enter reports whether a request may be answered now; the caller calls leave after it.
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return false
+	}
+	g.inflight.Add(1)
+	return true
+}
+
+func (g *gate) leave() { g.inflight.Done() }
+
+// stop lets no further request in and waits up to wait for the one being answered; false when it did not finish.
+func (g *gate) stop(wait time.Duration) bool {
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
+	finished := make(chan struct{})
+	go func() { g.inflight.Wait(); close(finished) }()
+	select {
+	case <-finished:
+		return true
+	case <-time.After(wait):
+		return false
+	}
+}
+
+// readLoop answers each frame through g. A decision's reply is sent before its row is queued for the log, so the
+// navigation never waits for the store's commit.
+func (s *Server) readLoop(r *wire.Reader, w *wire.Writer, g *gate) error {
 	for {
 		payload, err := r.Read()
-		switch {
-		case err == nil:
-			if err := s.send(w, s.Handle(payload)); err != nil {
-				return err
-			}
-		case errors.Is(err, wire.ErrEmpty):
-			s.log.Warn("zero-length frame")
-			if err := s.send(w, protocol.Fail(protocol.Request{},
-				protocol.Errorf(protocol.CodeBadFrame, "zero-length frame"))); err != nil {
-				return err
-			}
-		case errors.Is(err, wire.ErrTooLarge):
-			// The payload was not read, so the next bytes are not a length: answer once and stop.
-			s.log.Error("closing the port", "err", err)
-			if err := s.send(w, protocol.Fail(protocol.Request{},
-				protocol.Errorf(protocol.CodeFrameTooLarge, "%v; the host stops reading", err))); err != nil {
-				return err
-			}
+		if !g.enter() {
 			return nil
-		case errors.Is(err, wire.ErrTruncated):
-			s.log.Info("truncated frame", "err", err)
-			return nil
-		case err == io.EOF:
-			s.log.Info("port closed")
-			return nil
-		default:
-			return fmt.Errorf("reading the port: %w", err)
 		}
+		err = s.answer(w, payload, err)
+		g.leave()
+		if err != nil {
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// errStop is answer's "stop reading, a normal end".
+var errStop = errors.New("stop reading")
+
+// answer replies to one frame read (payload, or the error reading it).
+func (s *Server) answer(w *wire.Writer, payload []byte, err error) error {
+	switch {
+	case err == nil:
+		reply, row := s.handle(payload)
+		err := s.send(w, reply)
+		if row != nil {
+			s.dlog.add(reply.ID, *row)
+		}
+		return err
+	case errors.Is(err, wire.ErrEmpty):
+		s.log.Warn("zero-length frame")
+		return s.send(w, protocol.Fail(protocol.Request{}, protocol.Errorf(protocol.CodeBadFrame, "zero-length frame")))
+	case errors.Is(err, wire.ErrTooLarge):
+		// The payload was not read, so the next bytes are not a length: answer once and stop.
+		s.log.Error("closing the port", "err", err)
+		if err := s.send(w, protocol.Fail(protocol.Request{},
+			protocol.Errorf(protocol.CodeFrameTooLarge, "%v; the host stops reading", err))); err != nil {
+			return err
+		}
+		return errStop
+	case errors.Is(err, wire.ErrTruncated):
+		s.log.Info("truncated frame", "err", err)
+		return errStop
+	case err == io.EOF:
+		s.log.Info("port closed")
+		return errStop
+	default:
+		return fmt.Errorf("reading the port: %w", err)
 	}
 }
 

@@ -34,6 +34,7 @@ func (s *Server) logExport(req protocol.Request) protocol.Reply {
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
+	s.logged(req) // the decisions already replied are in the export
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	// The extension's export is a file to share like any other: its path classes are pseudonymous.
@@ -53,6 +54,14 @@ func (s *Server) logDelete(req protocol.Request) protocol.Reply {
 	db, perr := s.storeDB()
 	if perr != nil {
 		return protocol.Fail(req, perr)
+	}
+	// A decision replied before the request is deleted with the rest: a row written after the deletion would
+	// outlive it.
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := s.dlog.flush(ctx); err != nil {
+		return protocol.Fail(req, protocol.Errorf(protocol.CodeStoreUnavailable,
+			"decisions still being written to the log (%v); nothing deleted, try again", err))
 	}
 	if err := db.DeleteAll(); err != nil {
 		return protocol.Fail(req, protocol.Errorf(protocol.CodeStoreUnavailable, "%v", err))

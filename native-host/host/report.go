@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/protocol"
@@ -29,18 +30,23 @@ func (s *Server) storeDB() (*store.Store, *protocol.Error) {
 	return s.rec.db, nil
 }
 
-// logDecision writes a navigation's decision to the store, before the reply goes out, so that a decision the
-// extension received is on disk. A store that fails never stops a decision: navigation goes on, the failure is
-// logged.
-func (s *Server) logDecision(req protocol.Request, dec decide.Decision, body decide.Body) {
+// logRow is the decision log's row for a decision decided at `at`, answering a request with body request; nil
+// when the host runs without a store.
+func (s *Server) logRow(request []byte, dec decide.Decision, body decide.Body, at time.Time) *store.DecisionRow {
 	if s.rec.db == nil {
-		return
+		return nil
 	}
-	meta := store.DecisionMeta{PathClass: dec.PathClass, Basis: string(dec.Basis), CellRxStart: dec.CellRxStart}
+	return &store.DecisionRow{Request: request, Decision: body.Decision, Reply: body,
+		Meta: store.DecisionMeta{PathClass: dec.PathClass, Basis: string(dec.Basis), CellRxStart: dec.CellRxStart, At: at}}
+}
+
+// logged waits until the decisions replied so far are in the log, for a request that reads them next; what ends
+// it early (the store's bound) is logged, and the request goes on with what the log holds.
+func (s *Server) logged(req protocol.Request) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	if err := s.rec.db.LogDecision(ctx, req.Body, body.Decision, body, meta); err != nil {
-		s.log.Error("decision not logged", "id", req.ID, "origin", dec.Origin, "err", err)
+	if err := s.dlog.flush(ctx); err != nil {
+		s.log.Warn("the decisions replied are not all logged yet", "id", req.ID, "type", req.Type, "err", err)
 	}
 }
 
@@ -54,6 +60,8 @@ func (s *Server) report(req protocol.Request) protocol.Reply {
 	if perr != nil {
 		return protocol.Fail(req, perr)
 	}
+	// The load's outcome is written on its decision's row, and learned from it: the row must be in the log.
+	s.logged(req)
 	o := store.Observation{Origin: r.Origin, Tab: r.Tab, Nav: r.Nav, Protocol: r.Protocol, TransferBytes: r.TransferBytes,
 		PLTms: r.PLTms, Multipath: r.Multipath, Objects: r.Objects, Conns: r.Conns}
 	if r.Path != "" {

@@ -101,7 +101,11 @@ func (s *Server) status(req protocol.Request) protocol.Reply {
 		Decisions: s.decisions.Load(),
 		Policy:    snap.Policy,
 	}}
+	s.logged(req) // the log's counts include the decisions already replied
 	body.Status = s.dec.Status(context.Background())
+	if body.Store != nil {
+		body.Store.Unlogged = s.dlog.dropped()
+	}
 	act, mp, eps, prof := s.carry.Health(), browserMPTCP(s.preload, s.carry.HasRelay()), MPTCPEndpoints("/proc/sys/net/mptcp"), browserProfile()
 	body.Actuator, body.BrowserMPTCP, body.MPTCPEndpoints, body.BrowserProfile = &act, &mp, &eps, &prof
 	body.Install = s.install

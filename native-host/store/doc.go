@@ -2,19 +2,22 @@
 // row per decision with its inputs, outputs and later outcome, the load observations the extension reports, the
 // user's last preferences and cellular byte counters per day.
 //
-// Durability. The database runs in WAL mode with synchronous=FULL. Every write is one transaction, and the host
-// replies to a request only after that transaction has committed, so "acknowledged" means "on disk":
+// Durability. The database runs in WAL mode with synchronous=FULL. Every write is one transaction, and a write
+// returns only after that transaction has committed, so a committed write is on disk:
 //
 //   - kill -9 of the host: every committed transaction survives. Even at NORMAL this would hold, because a commit has
 //     written its frames to the WAL file (the OS page cache) before it returns, and the kernel keeps those pages when
 //     a process dies.
-//   - power loss or a kernel crash: at FULL the WAL is fsynced at every commit, so every acknowledged transaction
+//   - power loss or a kernel crash: at FULL the WAL is fsynced at every commit, so every committed transaction
 //     survives. At NORMAL the WAL is fsynced only at checkpoints, so the last transactions before the loss could roll
-//     back (the database stays consistent, but acknowledged decisions would be missing).
+//     back (the database stays consistent, but committed decisions would be missing).
 //
-// FULL is chosen because the log promises that an acknowledged decision is kept; the price is one fsync per commit.
+// FULL is chosen because the log promises that a decision it kept stays kept; the price is one fsync per commit.
 // BenchmarkLogDecision measured one committed decision at 0.11 ms with NORMAL and 0.80 ms with FULL on the
-// development machine (ext4 on a virtual disk): far below a page load, and paid once per navigation.
+// development machine (ext4 on a virtual disk). The serving host replies to a navigation before its decision is
+// committed and writes its decisions a run per commit (LogDecisions), so the fsync is not on the navigation's
+// path; its replies to the other writes (report, prefs) still wait for their commit. native-host/host's doc.go
+// says what a crash can lose in between.
 //
 // Privacy. The store keeps origins (scheme, host, port) and path classes, never URLs: every origin passes
 // protocol.NormalizeOrigin, which refuses a path, query or fragment, before it is written; a page's URL path

@@ -5,15 +5,16 @@
 //
 // The "serving host" lines decide as the host does on a navigation: the real Decider with the model, its input
 // read from a real SQLite store that keeps 40 loads of the page's site (20 of its path class), every decision
-// logged to that store before the reply, links not measured yet (priors), the radio sure (idle) or unsure of its
-// state (three states weighed, as a host that resumes after cellular traffic it did not see). The store lives in
-// -db-dir: on a RAM file system (the default, /dev/shm) the numbers are the decision's own; on a disk each reply
-// also waits for the log's synchronous write (PRAGMA synchronous=FULL: an acknowledged decision survives a power
-// loss), which the disk sets. Beside the wall clock they print the process's CPU time per round trip (both ends of
-// the pipe, the host's goroutines and the collector): the part of a p99 on a shared machine that is the decision's
-// own work rather than a wait for a core. A decision whose store reads missed the host's bound (decide's
-// memoryTimeout) goes without the history, as the host does; those are counted and timed, and more than 1 % of
-// them fails the run, since it would no longer time the decision with history.
+// written to that store's log by the host's log writer after the reply went out (the load's report, untimed,
+// waits for that row, as the host's reads of the log do), links not measured yet (priors), the radio sure (idle)
+// or unsure of its state (three states weighed, as a host that resumes after cellular traffic it did not see). The
+// store lives in -db-dir: on a RAM file system (the default, /dev/shm) or on a disk, whose synchronous writes
+// (PRAGMA synchronous=FULL) the report then waits for, not the decision. Beside the wall clock they print the
+// process's CPU time per round trip (both ends of the pipe, the host's goroutines and the collector): the part of
+// a p99 on a shared machine that is the decision's own work rather than a wait for a core. A decision whose store
+// reads missed the host's bound (decide's memoryTimeout) goes without the history, as the host does; those are
+// counted and timed, and more than 1 % of them fails the run, since it would no longer time the decision with
+// history.
 //
 //	go run ./native-host/cmd/hostbench [-n N] [-host dist/mpsurf-host] [-db-dir DIR] [-cpuprofile FILE]
 package main
@@ -335,6 +336,7 @@ func measureServing(n int, unsure bool, dbDir string, pol *policy.Store) (served
 	if serr := <-done; serr != nil && !errors.Is(serr, io.EOF) && err == nil {
 		err = serr
 	}
+	srv.Close() // its decision log written out before the store closes
 	return m, err
 }
 

@@ -343,10 +343,9 @@ func serve(caller protocol.Caller, args []string, stdout, stderr io.Writer) int 
 		log.Info("started", append(attrs, "revision", snap.Policy.Revision, "model", snap.Policy.Model.ID)...)
 	}
 
-	srv, meter := pipeline(ctx, e, *models, src, store, log)
-	defer srv.Close()
+	srv, stopPipeline := pipeline(ctx, e, *models, src, store, log)
 	err = srv.Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
-	meter.Close()
+	stopPipeline()
 	switch {
 	case err == nil:
 		return exitOK

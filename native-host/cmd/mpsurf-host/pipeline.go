@@ -18,8 +18,9 @@ import (
 // MPSURF_MODELS, else built in), the store, the path meter (started under ctx) and the battery, handed to one
 // decide.Decider; the Carrier that carries its decisions out (the privileged helper's client, the relay to the
 // user's MPTCP proxy); and the server around them. A policy file given by itself (--policy, MPSURF_POLICY) fixes
-// every decision to that file's, a research and test knob.
-func pipeline(ctx context.Context, e env, modelsDir string, src policy.Source, pol *policy.Store, log *slog.Logger) (*host.Server, *decide.Meter) {
+// every decision to that file's, a research and test knob. stop ends them in order once the server has stopped
+// serving: the server (its decision log written out, the relay stopped), the meter, then the store they write to.
+func pipeline(ctx context.Context, e env, modelsDir string, src policy.Source, pol *policy.Store, log *slog.Logger) (srv *host.Server, stop func()) {
 	params, paramsSrc, err := model.Open(e.modelsDir(modelsDir))
 	if err != nil {
 		log.Error("cost-benefit model not loaded; decide replies policy_unavailable", "source", paramsSrc, "err", err)
@@ -51,10 +52,18 @@ func pipeline(ctx context.Context, e env, modelsDir string, src policy.Source, p
 	car := carry.New(carry.Config{Helper: e.Helper, Hosts: e.Hosts, ProxyFile: e.ProxyFile, Proxy: proxy, ProxyErr: proxyErr,
 		Tunnel: dec.Tunnel, Store: db, Cellular: meter.IsCellular, Log: log})
 	car.Start()
-	srv := host.NewServer(host.Parts{Policy: pol, Decider: dec, Carrier: car, Store: db, StoreErr: dbErr,
+	srv = host.NewServer(host.Parts{Policy: pol, Decider: dec, Carrier: car, Store: db, StoreErr: dbErr,
 		Downloads: host.Downloads{Hosts: e.Hosts, CA: e.DownloadCA}, Preload: e.Preload,
 		Network: networkInfo(meter, &netcost.Reader{}),
 		Hold:    meter.HoldCellular, // while multipath is paused, no probe of the host's own goes over cellular
 		Log:     log})
-	return srv, meter
+	return srv, func() {
+		srv.Close()
+		meter.Close()
+		if db != nil {
+			if err := db.Close(); err != nil {
+				log.Error("closing the decision log", "err", err)
+			}
+		}
+	}
 }
