@@ -161,7 +161,7 @@ func run(nIn, nSub int, hostPath, dbDir, cpuProfile string) error {
 	if _, err := os.Stat(hostPath); err != nil {
 		fmt.Fprintf(os.Stderr, "hostbench: no subprocess measurement: %v (build it with npm run build:host)\n", err)
 	} else {
-		sub, err := measureSubprocess(nSub, hostPath)
+		sub, err := measureSubprocess(nSub, hostPath, dbDir)
 		if err != nil {
 			return fmt.Errorf("subprocess: %w", err)
 		}
@@ -238,8 +238,16 @@ func measurePipe(n int, serve func(io.Reader, io.Writer) error, checkOK bool) ([
 	return d, err
 }
 
-func measureSubprocess(n int, hostPath string) ([]time.Duration, error) {
+// measureSubprocess times n decide round trips through the host at hostPath, its decision log a new one in dbDir
+// (removed after), not the user's.
+func measureSubprocess(n int, hostPath, dbDir string) ([]time.Duration, error) {
+	dir, err := os.MkdirTemp(dbDir, "hostbench-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
 	cmd := exec.Command(hostPath, protocol.ExtensionOrigin)
+	cmd.Env = append(os.Environ(), "MPSURF_DB="+filepath.Join(dir, "sub.db"))
 	cmd.Stderr = io.Discard
 	in, err := cmd.StdinPipe()
 	if err != nil {
