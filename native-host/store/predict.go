@@ -29,23 +29,27 @@ type History struct {
 // Samples is how many loads the history has.
 func (h History) Samples() int { return len(h.Class) + len(h.Origin) }
 
-// History returns the size history of origin's pages of class (PathClass).
+// History returns the size history of origin's pages of class (PathClass). It walks the origin's latest loads,
+// newest first, and stops once both levels are full: the loads after would change nothing.
 func (s *Store) History(ctx context.Context, origin, class string) (History, error) {
 	var h History
 	var objects, conns, classObjects, classConns []int64
+	full := func() bool {
+		return (class == "" || len(h.Class) == PredictWindow) && len(h.Origin) == PredictWindow
+	}
 	err := s.with(func(db *sql.DB) error {
 		rows, err := s.stmt(stHistoryOrigin).QueryContext(ctx, origin, 3*PredictWindow)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var c string
+		var c sql.RawBytes // refilled in place by each Scan: the class is compared, never kept
+		for !full() && rows.Next() {
 			var n, o, k int64
 			if err := rows.Scan(&c, &n, &o, &k); err != nil {
 				return err
 			}
-			if c == class && class != "" {
+			if string(c) == class && class != "" {
 				if len(h.Class) < PredictWindow {
 					h.Class = append(h.Class, n)
 					classObjects, classConns = appendPos(classObjects, o), appendPos(classConns, k)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -234,5 +236,109 @@ func TestMigrationIndexesAnExistingLog(t *testing.T) {
 	}
 	if rows := rowsOf(t, s, "SELECT name FROM sqlite_master WHERE name = 'observations_origin'"); len(rows) != 0 {
 		t.Errorf("observations_origin still there: %v", rows)
+	}
+}
+
+// History stops walking the origin's latest loads once both levels are full: what it returns is what the whole
+// window of 3 x PredictWindow loads gives, taken in full.
+func TestHistoryStopsWhenFull(t *testing.T) {
+	type load struct {
+		class string
+		bytes int64
+	}
+	// want is the history of the loads (oldest first) as the whole window gives it.
+	want := func(loads []load, class string) History {
+		var h History
+		var objects, classObjects []int64
+		for i, n := len(loads)-1, 0; i >= 0 && n < 3*PredictWindow; i, n = i-1, n+1 {
+			l := loads[i]
+			if l.class == class && class != "" {
+				if len(h.Class) < PredictWindow {
+					h.Class, classObjects = append(h.Class, l.bytes), append(classObjects, l.bytes/1000)
+				}
+			} else if len(h.Origin) < PredictWindow {
+				h.Origin, objects = append(h.Origin, l.bytes), append(objects, l.bytes/1000)
+			}
+		}
+		if len(classObjects) > 0 {
+			objects = classObjects
+		}
+		h.Objects, h.Conns = medianOf(objects), medianOf(objects)
+		return h
+	}
+	many := func(n int, class string, from int64) []load {
+		var out []load
+		for i := range int64(n) {
+			out = append(out, load{class, (from + i) * 1000})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		loads []load
+		class string
+	}{
+		{"never seen", nil, "/a/:id"},
+		{"no class asked: the latest 20", many(70, "/a/:id", 1), ""},
+		{"the class fills first, the rest later", append(many(30, "/b/:id", 1), many(25, "/a/:id", 100)...), "/a/:id"},
+		{"the rest fills first, the class later", append(many(25, "/a/:id", 1), many(30, "/b/:id", 100)...), "/a/:id"},
+		{"the class beyond the window", append(many(5, "/a/:id", 1), many(70, "/b/:id", 100)...), "/a/:id"},
+		{"neither level full", append(many(10, "/a/:id", 1), many(10, "", 100)...), "/a/:id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t, Options{})
+			for i, l := range tc.loads {
+				if _, err := s.Report(ctx, Observation{Origin: "https://a.example", Tab: 1, Nav: strconv.Itoa(i), PathClass: l.class,
+					Protocol: "h2", TransferBytes: l.bytes, Objects: l.bytes / 1000, Conns: l.bytes / 1000}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h, err := s.History(ctx, "https://a.example", tc.class)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := want(tc.loads, tc.class)
+			if !slices.Equal(h.Class, w.Class) || !slices.Equal(h.Origin, w.Origin) || h.Objects != w.Objects || h.Conns != w.Conns {
+				t.Errorf("got %+v\nwant %+v", h, w)
+			}
+		})
+	}
+}
+
+// BenchmarkHistory reads a page's history as the decide path does, from a log like hostbench's: 20 loads of the
+// page's class and 20 of other pages of its origin, then 200 of its origin without a class between 200 of other
+// sites; with its class (which the latest 60 loads lack) and without one. Under valgrind --tool=callgrind the
+// difference of two runs' instructions (-test.benchtime 2001x and 10001x) over 8000 is one call's, the same on
+// every run.
+func BenchmarkHistory(b *testing.B) {
+	s := open(b, Options{})
+	for i := range int64(20) {
+		for _, o := range []Observation{
+			{Origin: "https://example.com", Tab: 1, Nav: "c", PathClass: "/gallery/:id", Protocol: "h2", TransferBytes: 1_900_000 + i*10_000},
+			{Origin: "https://example.com", Tab: 1, Nav: "o", PathClass: "/page/:id", Protocol: "h2", TransferBytes: 30_000 + i*40_000},
+		} {
+			if _, err := s.Report(ctx, o); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for i := range int64(200) {
+		for _, o := range []Observation{
+			{Origin: "https://example.com", Tab: 1, Nav: "n", Protocol: "h2", TransferBytes: 1_900_000 + i%20*10_000},
+			{Origin: fmt.Sprintf("https://site%d.example", i%30), Tab: 1, Nav: "s", Protocol: "h2", TransferBytes: 20_000 + i%30*50_000},
+		} {
+			if _, err := s.Report(ctx, o); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for _, class := range []string{"/gallery/:id", ""} {
+		b.Run("class="+class, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.History(ctx, "https://example.com", class); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
