@@ -163,7 +163,7 @@ type evaluation struct {
 	wSuffix []float64
 	ptsN    points
 	// capLifted: battery-saver mode's θ2 was lifted because every cellular byte past it pays for itself
-	// (cellPaysPerByte).
+	// (capYields).
 	capLifted bool
 	// cands are the θ1 choose weighs; us, ub and ubSuffix utilities' buffers.
 	cands            []float64
@@ -234,7 +234,7 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, mod
 	cap := math.Inf(1)
 	if theta2 != nil {
 		cap = float64(*theta2) * e.conns
-		if modeCap && !pp && e.cellPaysPerByte(prims, secs, rm, threeG) {
+		if modeCap && !pp && e.capYields(prims, secs, rm, threeG) {
 			cap, e.capLifted = math.Inf(1), true
 		}
 	}
@@ -289,7 +289,7 @@ func (e *evaluation) scenario(a, b weighted, rs radioState, w float64, threeG bo
 	return s
 }
 
-// cellPaysPerByte says whether battery-saver mode's θ2 should yield: where the cellular path alone outruns both
+// capYields says whether battery-saver mode's θ2 should yield: where the cellular path alone outruns both
 // paths together (its rate r times the primary's, r·(1 − HOL(r)) > 1, the case preferCellular weighs: about 3x the
 // WiFi's rate), a cap sends the rest of a large page back over a path several times slower; the held-out decisions
 // runs measured battery-saver loads of a 5 MB page beside a 1.5 Mbit/s hotspot at 18-20 s capped against 3-4.5 s for
@@ -302,7 +302,7 @@ func (e *evaluation) scenario(a, b weighted, rs radioState, w float64, threeG bo
 // the margin of a radio it believes awake, and lifting it there took 4 of the seeds' 13 pages onto cellular at a
 // loss under battery saver's weights. Only a measured primary counts: the WiFi prior's spread puts a sixth of its
 // weight on a 1.5 Mbit/s link.
-func (e *evaluation) cellPaysPerByte(prims, secs []weighted, rm *radio.Model, threeG bool) bool {
+func (e *evaluation) capYields(prims, secs []weighted, rm *radio.Model, threeG bool) bool {
 	if threeG {
 		return false // HOLDiscount3G: a 3G subflow's bytes do not shorten a load
 	}
