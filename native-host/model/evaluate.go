@@ -162,8 +162,8 @@ type evaluation struct {
 	grp     []group
 	wSuffix []float64
 	ptsN    points
-	// capLifted: battery-saver mode's θ2 was lifted because every cellular byte past it pays for itself
-	// (capYields).
+	// capLifted: battery-saver mode's θ2 was lifted (capYields: the cellular path alone outruns both, and a
+	// cellular byte past the cap pays for itself).
 	capLifted bool
 	// cands are the θ1 choose weighs; us, ub and ubSuffix utilities' buffers.
 	cands            []float64
