@@ -162,7 +162,10 @@ func (a *Analysis) markdown(o Options, figs []figure, decs []*Decisions) string 
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
 	p("# MPSurf testbed report\n\n")
-	p("Generated from `%s`: %d page loads, %d ok, %d failed. ", o.RunsPath, len(a.Loads), len(a.OK), len(a.Failed))
+	p("Generated from `%s`: %d page loads, %d ok, %d failed. ", strings.Join(append([]string{o.RunsPath}, o.Pool...), "`, `"), len(a.Loads), len(a.OK), len(a.Failed))
+	if len(o.Pool) > 0 {
+		p("The files are pooled as one grid, each file's repetitions numbered after the previous files'. ")
+	}
 	p("Radio energy comes from trace-driven simulation of each load's packet timelines (e2e/energy) with the models ")
 	p("`%s` v%d (LTE), `%s` v%d (3G) and `%s` v%d (WiFi) from policy-models/, ", a.Models.LTE.ID, a.Models.LTE.Version,
 		a.Models.ThreeG.ID, a.Models.ThreeG.Version, a.Models.WiFi.ID, a.Models.WiFi.Version)

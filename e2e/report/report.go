@@ -17,7 +17,9 @@ import (
 
 // Options configure Generate.
 type Options struct {
-	RunsPath    string         // runs.jsonl
+	RunsPath string // runs.jsonl
+	// Pool are more runs.jsonl files of the same grid, pooled with RunsPath's as further repetitions (PoolRuns).
+	Pool        []string
 	OutDir      string         // where summary.csv, report.md and the SVGs go
 	Models      Models         // see LoadModels
 	CellInitial energy.Initial // cellular radio state at each load's start: idle, connected or observed (energy.StartObserved)
@@ -48,7 +50,7 @@ func Generate(o Options) (*Output, error) {
 	if _, err := energy.ParseInitial(string(o.CellInitial)); err != nil {
 		return nil, err
 	}
-	recs, err := ReadRuns(o.RunsPath)
+	recs, err := PoolRuns(append([]string{o.RunsPath}, o.Pool...))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 )
 
 // Modes, in report order.
@@ -116,6 +117,43 @@ func ReadRuns(path string) ([]Record, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return recs, nil
+}
+
+// PoolRuns reads several runs.jsonl files of one grid, run in turn (more repetitions of the same pages, modes
+// and profiles), as one set of records: each file's repetitions are numbered after the previous files' (a
+// repetition's modes stay paired, as the testbed ran them, and the resampled intervals draw the files'
+// repetitions alike), and a relative timeline_dir is resolved against its own file's directory. A run_id in two
+// files is an error: the same file given twice would count its loads twice.
+func PoolRuns(paths []string) ([]Record, error) {
+	var out []Record
+	seen := map[string]string{}
+	next := 0
+	for _, path := range paths {
+		recs, err := ReadRuns(path)
+		if err != nil {
+			return nil, err
+		}
+		abs, err := filepath.Abs(filepath.Dir(path))
+		if err != nil {
+			return nil, err
+		}
+		top := -1
+		for i := range recs {
+			r := &recs[i]
+			if prev, dup := seen[r.RunID]; dup {
+				return nil, fmt.Errorf("%s: run_id %q is in %s too", path, r.RunID, prev)
+			}
+			seen[r.RunID] = path
+			top = max(top, r.Rep)
+			r.Rep += next
+			if r.TimelineDir != "" && !filepath.IsAbs(r.TimelineDir) {
+				r.TimelineDir = filepath.Join(abs, r.TimelineDir)
+			}
+		}
+		next += top + 1
+		out = append(out, recs...)
+	}
+	return out, nil
 }
 
 // ParseRuns reads run records, one JSON object per line; blank lines are skipped. Any malformed record is an

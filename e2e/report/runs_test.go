@@ -2,6 +2,9 @@ package report
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -113,4 +116,77 @@ func FuzzParseRuns(f *testing.F) {
 			seen[r.RunID] = true
 		}
 	})
+}
+
+// TestPoolRuns: files pooled as one grid keep each file's repetitions apart and paired, resolve timelines against
+// their own directories, and refuse a load counted twice.
+func TestPoolRuns(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, lines ...string) string {
+		t.Helper()
+		p := filepath.Join(dir, name, "runs.jsonl")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rec := func(id string, rep int, timeline string) string {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(edit(t, "rep", strconv.Itoa(rep))), &m); err != nil {
+			t.Fatal(err)
+		}
+		m["run_id"], _ = json.Marshal(id)
+		m["timeline_dir"], _ = json.Marshal(timeline)
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	a := write("a", rec("a0", 0, "timeline/baseline"), rec("a2", 2, "timeline/baseline"))
+	b := write("b", rec("b0", 0, "timeline/baseline"), rec("b1", 1, "/abs/timeline"))
+	c := write("c", rec("a0", 0, "timeline/baseline"))
+
+	tests := []struct {
+		name    string
+		paths   []string
+		reps    map[string]int
+		dirs    map[string]string
+		wantErr string
+	}{
+		{name: "one file keeps its numbers", paths: []string{a}, reps: map[string]int{"a0": 0, "a2": 2},
+			dirs: map[string]string{"a0": filepath.Join(dir, "a", "timeline/baseline")}},
+		{name: "second file after the first's highest", paths: []string{a, b},
+			reps: map[string]int{"a0": 0, "a2": 2, "b0": 3, "b1": 4},
+			dirs: map[string]string{"b0": filepath.Join(dir, "b", "timeline/baseline"), "b1": "/abs/timeline"}},
+		{name: "order decides the numbering", paths: []string{b, a}, reps: map[string]int{"b0": 0, "b1": 1, "a0": 2, "a2": 4}},
+		{name: "same file twice", paths: []string{a, a}, wantErr: `run_id "a0" is in`},
+		{name: "same load in two files", paths: []string{a, c}, wantErr: `run_id "a0" is in`},
+		{name: "missing file", paths: []string{a, filepath.Join(dir, "none.jsonl")}, wantErr: "no such file"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			recs, err := PoolRuns(tc.paths)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) != len(tc.reps) {
+				t.Fatalf("%d records, want %d", len(recs), len(tc.reps))
+			}
+			for _, r := range recs {
+				if r.Rep != tc.reps[r.RunID] {
+					t.Errorf("%s: rep %d, want %d", r.RunID, r.Rep, tc.reps[r.RunID])
+				}
+				if d, ok := tc.dirs[r.RunID]; ok && r.TimelineDir != d {
+					t.Errorf("%s: timeline %q, want %q", r.RunID, r.TimelineDir, d)
+				}
+			}
+		})
+	}
 }

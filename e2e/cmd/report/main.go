@@ -3,6 +3,9 @@
 //
 //	go run ./e2e/cmd/report --runs out/runs.jsonl --out out/
 //
+// --runs given more than once pools the files as one grid run in turns (report.PoolRuns): more repetitions of
+// the same grid, each file's numbered after the previous files'.
+//
 // It writes out/summary.csv (one row per load), out/report.md and the SVG figures the report links, and prints a
 // one-screen summary of the decisions benchmark when the runs have sp-wifi, mp-always and mp-adaptive loads.
 package main
@@ -22,7 +25,14 @@ import (
 
 func main() {
 	fs := cli.Flags("report")
-	runs := fs.String("runs", "out/runs.jsonl", "run records, one JSON object per line")
+	var runs []string
+	fs.Func("runs", "run records, one JSON object per line (default out/runs.jsonl); given more than once, the files are pooled as further repetitions of one grid", func(v string) error {
+		if v == "" {
+			return fmt.Errorf("empty file name")
+		}
+		runs = append(runs, v)
+		return nil
+	})
 	out := fs.String("out", "out", "output directory")
 	models := fs.String("models", "policy-models", "directory with power-lte.json, power-3g.json, power-wifi.json and model.json (each preference's weights, modes.*, value the decisions' utility; defaults.mode is the preference of loads that name none)")
 	initial := fs.String("cell-initial", string(energy.StartIdle), `cellular radio state at each load's start: "idle"; "connected" (pre-promoted, as seed 000 did with pings); or "observed" (where the packets of the earlier loads on the profile's wwan0 timeline left it, any mode's, and each load charged the energy it adds)`)
@@ -33,7 +43,7 @@ func main() {
 		err = cli.Usagef("--cell-initial: %v", ierr)
 	}
 	if err != nil {
-		os.Exit(cli.Exit(err, "report", cli.Described(fs, "usage: report [--runs FILE] [--out DIR] [--models DIR] [--cell-initial idle|connected|observed] [--chromium PATH]\n"), os.Stdout, os.Stderr))
+		os.Exit(cli.Exit(err, "report", cli.Described(fs, "usage: report [--runs FILE]... [--out DIR] [--models DIR] [--cell-initial idle|connected|observed] [--chromium PATH]\n"), os.Stdout, os.Stderr))
 	}
 	m, err := report.LoadModels(*models)
 	if err != nil {
@@ -50,7 +60,10 @@ func main() {
 	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
 		env["kernel"] = strings.TrimSpace(string(b))
 	}
-	res, err := report.Generate(report.Options{RunsPath: *runs, OutDir: *out, Models: m, CellInitial: init, Environment: env, Weights: w, DefaultMode: def})
+	if len(runs) == 0 {
+		runs = []string{"out/runs.jsonl"}
+	}
+	res, err := report.Generate(report.Options{RunsPath: runs[0], Pool: runs[1:], OutDir: *out, Models: m, CellInitial: init, Environment: env, Weights: w, DefaultMode: def})
 	if err != nil {
 		fail(err)
 	}
