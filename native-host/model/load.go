@@ -214,6 +214,7 @@ func Parse(name string, data []byte) (File, error) {
 	l.MaxFactor = r.num("learning.max_factor", 1, 100, false, true)
 	l.MinLoads = r.num("learning.min_loads", 0, 1000, true, true)
 	l.TrialError = r.num("learning.trial_error", 0, 1, false, true)
+	l.GainTrialMinRatio = r.num("learning.gain_trial_min_rate_ratio", 0, 1000, false, true)
 	if r.err != nil {
 		return File{}, r.err
 	}

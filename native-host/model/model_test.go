@@ -503,6 +503,62 @@ func TestTrial(t *testing.T) {
 	}
 }
 
+// A utility gain whose time saving is within the model's error is tried too, beside a secondary not much slower
+// than the primary: the decision a host logged beside 20/20 Mbit/s WiFi and LTE for a 1.35 MB catalog page seen
+// once (its links as measured, the cellular rate 104 s old), which the weighing left single path though the
+// testbed's multipath loads of it were 0.4 s faster.
+func TestGainTrial(t *testing.T) {
+	recorded := func() Input {
+		wifi := &Path{Name: "wlan0", Kind: "wifi", Up: true, RTTMS: f(41.591), DownBps: f(16747676), Loss: f(0)}
+		cell := &Path{Name: "wwan0", Kind: "cellular", Up: true, RTTMS: f(60.193), DownBps: f(14212876),
+			DownAgeS: f(104.11), DownMeanBps: f(9269459), DownMeanN: 3}
+		return Input{Origin: "https://ho-market.example.test", Protocol: H2,
+			Size: Size{Known: true, Median: i64(1354000), Samples: 3, Points: []int64{1354000},
+				Origin: []int64{436800, 436800}, Objects: 180,
+				Others: []int64{2401800, 5012000, 2401800, 710800, 184800, 184800, 1627000, 710800, 12900, 93600, 48300, 93600}},
+			Primary: wifi, Secondary: cell,
+			RRC:     &RRC{Tech: "lte", State: "idle", SinceMS: 103595, Spread: []RRCShare{{"idle", 2614, 0.35}, {"long_drx", 6119, 0.65}}},
+			Prefs:   &protocol.Prefs{Mode: Performance, DeadlineMS: 3000, BatteryFloorPercent: 20, ChargingUnlimited: true},
+			Learned: &Correction{SP: 0.81, MP: 1, SPLoad: 1}}
+	}
+	noTrial := params(t)
+	noTrial.Learning.TrialError = 0
+	noGate := params(t)
+	noGate.Learning.GainTrialMinRatio = 0
+	slower := func(in *Input) {
+		in.Secondary.DownBps, in.Secondary.DownAgeS, in.Secondary.DownMeanBps, in.Secondary.DownMeanN = f(4e6), nil, nil, 0
+	}
+	for _, tc := range []struct {
+		name      string
+		in        func(in *Input)
+		params    *Params
+		wantTrial bool
+	}{
+		{"a saving within the error beside a comparable secondary: tried", func(in *Input) {}, nil, true},
+		{"beside a secondary under gain_trial_min_rate_ratio of the primary: not tried", slower, nil, false},
+		{"the same without the ratio: tried", slower, noGate, true},
+		{"after min_loads multipath loads the measurements decide", func(in *Input) {
+			in.Learned = &Correction{SP: 0.81, MP: 1, SPLoad: 1, MPLoad: 2}
+		}, nil, false},
+		{"a utility loss (battery saver's weights) is no gain to try", func(in *Input) { in.Prefs.Mode = BatterySaver }, nil, false},
+		{"trial_error 0 turns trials off", func(in *Input) {}, noTrial, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := recorded()
+			in.Params = tc.params
+			tc.in(&in)
+			out := eval(t, in)
+			if out.Trial != tc.wantTrial {
+				t.Fatalf("trial %v, want %v: %s", out.Trial, tc.wantTrial, out.Reason)
+			}
+			if tc.wantTrial && (!out.Multipath || out.Theta1 == nil || *out.Theta1 != 0 || out.Expected <= 0 ||
+				!strings.Contains(out.Reason, "predicted a saving smaller than its own error")) {
+				t.Errorf("a gain trial is multipath from the first byte at its (positive) utility: %+v", out)
+			}
+		})
+	}
+}
+
 // The prior for a page never seen mixes warm-cache loads (warm_share, around warm_p50_bytes) with the landing pages.
 func TestWarmPrior(t *testing.T) {
 	p := params(t)

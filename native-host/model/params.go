@@ -155,6 +155,10 @@ type LearningParams struct {
 	// predicted to lose by less than this share of the page's single-path time, the prediction cannot tell, and
 	// the origin's first MinLoads multipath loads are tried so that their measurements decide. 0: never tried.
 	TrialError float64
+	// GainTrialMinRatio: a predicted saving within TrialError is tried only where the secondary's rate is at
+	// least this share of the primary's: beside a much slower secondary the curves overstate what it adds
+	// (head-of-line blocking), and a trial there costs time as well as energy.
+	GainTrialMinRatio float64
 }
 
 // HOL is the share of the secondary's bytes that shorten a transfer when the secondary is ratio times as fast as
