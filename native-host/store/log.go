@@ -95,7 +95,8 @@ func (s *Store) LogDecisions(ctx context.Context, rows []DecisionRow) error {
 			id, _ = res.LastInsertId()
 			latest = max(latest, p.at)
 		}
-		return s.retain(ctx, tx, "decisions", id, latest)
+		_, err := s.retain(ctx, tx, "decisions", id, latest)
+		return err
 	})
 }
 
@@ -121,19 +122,43 @@ func keptRequest(request json.RawMessage) json.RawMessage {
 	return b
 }
 
-// retain deletes the rows of table that fall out of the retention window, given the row just inserted.
-func (s *Store) retain(ctx context.Context, tx *sql.Tx, table string, lastID, now int64) error {
-	rows, age := stRetainDecisionsRows, stRetainDecisionsAge
-	if table == "observations" {
-		rows, age = stRetainObservationsRows, stRetainObservationsAge
+// retain deletes the rows of table that fall out of the retention window, given the row just inserted. Of the
+// observations it returns the ids deleted (nil: none).
+func (s *Store) retain(ctx context.Context, tx *sql.Tx, table string, lastID, now int64) (map[int64]bool, error) {
+	cutoffs := []any{lastID - s.opt.MaxRows, now - s.opt.MaxAge.Milliseconds()}
+	if table != "observations" {
+		for i, k := range []stmt{stRetainDecisionsRows, stRetainDecisionsAge} {
+			if _, err := s.txStmt(ctx, tx, k).ExecContext(ctx, cutoffs[i]); err != nil {
+				return nil, fmt.Errorf("store: retention: %w", err)
+			}
+		}
+		return nil, nil
 	}
-	if _, err := s.txStmt(ctx, tx, rows).ExecContext(ctx, lastID-s.opt.MaxRows); err != nil {
-		return fmt.Errorf("store: retention: %w", err)
+	var deleted map[int64]bool
+	for i, k := range []stmt{stRetainObservationsRows, stRetainObservationsAge} {
+		err := func() error {
+			rows, err := s.txStmt(ctx, tx, k).QueryContext(ctx, cutoffs[i])
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					return err
+				}
+				if deleted == nil {
+					deleted = map[int64]bool{}
+				}
+				deleted[id] = true
+			}
+			return rows.Err()
+		}()
+		if err != nil {
+			return nil, fmt.Errorf("store: retention: %w", err)
+		}
 	}
-	if _, err := s.txStmt(ctx, tx, age).ExecContext(ctx, now-s.opt.MaxAge.Milliseconds()); err != nil {
-		return fmt.Errorf("store: retention: %w", err)
-	}
-	return nil
+	return deleted, nil
 }
 
 func nullString(s string) any {
@@ -165,12 +190,19 @@ func (s *Store) Report(ctx context.Context, o Observation) (samples int64, err e
 		return 0, err
 	}
 	now := s.opt.Now().UnixMilli()
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		zeroNull := func(n int64) any {
-			if n <= 0 {
-				return nil
-			}
-			return n
+	zeroNull := func(n int64) any {
+		if n <= 0 {
+			return nil
+		}
+		return n
+	}
+	// The row as the memory of the latest loads keeps it (recent.go), with the generations around the write.
+	r := reported{row: obsRow{origin: o.Origin, class: o.PathClass, proto: o.Protocol, bytes: o.TransferBytes,
+		objects: max(o.Objects, 0), conns: max(o.Conns, 0)}}
+	err = s.txThen(ctx, func(tx *sql.Tx) error {
+		var err error
+		if r.before, err = generation(s.txStmt(ctx, tx, stObservationsGeneration).QueryRowContext(ctx)); err != nil {
+			return fmt.Errorf("store: %w", err)
 		}
 		res, err := s.txStmt(ctx, tx, stInsertObservation).ExecContext(ctx,
 			now, o.Origin, o.Tab, o.Nav, o.Protocol, o.TransferBytes, o.PLTms, o.Multipath, nullString(o.PathClass),
@@ -178,16 +210,19 @@ func (s *Store) Report(ctx context.Context, o Observation) (samples int64, err e
 		if err != nil {
 			return fmt.Errorf("store: observation: %w", err)
 		}
-		id, _ := res.LastInsertId()
-		if err := s.retain(ctx, tx, "observations", id, now); err != nil {
+		r.row.id, _ = res.LastInsertId()
+		if r.deleted, err = s.retain(ctx, tx, "observations", r.row.id, now); err != nil {
 			return err
+		}
+		if r.then, err = generation(s.txStmt(ctx, tx, stObservationsGeneration).QueryRowContext(ctx)); err != nil {
+			return fmt.Errorf("store: %w", err)
 		}
 		if _, err := s.txStmt(ctx, tx, stReportOutcome).ExecContext(ctx,
 			o.PLTms, o.TransferBytes, o.Protocol, o.Tab, o.Nav, o.Origin); err != nil {
 			return fmt.Errorf("store: outcome: %w", err)
 		}
 		return s.txStmt(ctx, tx, stCountObservations).QueryRowContext(ctx, o.Origin).Scan(&samples)
-	})
+	}, func() { s.recent.apply(r) })
 	return samples, err
 }
 

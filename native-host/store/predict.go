@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 )
@@ -29,57 +28,60 @@ type History struct {
 // Samples is how many loads the history has.
 func (h History) Samples() int { return len(h.Class) + len(h.Origin) }
 
-// History returns the size history of origin's pages of class (PathClass). It walks the origin's latest loads,
-// newest first, and stops once both levels are full: the loads after would change nothing.
+// History returns the size history of origin's pages of class (PathClass): from the origin's latest loads and the
+// latest loads elsewhere, which the Store keeps in memory while nothing else writes them (recent.go).
 func (s *Store) History(ctx context.Context, origin, class string) (History, error) {
 	var h History
-	var objects, conns, classObjects, classConns []int64
-	full := func() bool {
-		return (class == "" || len(h.Class) == PredictWindow) && len(h.Origin) == PredictWindow
-	}
 	err := s.with(func(db *sql.DB) error {
-		rows, err := s.stmt(stHistoryOrigin).QueryContext(ctx, origin, 3*PredictWindow)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		var c sql.RawBytes // refilled in place by each Scan: the class is compared, never kept
-		for !full() && rows.Next() {
-			var n, o, k int64
-			if err := rows.Scan(&c, &n, &o, &k); err != nil {
+		return s.recentDo(ctx, db, origin, func(own, latest *window) error {
+			h = historyOf(own.rows, class)
+			var enough bool
+			if h.Others, enough = othersOf(latest, origin); enough {
+				return nil
+			}
+			// One origin took most of the latest loads: the others' are read further back.
+			h.Others = h.Others[:0]
+			rows, err := s.stmt(stHistoryOthers).QueryContext(ctx, origin, OthersWindow)
+			if err != nil {
 				return err
 			}
-			if string(c) == class && class != "" {
-				if len(h.Class) < PredictWindow {
-					h.Class = append(h.Class, n)
-					classObjects, classConns = appendPos(classObjects, o), appendPos(classConns, k)
+			defer rows.Close()
+			for rows.Next() {
+				var n int64
+				if err := rows.Scan(&n); err != nil {
+					return err
 				}
-			} else if len(h.Origin) < PredictWindow {
-				h.Origin = append(h.Origin, n)
-				objects, conns = appendPos(objects, o), appendPos(conns, k)
+				h.Others = append(h.Others, n)
 			}
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		others, err := s.stmt(stHistoryOthers).QueryContext(ctx, origin, OthersWindow)
-		if err != nil {
-			return err
-		}
-		defer others.Close()
-		for others.Next() {
-			var n int64
-			if err := others.Scan(&n); err != nil {
-				return err
-			}
-			h.Others = append(h.Others, n)
-		}
-		return others.Err()
+			return rows.Err()
+		})
 	})
 	if err != nil {
 		return History{}, fmt.Errorf("store: history: %w", err)
 	}
-	// The page's own loads say most about its objects and connections; the origin's otherwise.
+	return h, nil
+}
+
+// historyOf is the history of class among an origin's loads, newest first: it takes them until both levels are
+// full (the loads after would change nothing), and the medians of the objects and connections of the page's own
+// loads, else of the origin's others.
+func historyOf(rows []obsRow, class string) History {
+	var h History
+	var objects, conns, classObjects, classConns []int64
+	for _, r := range rows {
+		if (class == "" || len(h.Class) == PredictWindow) && len(h.Origin) == PredictWindow {
+			break
+		}
+		if r.class == class && class != "" {
+			if len(h.Class) < PredictWindow {
+				h.Class = append(h.Class, r.bytes)
+				classObjects, classConns = appendPos(classObjects, r.objects), appendPos(classConns, r.conns)
+			}
+		} else if len(h.Origin) < PredictWindow {
+			h.Origin = append(h.Origin, r.bytes)
+			objects, conns = appendPos(objects, r.objects), appendPos(conns, r.conns)
+		}
+	}
 	if len(classObjects) > 0 {
 		objects = classObjects
 	}
@@ -87,7 +89,22 @@ func (s *Store) History(ctx context.Context, origin, class string) (History, err
 		conns = classConns
 	}
 	h.Objects, h.Conns = medianOf(objects), medianOf(conns)
-	return h, nil
+	return h
+}
+
+// othersOf is the transferred bytes of the latest OthersWindow loads on origins other than origin, newest first,
+// and whether the window held them all (it did if it is the whole table).
+func othersOf(latest *window, origin string) ([]int64, bool) {
+	var out []int64
+	for _, r := range latest.rows {
+		if len(out) == OthersWindow {
+			break
+		}
+		if r.origin != origin {
+			out = append(out, r.bytes)
+		}
+	}
+	return out, len(out) == OthersWindow || !latest.more
 }
 
 func appendPos(s []int64, v int64) []int64 {
@@ -120,11 +137,12 @@ func median(s []int64) int64 {
 func (s *Store) Protocol(ctx context.Context, origin string) (string, error) {
 	var proto string
 	err := s.with(func(db *sql.DB) error {
-		err := s.stmt(stProtocol).QueryRowContext(ctx, origin).Scan(&proto)
-		if errors.Is(err, sql.ErrNoRows) {
+		return s.recentDo(ctx, db, origin, func(own, _ *window) error {
+			if len(own.rows) > 0 {
+				proto = own.rows[0].proto
+			}
 			return nil
-		}
-		return err
+		})
 	})
 	if err != nil {
 		return "", fmt.Errorf("store: protocol: %w", err)

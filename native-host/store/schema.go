@@ -154,6 +154,19 @@ var migrations = []string{
 	CREATE INDEX decisions_measured ON decisions(origin, coalesce(path_class, ''), time_ms, id, plt_ms,
 		predicted_sp_ms, predicted_mp_ms, mp_used)
 		WHERE plt_ms IS NOT NULL AND predicted_sp_ms IS NOT NULL AND mp_used IS NOT NULL;`,
+	// 9: the observations' generation, raised by every insert, update and delete of one, whoever writes: a host
+	// keeps the latest loads in memory (recent.go) while the generation is the one it read them at.
+	`CREATE TABLE generations (
+		name  TEXT    PRIMARY KEY,
+		value INTEGER NOT NULL
+	) WITHOUT ROWID;
+	INSERT INTO generations VALUES ('observations', 0);
+	CREATE TRIGGER observations_inserted AFTER INSERT ON observations BEGIN
+		UPDATE generations SET value = value + 1 WHERE name = 'observations'; END;
+	CREATE TRIGGER observations_updated AFTER UPDATE ON observations BEGIN
+		UPDATE generations SET value = value + 1 WHERE name = 'observations'; END;
+	CREATE TRIGGER observations_deleted AFTER DELETE ON observations BEGIN
+		UPDATE generations SET value = value + 1 WHERE name = 'observations'; END;`,
 }
 
 // vacuumAfter: a database that passes through this version on Open is vacuumed after its migration, so that no

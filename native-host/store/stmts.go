@@ -16,10 +16,11 @@ import (
 type stmt int
 
 const (
-	stHistoryOrigin stmt = iota
+	stObservationsGeneration stmt = iota
+	stRecentOrigin
+	stRecentAll
 	stHistoryOthers
 	stMeasurements
-	stProtocol
 	stPrefs
 	stUsage
 	stInsertDecision
@@ -39,14 +40,17 @@ const (
 // stmtSQL is each statement's text. The retention statements come in pairs per table, since a table's name is not
 // a parameter; "latest decision for a load" is one subquery, written once.
 var stmtSQL = [nStmts]string{
-	stHistoryOrigin: `SELECT coalesce(path_class, ''), transfer_bytes, coalesce(objects, 0), coalesce(conns, 0)
-		FROM observations WHERE origin = ? ORDER BY id DESC LIMIT ?`,
+	stObservationsGeneration: "SELECT value FROM generations WHERE name = 'observations'",
+	// The memory's windows (recent.go): an origin's latest loads, and every origin's.
+	stRecentOrigin: `SELECT id, origin, coalesce(path_class, ''), protocol, transfer_bytes, coalesce(objects, 0),
+		coalesce(conns, 0) FROM observations WHERE origin = ? ORDER BY id DESC LIMIT ?`,
+	stRecentAll: `SELECT id, origin, coalesce(path_class, ''), protocol, transfer_bytes, coalesce(objects, 0),
+		coalesce(conns, 0) FROM observations ORDER BY id DESC LIMIT ?`,
 	stHistoryOthers: `SELECT transfer_bytes FROM observations WHERE origin != ? ORDER BY id DESC LIMIT ?`,
 	stMeasurements: `SELECT plt_ms, predicted_sp_ms, predicted_mp_ms, mp_used FROM decisions
 		WHERE origin = ? AND coalesce(path_class, '') = ? AND plt_ms IS NOT NULL AND predicted_sp_ms IS NOT NULL
 		AND mp_used IS NOT NULL ORDER BY time_ms DESC, id DESC LIMIT ?`,
-	stProtocol: "SELECT protocol FROM observations WHERE origin = ? ORDER BY id DESC LIMIT 1",
-	stPrefs:    "SELECT prefs FROM prefs WHERE id = 1",
+	stPrefs: "SELECT prefs FROM prefs WHERE id = 1",
 	stUsage: `SELECT coalesce(sum(rx_bytes), 0), coalesce(sum(tx_bytes), 0)
 		FROM cellular_usage WHERE day >= ?`,
 	stInsertDecision: `INSERT INTO decisions
@@ -58,8 +62,9 @@ var stmtSQL = [nStmts]string{
 	stInsertObservation: `INSERT INTO observations
 		(time_ms, origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath, path_class, objects, conns)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	stRetainObservationsRows: "DELETE FROM observations WHERE id <= ?",
-	stRetainObservationsAge:  "DELETE FROM observations WHERE time_ms < ?",
+	// The observations' retention returns the ids it deleted, for the memory of the latest loads (recent.go).
+	stRetainObservationsRows: "DELETE FROM observations WHERE id <= ? RETURNING id",
+	stRetainObservationsAge:  "DELETE FROM observations WHERE time_ms < ? RETURNING id",
 	stReportOutcome:          `UPDATE decisions SET plt_ms = ?, transfer_bytes = ?, protocol = ? WHERE id = ` + latestDecision,
 	stCountObservations:      "SELECT count(*) FROM observations WHERE origin = ?",
 	stDecided:                `SELECT theta1, decision, cell_rx_start FROM decisions WHERE id = ` + latestDecision,

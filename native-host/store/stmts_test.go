@@ -49,8 +49,8 @@ func TestDecidePathPlans(t *testing.T) {
 		k    stmt
 		want string
 	}{
-		{"history of the origin", stHistoryOrigin, "SEARCH observations USING COVERING INDEX observations_history (origin=?)"},
-		{"protocol of the latest load", stProtocol, "SEARCH observations USING COVERING INDEX observations_history (origin=?)"},
+		{"the origin's latest loads", stRecentOrigin, "SEARCH observations USING COVERING INDEX observations_history (origin=?)"},
+		{"the observations' generation", stObservationsGeneration, "SEARCH generations USING PRIMARY KEY (name=?)"},
 		{"loads counted", stCountObservations, "COVERING INDEX observations_history (origin=?)"},
 		{"learned measurements", stMeasurements, "SEARCH decisions USING COVERING INDEX decisions_measured (origin=? AND <expr>=?)"},
 	} {
@@ -141,9 +141,9 @@ func TestIndexedReadsMatchTables(t *testing.T) {
 				k    stmt
 				args []any
 			}{
-				{stHistoryOrigin, []any{o, 3 * PredictWindow}},
+				{stRecentOrigin, []any{o, originWindow}},
+				{stRecentAll, []any{recentWindow}},
 				{stHistoryOthers, []any{o, OthersWindow}},
-				{stProtocol, []any{o}},
 				{stCountObservations, []any{o}},
 				{stMeasurements, []any{o, c, PredictWindow}},
 				{stMeasurements, []any{o, c, 1000}},
@@ -209,10 +209,12 @@ func TestMigrationIndexesAnExistingLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Back to schema 7: its indexes, its version.
+	// Back to schema 7: its indexes, no generation, its version.
 	err := s.with(func(db *sql.DB) error {
 		_, err := db.ExecContext(ctx, `DROP INDEX observations_history; DROP INDEX decisions_measured;
-			CREATE INDEX observations_origin ON observations(origin, id); PRAGMA user_version = 7`)
+			CREATE INDEX observations_origin ON observations(origin, id); DROP TRIGGER observations_inserted;
+			DROP TRIGGER observations_updated; DROP TRIGGER observations_deleted; DROP TABLE generations;
+			PRAGMA user_version = 7`)
 		return err
 	})
 	if err != nil {

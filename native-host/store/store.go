@@ -48,6 +48,8 @@ type Store struct {
 	mu sync.RWMutex // held for writing while DeleteAll swaps db and st
 	db *sql.DB
 	st *prepared // db's statements (stmts.go), closed with it
+
+	recent recent // the latest observations, in memory (recent.go)
 }
 
 // Open opens (creating it and its directory if needed) the database at path and brings its schema up to date.
@@ -178,6 +180,9 @@ func (s *Store) DeleteAll() error {
 			return fmt.Errorf("store: closing before delete: %w", err)
 		}
 	}
+	s.recent.mu.Lock()
+	s.recent.reset()
+	s.recent.mu.Unlock()
 	for _, p := range []string{s.path, s.path + "-wal", s.path + "-shm", s.path + "-journal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("store: %w", err)
@@ -187,7 +192,11 @@ func (s *Store) DeleteAll() error {
 }
 
 // tx runs f in one write transaction and commits it; the commit is the durability point.
-func (s *Store) tx(ctx context.Context, f func(tx *sql.Tx) error) error {
+func (s *Store) tx(ctx context.Context, f func(tx *sql.Tx) error) error { return s.txThen(ctx, f, nil) }
+
+// txThen is tx, and runs committed (unless nil) once the transaction has committed, before DeleteAll or Close can
+// swap the database away.
+func (s *Store) txThen(ctx context.Context, f func(tx *sql.Tx) error, committed func()) error {
 	return s.with(func(db *sql.DB) error {
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
@@ -199,6 +208,9 @@ func (s *Store) tx(ctx context.Context, f func(tx *sql.Tx) error) error {
 		}
 		if err := tx.Commit(); err != nil {
 			return fmt.Errorf("store: commit: %w", err)
+		}
+		if committed != nil {
+			committed()
 		}
 		return nil
 	})

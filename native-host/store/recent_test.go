@@ -1,0 +1,253 @@
+package store
+
+import (
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// stored is what History and Protocol return read from SQLite alone, the memory's reference: the origin's latest
+// loads as the window's statement reads them, the others' loads as stHistoryOthers does.
+func stored(t *testing.T, s *Store, origin, class string) (History, string) {
+	t.Helper()
+	var h History
+	var proto string
+	err := s.with(func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, stmtSQL[stRecentOrigin], origin, originWindow)
+		if err != nil {
+			return err
+		}
+		var own []obsRow
+		for rows.Next() {
+			var r obsRow
+			if err := rows.Scan(&r.id, &r.origin, &r.class, &r.proto, &r.bytes, &r.objects, &r.conns); err != nil {
+				rows.Close()
+				return err
+			}
+			own = append(own, r)
+		}
+		rows.Close()
+		h = historyOf(own, class)
+		if len(own) > 0 {
+			proto = own[0].proto
+		}
+		others, err := db.QueryContext(ctx, stmtSQL[stHistoryOthers], origin, OthersWindow)
+		if err != nil {
+			return err
+		}
+		defer others.Close()
+		for others.Next() {
+			var n int64
+			if err := others.Scan(&n); err != nil {
+				return err
+			}
+			h.Others = append(h.Others, n)
+		}
+		return others.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, proto
+}
+
+// same checks that the Store's History and Protocol of origin's class are what SQLite alone holds.
+func same(t *testing.T, s *Store, origin, class, when string) {
+	t.Helper()
+	h, err := s.History(ctx, origin, class)
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	p, err := s.Protocol(ctx, origin)
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	wh, wp := stored(t, s, origin, class)
+	if !reflect.DeepEqual(h, wh) || p != wp {
+		t.Fatalf("%s, %s %q: from the store\n%+v %q\nfrom SQLite\n%+v %q", when, origin, class, h, p, wh, wp)
+	}
+}
+
+// The memory answers what SQLite would, through a browsing session of random loads over a few origins (one of
+// them taking most loads for a while, so that the others' loads lie beyond the memory's window), with retention
+// deleting rows by count and by age inside the windows, and by age with the clock set back, where a window loses
+// rows while older ones stay beyond it.
+func TestRecentMatchesTheTable(t *testing.T) {
+	origins := []string{"https://a.example", "https://b.example", "https://c.example", "https://d.example"}
+	classes := []string{"", "/", "/article/:id", "/gallery/:id"}
+	for _, tc := range []struct {
+		name    string
+		maxRows int64
+		maxAge  time.Duration
+		step    time.Duration // the clock's advance per load
+		hog     bool          // one origin takes nearly every load
+		back    bool          // the clock is set back by an hour halfway: rows older by id outlive newer ones
+	}{
+		{"no retention", 0, 0, time.Second, false, false},
+		{"retention by rows inside the windows", 45, 0, time.Second, false, false},
+		{"retention by age inside the windows", 0, 70 * time.Second, time.Second, false, false},
+		{"one origin takes most loads", 0, 0, time.Second, true, false},
+		{"one origin, retention by rows", 90, 0, time.Second, true, false},
+		{"the clock set back, retention by age", 0, 150 * time.Second, time.Second, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := time.UnixMilli(1_790_000_000_000)
+			s := open(t, Options{MaxRows: tc.maxRows, MaxAge: tc.maxAge, Now: func() time.Time { return clock }})
+			r := rand.New(rand.NewPCG(3, 4))
+			for i := range 600 {
+				clock = clock.Add(tc.step)
+				if tc.back && i == 300 {
+					clock = clock.Add(-time.Hour)
+				}
+				o := origins[r.IntN(len(origins))]
+				if tc.hog && r.IntN(10) > 0 {
+					o = origins[0]
+				}
+				if _, err := s.Report(ctx, Observation{Origin: o, Tab: 1, Nav: strconv.Itoa(i), PathClass: classes[r.IntN(len(classes))],
+					Protocol: []string{"h2", "http/1.1", "h3"}[r.IntN(3)], TransferBytes: r.Int64N(3e6), PLTms: 100,
+					Objects: r.Int64N(4) - 1, Conns: r.Int64N(4) - 1}); err != nil {
+					t.Fatal(err)
+				}
+				// A decision between loads, as a browsing session makes them.
+				same(t, s, origins[r.IntN(len(origins))], classes[r.IntN(len(classes))], fmt.Sprintf("after load %d", i))
+			}
+			for _, o := range append(origins, "https://never.example") {
+				for _, c := range classes {
+					same(t, s, o, c, "at the end")
+				}
+			}
+		})
+	}
+}
+
+// A browsing session keeps the memory: a decision, its load's report and a load elsewhere leave it at the table's
+// generation with the origin's window in it, so the next decision reads no row of the observations.
+func TestRecentKeptThroughASession(t *testing.T) {
+	s := open(t, Options{})
+	const o = "https://a.example"
+	for i := range 5 {
+		if _, err := s.History(ctx, o, "/a/:id"); err != nil {
+			t.Fatal(err)
+		}
+		for _, ob := range []Observation{
+			{Origin: o, Tab: 1, Nav: strconv.Itoa(i), PathClass: "/a/:id", Protocol: "h2", TransferBytes: 2e6, PLTms: 100},
+			{Origin: "https://b.example", Tab: 2, Nav: strconv.Itoa(i), Protocol: "h2", TransferBytes: 5e4, PLTms: 100},
+		} {
+			if _, err := s.Report(ctx, ob); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var g int64
+		if err := s.with(func(db *sql.DB) error {
+			var err error
+			g, err = generation(s.stmt(stObservationsGeneration).QueryRowContext(ctx))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		s.recent.mu.Lock()
+		kept := s.recent.valid && s.recent.gen == g && s.recent.origins[o] != nil && s.recent.latest != nil &&
+			len(s.recent.origins[o].rows) == i+1
+		s.recent.mu.Unlock()
+		if !kept {
+			t.Fatalf("after load %d: the memory was dropped (generation %d, the memory's %d)", i, g, s.recent.gen)
+		}
+	}
+	same(t, s, o, "/a/:id", "at the end")
+}
+
+// The helper process of TestRecentSeesOtherProcesses: it opens the database named by MPSURF_TEST_OTHER_DB as a
+// second host would and writes what MPSURF_TEST_OTHER_DO says.
+func TestRecentOtherProcessHelper(t *testing.T) {
+	path := os.Getenv("MPSURF_TEST_OTHER_DB")
+	if path == "" {
+		t.Skip("the helper process of TestRecentSeesOtherProcesses")
+	}
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	switch do := os.Getenv("MPSURF_TEST_OTHER_DO"); do {
+	case "report":
+		_, err = s.Report(ctx, Observation{Origin: "https://a.example", Tab: 9, Nav: "other", PathClass: "/a/:id", Protocol: "http/1.1",
+			TransferBytes: 7777, PLTms: 100})
+	case "report elsewhere":
+		_, err = s.Report(ctx, Observation{Origin: "https://z.example", Tab: 9, Nav: "other", Protocol: "h2", TransferBytes: 8888, PLTms: 100})
+	case "delete origin", "change a row", "delete all":
+		q := map[string]string{
+			"delete origin": "DELETE FROM observations WHERE origin = 'https://a.example'",
+			"change a row":  "UPDATE observations SET transfer_bytes = 1 WHERE id = (SELECT max(id) FROM observations)",
+			"delete all":    "DELETE FROM observations",
+		}[do]
+		err = s.with(func(db *sql.DB) error { _, err := db.ExecContext(ctx, q); return err })
+	default:
+		t.Fatalf("unknown action %q", do)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Another process's write to the observations (another browser's host, the sqlite3 shell) takes effect on the
+// next read: the memory is read again once the table's generation moved. And the log's deletion by the host
+// itself (log_delete) leaves nothing in memory.
+func TestRecentSeesOtherProcesses(t *testing.T) {
+	for _, tc := range []struct {
+		do, origin string
+	}{
+		{"report", "https://a.example"},
+		{"report elsewhere", "https://a.example"},
+		{"delete origin", "https://a.example"},
+		{"change a row", "https://b.example"},
+		{"delete all", "https://a.example"},
+	} {
+		t.Run(tc.do, func(t *testing.T) {
+			s := open(t, Options{})
+			for i := range 30 {
+				for _, o := range []string{"https://a.example", "https://b.example"} {
+					if _, err := s.Report(ctx, Observation{Origin: o, Tab: 1, Nav: strconv.Itoa(i), PathClass: "/a/:id", Protocol: "h2",
+						TransferBytes: int64(1000 + i), PLTms: 100}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			before, _ := s.History(ctx, tc.origin, "/a/:id")
+			same(t, s, tc.origin, "/a/:id", "before")
+			cmd := exec.Command(os.Args[0], "-test.run=^TestRecentOtherProcessHelper$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "MPSURF_TEST_OTHER_DB="+s.Path(), "MPSURF_TEST_OTHER_DO="+tc.do)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("the other process: %v\n%s", err, out)
+			}
+			after, _ := s.History(ctx, tc.origin, "/a/:id")
+			same(t, s, tc.origin, "/a/:id", "after the other process's write")
+			if reflect.DeepEqual(before, after) {
+				t.Errorf("the other process's write changed nothing the history shows: the test proves nothing")
+			}
+		})
+	}
+	t.Run("log deleted by the host", func(t *testing.T) {
+		s := open(t, Options{})
+		if _, err := s.Report(ctx, Observation{Origin: "https://a.example", Tab: 1, Nav: "1", Protocol: "h2", TransferBytes: 5000, PLTms: 10}); err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := s.History(ctx, "https://a.example", ""); len(h.Origin) != 1 {
+			t.Fatalf("before: %+v", h)
+		}
+		if err := s.DeleteAll(); err != nil {
+			t.Fatal(err)
+		}
+		if h, err := s.History(ctx, "https://a.example", ""); err != nil || h.Samples() != 0 || len(h.Others) != 0 {
+			t.Errorf("after the deletion: %+v %v", h, err)
+		}
+		if p, err := s.Protocol(ctx, "https://a.example"); err != nil || p != "" {
+			t.Errorf("protocol after the deletion: %q %v", p, err)
+		}
+	})
+}
