@@ -169,9 +169,10 @@ type evaluation struct {
 	// capLifted: battery-saver mode's θ2 was lifted (capYields: the cellular path alone outruns both, and a
 	// cellular byte past the cap pays for itself).
 	capLifted bool
-	// cands are the θ1 choose weighs; us, ub and ubSuffix utilities' buffers.
-	cands            []float64
-	us, ub, ubSuffix []float64
+	// cands are the θ1 choose weighs; us and bnd utilities' buffers.
+	cands []float64
+	us    []float64
+	bnd   []groupBound
 }
 
 // scen is one link scenario: both paths' numbers, with its probability.

@@ -87,19 +87,22 @@ func (e *evaluation) groups() {
 // (the secondary's bytes only come later) and with it (the primary's bytes by t0 plus the secondary's from t0
 // never exceed the primary's curve plus the secondary's from the earlier t0); so a size's terms at any larger θ1
 // are at most its time terms at the earlier t0's completion (its cellular bytes' cost, at least 0, left out), and
-// at least 0 once it completes by t0 on the primary alone. Each θ1 weighed exactly gives that bound, summed over
-// the sizes above any larger θ1; one whose bound falls short of the best so far less ind is not weighed.
+// at least 0 once it completes by t0 on the primary alone. Each group weighed exactly at a θ1 gives that bound
+// for the group, summed over the sizes above any larger θ1. A θ1 whose groups' bounds sum short of the best so far
+// less ind is not weighed; nor is the rest of one whose groups weighed so far and the bounds of the others do:
+// a θ1 is weighed group by group, each group's E[U] replacing its bound, until it cannot come within ind.
 //
 // A θ1 bounded below floorU is not weighed either (preferCellular: only a weighing better than the first one
 // matters).
 func (e *evaluation) utilities(ind, floorU float64) []float64 {
 	n := len(e.sizes.s)
 	e.us = grow(e.us, len(e.cands))
-	e.ub, e.ubSuffix = grow(e.ub, n), grow(e.ubSuffix, n+1)
-	bounded := false
-	fixedJW := 0.0
+	if len(e.bnd) < len(e.grp) {
+		e.bnd = make([]groupBound, len(e.grp))
+	}
 	for k := range e.grp {
-		fixedJW += e.grp[k].fixedJW
+		b := &e.bnd[k]
+		b.ub, b.suffix, b.ok = grow(b.ub, n), grow(b.suffix, n+1), false
 	}
 	top := 0.0 // never
 	for i, theta := range e.cands {
@@ -108,17 +111,7 @@ func (e *evaluation) utilities(ind, floorU float64) []float64 {
 			e.us[i] = math.Inf(-1) // no size passes θ1: a zero saving is not clear
 			continue
 		}
-		if bounded && e.ubSuffix[first]-e.w.EnergyPerJ*fixedJW*e.wSuffix[first] < math.Max(top-ind, floorU) {
-			e.us[i] = math.Inf(-1)
-			continue
-		}
-		clear(e.ub)
-		u, ok := e.weighOne(theta, first, e.cellFirst, e.ub)
-		bounded = true
-		e.ubSuffix[n] = 0
-		for j := n - 1; j >= 0; j-- {
-			e.ubSuffix[j] = e.ubSuffix[j+1] + e.sizes.w[j]*e.ub[j]
-		}
+		u, ok := e.weighBounded(theta, first, math.Max(top-ind, floorU))
 		if !ok {
 			u = math.Inf(-1)
 		}
@@ -126,6 +119,55 @@ func (e *evaluation) utilities(ind, floorU float64) []float64 {
 		top = math.Max(top, u)
 	}
 	return e.us
+}
+
+// groupBound is a group's bound for larger θ1 (utilities): ub[j] the bound of size j times the group's
+// probability, suffix[k] = Σ_{j>=k} w_j ub[j]; ok once the group was weighed at some θ1.
+type groupBound struct {
+	ub, suffix []float64
+	ok         bool
+}
+
+// at is the group's bound on its E[U] term at a θ1 whose first size above it is first.
+func (b *groupBound) at(e *evaluation, g *group, first int) float64 {
+	return b.suffix[first] - e.w.EnergyPerJ*g.fixedJW*e.wSuffix[first]
+}
+
+// weighBounded is weighOne at theta, with WiFi as backup as e.cellFirst says, stopped as soon as the groups
+// weighed and the bounds of the rest (utilities) sum below below: then false, as for a saving that is not clear.
+// Every group it weighs renews that group's bound.
+func (e *evaluation) weighBounded(theta float64, first int, below float64) (float64, bool) {
+	rest := 0.0 // the bounds of the groups not weighed yet; +Inf while one has none
+	for k := range e.grp {
+		if !e.bnd[k].ok {
+			rest = math.Inf(1)
+			break
+		}
+		rest += e.bnd[k].at(e, &e.grp[k], first)
+	}
+	above := e.wSuffix[first]
+	n := len(e.sizes.s)
+	var eu, saved, plt float64
+	for k := range e.grp {
+		if eu+rest < below {
+			return 0, false
+		}
+		g, b := &e.grp[k], &e.bnd[k]
+		if b.ok {
+			rest -= b.at(e, g, first)
+		}
+		clear(b.ub)
+		v, s := e.groupSum(g, theta, first, e.cellFirst, b.ub)
+		b.suffix[n] = 0
+		for j := n - 1; j >= 0; j-- {
+			b.suffix[j] = b.suffix[j+1] + e.sizes.w[j]*b.ub[j]
+		}
+		b.ok = true
+		eu += g.w*v - e.w.EnergyPerJ*g.fixedJW*above
+		saved += g.w * s
+		plt += g.w * g.pltSuffix[first]
+	}
+	return eu, saved > e.p.Learning.TrialError*plt
 }
 
 func grow(x []float64, n int) []float64 {
