@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -243,6 +244,7 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, mod
 			cap, e.capLifted = math.Inf(1), true
 		}
 	}
+	e.scens = make([]scen, 0, len(prims)*len(secs)*len(e.states))
 	for _, a := range prims {
 		for _, b := range secs {
 			for _, st := range e.states {
@@ -252,9 +254,10 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, mod
 	}
 	e.sizes, e.typical, e.observed = sizeDist(p, in.Size)
 	e.seen = in.Size.ownLoads()
+	tSP := make([]float64, len(e.scens)*len(e.sizes.s)) // one allocation for every scenario's
 	for i := range e.scens {
 		sc := &e.scens[i]
-		sc.tSP = make([]float64, len(e.sizes.s))
+		sc.tSP, tSP = tSP[:len(e.sizes.s):len(e.sizes.s)], tSP[len(e.sizes.s):]
 		for j, s := range e.sizes.s {
 			sc.tSP[j] = sc.primSP.inv(s)
 		}
@@ -412,10 +415,12 @@ func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 	}
 	k := p.Sizes.PseudoCount
 	rest := 1.0
-	m := map[float64]float64{}
+	// Every size's share, in the order they are added: a size that comes twice sums its shares in that order
+	// (merged), as adding them up one by one would.
+	m := make([]point, 0, len(sz.Points)+len(sz.Origin)+len(sz.Others)+1+2*p.Sizes.PriorPoints)
 	add := func(pts []int64, share float64) {
 		for _, v := range pts {
-			m[float64(v)] += share / float64(len(pts))
+			m = append(m, point{float64(v), share / float64(len(pts))})
 		}
 	}
 	for i, level := range [][]int64{sz.Points, sz.Origin} {
@@ -436,7 +441,7 @@ func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 	// A size known only as a median (an older log, the decide command's --size) is one observation.
 	if len(sz.Points) == 0 && len(sz.Origin) == 0 && sz.Known && sz.Median != nil {
 		share := rest * 1 / (1 + k)
-		m[float64(*sz.Median)] += share
+		m = append(m, point{float64(*sz.Median), share})
 		rest -= share
 		typical, observed = float64(*sz.Median), true
 	}
@@ -452,15 +457,16 @@ func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 	}
 	pr := priorPoints(p)
 	ws := p.Sizes.WarmShare
-	prior := map[float64]float64{}
+	prior := make([]point, 0, 2*len(pr))
 	for _, v := range pr {
-		prior[v] += (1 - ws) / float64(len(pr))
+		prior = append(prior, point{v, (1 - ws) / float64(len(pr))})
 		if ws > 0 {
-			prior[math.Round(v*p.Sizes.WarmP50/p.Sizes.PriorP50)] += ws / float64(len(pr))
+			prior = append(prior, point{math.Round(v * p.Sizes.WarmP50 / p.Sizes.PriorP50), ws / float64(len(pr))})
 		}
 	}
-	for v, w := range prior {
-		m[v] += rest * w
+	prior = merged(prior)
+	for _, pt := range prior {
+		m = append(m, point{pt.s, rest * pt.w})
 	}
 	if !observed && len(sz.Others) == 0 {
 		typical = p.Sizes.PriorP50
@@ -468,14 +474,30 @@ func sizeDist(p *Params, sz Size) (d dist, typical float64, observed bool) {
 			typical = weightedMedian(prior)
 		}
 	}
-	for s := range m {
-		d.s = append(d.s, s)
-	}
-	slices.Sort(d.s)
-	for _, s := range d.s {
-		d.w = append(d.w, m[s])
+	m = merged(m)
+	d.s, d.w = make([]float64, len(m)), make([]float64, len(m))
+	for i, pt := range m {
+		d.s[i], d.w[i] = pt.s, pt.w
 	}
 	return d, typical, observed
+}
+
+// point is a size and its probability.
+type point struct{ s, w float64 }
+
+// merged sorts pts by size and sums the probabilities of each size in the order they come in pts: a map of
+// sizes added to one by one in that order, without its hashing.
+func merged(pts []point) []point {
+	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.s, b.s) })
+	out := pts[:0]
+	for _, pt := range pts {
+		if n := len(out); n > 0 && out[n-1].s == pt.s {
+			out[n-1].w += pt.w
+			continue
+		}
+		out = append(out, point{pt.s, 0 + pt.w})
+	}
+	return out
 }
 
 // ownLoads says whether the size rests on loads of this page's own path class (or is exact, a download): a median
@@ -506,20 +528,16 @@ func priorPoints(p *Params) []float64 {
 // normQuantile is the standard normal's quantile function.
 func normQuantile(q float64) float64 { return math.Sqrt2 * math.Erfinv(2*q-1) }
 
-// weightedMedian is the smallest value at which the cumulative weight of m (weights summing to 1) reaches one half.
-func weightedMedian(m map[float64]float64) float64 {
-	vs := make([]float64, 0, len(m))
-	for v := range m {
-		vs = append(vs, v)
-	}
-	slices.Sort(vs)
+// weightedMedian is the smallest size at which the cumulative probability of pts (ascending, summing to 1)
+// reaches one half.
+func weightedMedian(pts []point) float64 {
 	cum := 0.0
-	for _, v := range vs {
-		if cum += m[v]; cum >= 0.5-1e-9 {
-			return v
+	for _, pt := range pts {
+		if cum += pt.w; cum >= 0.5-1e-9 {
+			return pt.s
 		}
 	}
-	return vs[len(vs)-1]
+	return pts[len(pts)-1].s
 }
 
 func medianOf(v []int64) float64 {

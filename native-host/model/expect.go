@@ -55,11 +55,13 @@ func (e *evaluation) groups() {
 		}
 	}
 	n := len(e.sizes.s)
+	buf := make([]float64, len(e.grp)*(3*n+1)) // one allocation for every group's three
 	for k := range e.grp {
 		g := &e.grp[k]
-		g.pltSP, g.lateSP, g.pltSuffix = make([]float64, n), make([]float64, n), make([]float64, n+1)
+		g.pltSP, g.lateSP, g.pltSuffix, buf = buf[:n:n], buf[n:2*n:2*n], buf[2*n:3*n+1:3*n+1], buf[3*n+1:]
 		g.primSlope, g.secSlope = slopes(&g.sc.primSP), slopes(&g.sc.secBase)
-		var sp points
+		sp := points{x: make([]float64, 0, len(g.sc.secBase.t)), v: make([]float64, 0, len(g.sc.secBase.t)),
+			pb: make([]float64, 0, len(g.sc.secBase.t))}
 		for i, t := range g.sc.secBase.t {
 			sp.add(t, g.sc.secBase.b[i])
 		}
@@ -156,10 +158,11 @@ func (e *evaluation) weighBounded(theta float64, first int, below float64) (floa
 		if b.ok {
 			rest -= b.at(e, g, first)
 		}
-		clear(b.ub)
+		// Later θ1 are larger, their first sizes no smaller: the bound below first is never read again.
+		clear(b.ub[first:])
 		v, s := e.groupSum(g, theta, first, e.cellFirst, b.ub)
 		b.suffix[n] = 0
-		for j := n - 1; j >= 0; j-- {
+		for j := n - 1; j >= first; j-- {
 			b.suffix[j] = b.suffix[j+1] + e.sizes.w[j]*b.ub[j]
 		}
 		b.ok = true
@@ -316,7 +319,10 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool
 		if ub != nil {
 			// The bound for any later t0: the time terms at the earliest completion tCurve, at the lower of the two
 			// page-load corrections, no cellular cost; never below 0 (a size past t0 costs nothing).
-			tb := math.Min(tCurve, tSP)
+			tb := tCurve // min(tCurve, tSP), neither NaN, without math.Min's call
+			if tSP < tb {
+				tb = tSP
+			}
 			pltB := (tb + process) * rMin
 			lateB := pltB - deadline
 			if lateB < 0 {
@@ -372,7 +378,10 @@ func (p *points) end(slope float64) {
 // merged is f(x) + h g(x − d) (g 0 before its start), on the union of the two curves' breakpoints, as far as the
 // first point that reaches upTo: mpCurve's sum of the primary's curve and the secondary's shifted by d.
 func (p *points) merged(f *plf, fs []float64, g *plf, gs []float64, d, h, upTo float64) {
-	p.reset()
+	// Built in a local copy and stored once: each append to the evaluation's own slices would pass a write barrier
+	// while the collector runs.
+	q := *p
+	q.reset()
 	fi, gi := 0, 0 // the next breakpoint of each not yet added
 	for fi < len(f.t) || gi < len(g.t) {
 		var x, v float64
@@ -390,14 +399,16 @@ func (p *points) merged(f *plf, fs []float64, g *plf, gs []float64, d, h, upTo f
 			v = f.b[fi] + h*gv
 			fi++
 		}
-		p.add(x, v)
+		q.add(x, v)
 		if v >= upTo {
 			// Every size is reached by this point: the rest of the curve is never read.
-			p.pb[len(p.pb)-1] = 0
+			q.pb[len(q.pb)-1] = 0
+			*p = q
 			return
 		}
 	}
-	p.end(f.tail + h*g.tail)
+	q.end(f.tail + h*g.tail)
+	*p = q
 }
 
 // seg is a curve's value at x on the segment that ends at breakpoint next (its tail past the last breakpoint),
