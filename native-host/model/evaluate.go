@@ -561,36 +561,34 @@ func medianOf(v []int64) float64 {
 // small pages on cellular after a few kB.
 func (e *evaluation) candidates() []float64 {
 	th := &e.p.Theta
-	set := map[float64]bool{}
-	if e.seen {
-		set[0] = true
+	floor := math.Inf(-1)
+	if f := e.floor(); f > 0 {
+		floor = f
+	}
+	out := make([]float64, 0, len(e.sizes.s)+16)
+	if f := floor; f > 0 {
+		out = append(out, f)
+	}
+	// Those above the floor, sorted, each once.
+	set := out[len(out):]
+	if e.seen && 0 > floor {
+		set = append(set, 0)
 	}
 	lo, hi := math.Inf(1), 0.0
 	for _, s := range e.sizes.s {
 		c := math.Ceil(s*(1+th.SizeMargin) + th.OverheadBytes)
-		if c >= th.MinBytes && c <= th.MaxBytes {
-			set[c] = true
+		if c >= th.MinBytes && c <= th.MaxBytes && c > floor {
+			set = append(set, c)
 		}
 		lo, hi = math.Min(lo, c), math.Max(hi, c)
 	}
 	for g := th.MinBytes; g <= th.MaxBytes; g *= th.GridRatio {
-		if g >= lo/th.GridRatio && g <= hi*th.GridRatio {
-			set[math.Ceil(g)] = true
+		if c := math.Ceil(g); g >= lo/th.GridRatio && g <= hi*th.GridRatio && c > floor {
+			set = append(set, c)
 		}
 	}
-	out := make([]float64, 0, len(set)+1)
-	floor := math.Inf(-1)
-	if f := e.floor(); f > 0 {
-		floor = f
-		out = append(out, floor)
-	}
-	for c := range set {
-		if c > floor {
-			out = append(out, c)
-		}
-	}
-	slices.Sort(out)
-	return out
+	slices.Sort(set)
+	return append(out, slices.Compact(set)...)
 }
 
 // at is the model for one scenario, one θ1 and one size: every term and the utility.
