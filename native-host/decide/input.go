@@ -38,8 +38,8 @@ type LinkStatus struct {
 
 // Memory is what the host remembers across decisions and sessions. *store.Store is the real one.
 type Memory interface {
+	// History is the page's size history, with the protocol of the origin's latest load.
 	History(ctx context.Context, origin, class string) (store.History, error)
-	Protocol(ctx context.Context, origin string) (string, error)
 	Prefs(ctx context.Context) (*protocol.Prefs, error)
 	Usage(ctx context.Context, from time.Time) (rx, tx int64, err error)
 	Measurements(ctx context.Context, origin, class string, n int) ([]store.Measured, error)
@@ -62,12 +62,12 @@ func (d *Decider) Input(ctx context.Context, origin, class string) model.Input {
 	}
 	if h, err := m.History(ctx, origin, class); err == nil {
 		in.Size, in.Conns = sizeOf(h, class), h.Conns
+		if h.Protocol != "" {
+			in.Protocol = h.Protocol
+		}
 	}
 	if ms, err := m.Measurements(ctx, origin, class, store.PredictWindow); err == nil && len(ms) > 0 {
 		in.Learned = learned(ms, d.cfg.Params.Learning.HalfLifeLoads)
-	}
-	if proto, err := m.Protocol(ctx, origin); err == nil && proto != "" {
-		in.Protocol = proto
 	}
 	prefs, err := m.Prefs(ctx)
 	if err != nil {
@@ -121,12 +121,13 @@ func (g *Given) View() View            { return g.Paths }
 func (g *Given) Status() LinkStatus    { return LinkStatus{} }
 func (g *Given) CellRx() (int64, bool) { return 0, false }
 func (g *Given) History(context.Context, string, string) (store.History, error) {
-	return g.Sizes, nil
+	h := g.Sizes
+	h.Protocol = g.Proto
+	return h, nil
 }
 func (g *Given) Measurements(context.Context, string, string, int) ([]store.Measured, error) {
 	return nil, nil
 }
-func (g *Given) Protocol(context.Context, string) (string, error)       { return g.Proto, nil }
 func (g *Given) Prefs(context.Context) (*protocol.Prefs, error)         { return g.Settings, nil }
 func (g *Given) Usage(context.Context, time.Time) (int64, int64, error) { return 0, 0, nil }
 

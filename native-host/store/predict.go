@@ -23,6 +23,9 @@ type History struct {
 	Others  []int64
 	Objects int64
 	Conns   int64
+	// Protocol is that of the origin's latest load ("h2", "http/1.1", "h3", ...; "" never seen or not said), as
+	// Protocol returns it: read with the rest, so that a decision checks the memory of the latest loads once.
+	Protocol string
 }
 
 // Samples is how many loads the history has.
@@ -35,6 +38,9 @@ func (s *Store) History(ctx context.Context, origin, class string) (History, err
 	err := s.with(func(db *sql.DB) error {
 		return s.recentDo(ctx, db, origin, func(own, latest *window) error {
 			h = historyOf(own.rows, class)
+			if len(own.rows) > 0 {
+				h.Protocol = own.rows[0].proto
+			}
 			var enough bool
 			if h.Others, enough = othersOf(latest, origin); enough {
 				return nil

@@ -37,6 +37,7 @@ func stored(t *testing.T, s *Store, origin, class string) (History, string) {
 		if len(own) > 0 {
 			proto = own[0].proto
 		}
+		h.Protocol = proto
 		others, err := db.QueryContext(ctx, stmtSQL[stHistoryOthers], origin, OthersWindow)
 		if err != nil {
 			return err
