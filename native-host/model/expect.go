@@ -1,6 +1,7 @@
 package model
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -124,10 +125,12 @@ func (e *evaluation) utilities(ind, floorU float64) []float64 {
 }
 
 // groupBound is a group's bound for larger θ1 (utilities): ub[j] the bound of size j times the group's
-// probability, suffix[k] = Σ_{j>=k} w_j ub[j]; ok once the group was weighed at some θ1.
+// probability, suffix[k] = Σ_{j>=k} w_j ub[j]; ok once the group was weighed at some θ1. v and s are groupSum's
+// at the θ1 weighed last, term the group's E[U] term there; bound is scratch for weighBounded.
 type groupBound struct {
-	ub, suffix []float64
-	ok         bool
+	ub, suffix        []float64
+	ok                bool
+	v, s, term, bound float64
 }
 
 // at is the group's bound on its E[U] term at a θ1 whose first size above it is first.
@@ -137,37 +140,55 @@ func (b *groupBound) at(e *evaluation, g *group, first int) float64 {
 
 // weighBounded is weighOne at theta, with WiFi as backup as e.cellFirst says, stopped as soon as the groups
 // weighed and the bounds of the rest (utilities) sum below below: then false, as for a saving that is not clear.
-// Every group it weighs renews that group's bound.
+// Every group it weighs renews that group's bound. The groups are weighed in the order of how far their bound
+// likely overstates their term (the bound less the term the group had where it was last weighed), so that a θ1
+// that cannot come within the margin is found so after few groups; their terms are summed in the groups' own
+// order once all are weighed, so that E[U] is the same sum whichever order they were weighed in.
 func (e *evaluation) weighBounded(theta float64, first int, below float64) (float64, bool) {
 	rest := 0.0 // the bounds of the groups not weighed yet; +Inf while one has none
+	e.order = e.order[:0]
 	for k := range e.grp {
-		if !e.bnd[k].ok {
-			rest = math.Inf(1)
-			break
+		e.order = append(e.order, k)
+		b := &e.bnd[k]
+		if !b.ok {
+			rest = inf
+			continue
 		}
-		rest += e.bnd[k].at(e, &e.grp[k], first)
+		b.bound = b.at(e, &e.grp[k], first)
+		rest += b.bound
+	}
+	if rest < inf {
+		slices.SortStableFunc(e.order, func(i, j int) int {
+			return cmp.Compare(e.bnd[j].bound-e.bnd[j].term, e.bnd[i].bound-e.bnd[i].term)
+		})
 	}
 	above := e.wSuffix[first]
 	n := len(e.sizes.s)
-	var eu, saved, plt float64
-	for k := range e.grp {
-		if eu+rest < below {
+	partial := 0.0
+	for _, k := range e.order {
+		if partial+rest < below {
 			return 0, false
 		}
 		g, b := &e.grp[k], &e.bnd[k]
 		if b.ok {
-			rest -= b.at(e, g, first)
+			rest -= b.bound
 		}
 		// Later θ1 are larger, their first sizes no smaller: the bound below first is never read again.
 		clear(b.ub[first:])
-		v, s := e.groupSum(g, theta, first, e.cellFirst, b.ub)
+		b.v, b.s = e.groupSum(g, theta, first, e.cellFirst, b.ub)
 		b.suffix[n] = 0
 		for j := n - 1; j >= first; j-- {
 			b.suffix[j] = b.suffix[j+1] + e.sizes.w[j]*b.ub[j]
 		}
 		b.ok = true
-		eu += g.w*v - e.w.EnergyPerJ*g.fixedJW*above
-		saved += g.w * s
+		b.term = g.w*b.v - e.w.EnergyPerJ*g.fixedJW*above
+		partial += b.term
+	}
+	var eu, saved, plt float64
+	for k := range e.grp {
+		g, b := &e.grp[k], &e.bnd[k]
+		eu += g.w*b.v - e.w.EnergyPerJ*g.fixedJW*above
+		saved += g.w * b.s
 		plt += g.w * g.pltSuffix[first]
 	}
 	return eu, saved > e.p.Learning.TrialError*plt
