@@ -174,7 +174,6 @@ type evaluation struct {
 	cands []float64
 	us    []float64
 	bnd   []groupBound
-	order []int
 }
 
 // scen is one link scenario: both paths' numbers, with its probability.

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"cmp"
 	"math"
 	"slices"
 )
@@ -126,10 +125,10 @@ func (e *evaluation) utilities(ind, floorU float64) []float64 {
 
 // groupBound is a group's bound for larger θ1 (utilities): ub[j] the bound of size j times the group's
 // probability, suffix[k] = Σ_{j>=k} w_j ub[j]; ok once the group was weighed at some θ1. v and s are groupSum's
-// at the θ1 weighed last, term the group's E[U] term there; bound is scratch for weighBounded.
+// at the θ1 weighed last, term the group's E[U] term there; bound and done are weighBounded's at the θ1 it weighs.
 type groupBound struct {
 	ub, suffix        []float64
-	ok                bool
+	ok, done          bool
 	v, s, term, bound float64
 }
 
@@ -146,10 +145,9 @@ func (b *groupBound) at(e *evaluation, g *group, first int) float64 {
 // order once all are weighed, so that E[U] is the same sum whichever order they were weighed in.
 func (e *evaluation) weighBounded(theta float64, first int, below float64) (float64, bool) {
 	rest := 0.0 // the bounds of the groups not weighed yet; +Inf while one has none
-	e.order = e.order[:0]
 	for k := range e.grp {
-		e.order = append(e.order, k)
 		b := &e.bnd[k]
+		b.done = false
 		if !b.ok {
 			rest = inf
 			continue
@@ -157,17 +155,24 @@ func (e *evaluation) weighBounded(theta float64, first int, below float64) (floa
 		b.bound = b.at(e, &e.grp[k], first)
 		rest += b.bound
 	}
-	if rest < inf {
-		slices.SortStableFunc(e.order, func(i, j int) int {
-			return cmp.Compare(e.bnd[j].bound-e.bnd[j].term, e.bnd[i].bound-e.bnd[i].term)
-		})
-	}
+	ordered := rest < inf // else the first weighing: every group in its order
 	above := e.wSuffix[first]
 	n := len(e.sizes.s)
 	partial := 0.0
-	for _, k := range e.order {
+	for i := range e.grp {
 		if partial+rest < below {
 			return 0, false
+		}
+		k := i
+		if ordered {
+			// The group whose bound most exceeds its last term (the first of equals): a θ1 is mostly given up
+			// after a few, so picked one at a time rather than sorted.
+			k = -1
+			for j := range e.grp {
+				if b := &e.bnd[j]; !b.done && (k < 0 || b.bound-b.term > e.bnd[k].bound-e.bnd[k].term) {
+					k = j
+				}
+			}
 		}
 		g, b := &e.grp[k], &e.bnd[k]
 		if b.ok {
@@ -180,7 +185,7 @@ func (e *evaluation) weighBounded(theta float64, first int, below float64) (floa
 		for j := n - 1; j >= first; j-- {
 			b.suffix[j] = b.suffix[j+1] + e.sizes.w[j]*b.ub[j]
 		}
-		b.ok = true
+		b.ok, b.done = true, true
 		b.term = g.w*b.v - e.w.EnergyPerJ*g.fixedJW*above
 		partial += b.term
 	}
