@@ -190,6 +190,9 @@ type scen struct {
 	activeW   float64   // cellular radio power while the subflow carries data
 	tSP       []float64 // single-path transfer time of each size of the distribution
 	rrc       string    // the radio's state in this scenario
+	// pi and si are the indices of its primary's and secondary's link points: the scenarios of one link point
+	// share its curve (primSP, secBase and tSP are the same slices), whatever the other link and the radio.
+	pi, si int
 }
 
 func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, modeCap bool, notes *[]string) *evaluation {
@@ -244,23 +247,37 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, mod
 			cap, e.capLifted = math.Inf(1), true
 		}
 	}
+	// Each link point's curve once: a scenario's primary curve depends on its primary alone, its secondary's on
+	// its secondary alone.
+	primSP, secBase := make([]plf, len(prims)), make([]plf, len(secs))
+	for i, a := range prims {
+		primSP[i] = curve(a.l, firstByte(a.l.rtt, tr), tr, e.conns)
+	}
+	for i, b := range secs {
+		secBase[i] = capped(curve(b.l, 0, tr, e.conns), cap)
+	}
 	e.scens = make([]scen, 0, len(prims)*len(secs)*len(e.states))
-	for _, a := range prims {
-		for _, b := range secs {
+	for ia, a := range prims {
+		for ib, b := range secs {
 			for _, st := range e.states {
-				e.scens = append(e.scens, e.scenario(a, b, st.s, a.w*b.w*st.w, threeG, rm, cap))
+				sc := e.scenario(a, b, st.s, a.w*b.w*st.w, threeG, rm, primSP[ia], secBase[ib])
+				sc.pi, sc.si = ia, ib
+				e.scens = append(e.scens, sc)
 			}
 		}
 	}
 	e.sizes, e.typical, e.observed = sizeDist(p, in.Size)
 	e.seen = in.Size.ownLoads()
-	tSP := make([]float64, len(e.scens)*len(e.sizes.s)) // one allocation for every scenario's
+	n := len(e.sizes.s)
+	tSP := make([]float64, len(prims)*n)
+	for i := range prims {
+		for j, s := range e.sizes.s {
+			tSP[i*n+j] = primSP[i].inv(s)
+		}
+	}
 	for i := range e.scens {
 		sc := &e.scens[i]
-		sc.tSP, tSP = tSP[:len(e.sizes.s):len(e.sizes.s)], tSP[len(e.sizes.s):]
-		for j, s := range e.sizes.s {
-			sc.tSP[j] = sc.primSP.inv(s)
-		}
+		sc.tSP = tSP[sc.pi*n : (sc.pi+1)*n : (sc.pi+1)*n]
 	}
 	objects := max(float64(in.Size.Objects), 1)
 	e.process = (p.Page.ProcessingMS + p.Page.ProcessingMSPerObject*(objects-1)) / 1000
@@ -275,12 +292,11 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, mod
 }
 
 // scenario is one link scenario: links a and b with the radio in state rs, of probability w.
-func (e *evaluation) scenario(a, b weighted, rs radioState, w float64, threeG bool, rm *radio.Model, cap float64) scen {
+// primSP and secBase are the curves of a alone and of b alone (capped at θ2), which the scenario shares.
+func (e *evaluation) scenario(a, b weighted, rs radioState, w float64, threeG bool, rm *radio.Model, primSP, secBase plf) scen {
 	p := e.p
 	tr := &p.Transport
-	s := scen{w: w, prim: a.l, sec: b.l, rrc: rs.name}
-	s.primSP = curve(a.l, firstByte(a.l.rtt, tr), tr, e.conns)
-	s.secBase = capped(curve(b.l, 0, tr, e.conns), cap)
+	s := scen{w: w, prim: a.l, sec: b.l, rrc: rs.name, primSP: primSP, secBase: secBase}
 	s.tEst = tr.EstablishedRTTs * a.l.rtt
 	// The join's SYN waits for the radio; the server may send on the subflow once the join's last ACK has
 	// reached it, and that data needs the other half of a round trip.

@@ -54,26 +54,46 @@ func (e *evaluation) groups() {
 			e.grp = append(e.grp, group{sc: sc, w: sc.w, fixedJW: sc.w * sc.fixedJ})
 		}
 	}
+	// The curves' slopes and the single-path terms belong to a link point (scen.pi, scen.si): each once, shared by
+	// the groups of that point.
 	n := len(e.sizes.s)
-	buf := make([]float64, len(e.grp)*(3*n+1)) // one allocation for every group's three
+	type primTerms struct{ slope, pltSP, lateSP, pltSuffix []float64 }
+	type secTerms struct{ slope, pb []float64 }
+	var prim []*primTerms
+	var sec []*secTerms
 	for k := range e.grp {
 		g := &e.grp[k]
-		g.pltSP, g.lateSP, g.pltSuffix, buf = buf[:n:n], buf[n:2*n:2*n], buf[2*n:3*n+1:3*n+1], buf[3*n+1:]
-		g.primSlope, g.secSlope = slopes(&g.sc.primSP), slopes(&g.sc.secBase)
-		sp := points{x: make([]float64, 0, len(g.sc.secBase.t)), v: make([]float64, 0, len(g.sc.secBase.t)),
-			pb: make([]float64, 0, len(g.sc.secBase.t))}
-		for i, t := range g.sc.secBase.t {
-			sp.add(t, g.sc.secBase.b[i])
+		sc := g.sc
+		for len(prim) <= sc.pi {
+			prim = append(prim, nil)
 		}
-		sp.end(g.sc.secBase.tail)
-		g.secPB = sp.pb
-		for j := range n {
-			g.pltSP[j] = (g.sc.tSP[j] + e.process) * e.rSP
-			g.lateSP[j] = math.Max(0, g.pltSP[j]-e.deadline)
+		for len(sec) <= sc.si {
+			sec = append(sec, nil)
 		}
-		for j := n - 1; j >= 0; j-- {
-			g.pltSuffix[j] = g.pltSuffix[j+1] + e.sizes.w[j]*g.pltSP[j]
+		if prim[sc.pi] == nil {
+			buf := make([]float64, 3*n+1)
+			pt := &primTerms{slope: slopes(&sc.primSP), pltSP: buf[:n:n], lateSP: buf[n : 2*n : 2*n], pltSuffix: buf[2*n:]}
+			for j := range n {
+				pt.pltSP[j] = (sc.tSP[j] + e.process) * e.rSP
+				pt.lateSP[j] = math.Max(0, pt.pltSP[j]-e.deadline)
+			}
+			for j := n - 1; j >= 0; j-- {
+				pt.pltSuffix[j] = pt.pltSuffix[j+1] + e.sizes.w[j]*pt.pltSP[j]
+			}
+			prim[sc.pi] = pt
 		}
+		if sec[sc.si] == nil {
+			sp := points{x: make([]float64, 0, len(sc.secBase.t)), v: make([]float64, 0, len(sc.secBase.t)),
+				pb: make([]float64, 0, len(sc.secBase.t))}
+			for i, t := range sc.secBase.t {
+				sp.add(t, sc.secBase.b[i])
+			}
+			sp.end(sc.secBase.tail)
+			sec[sc.si] = &secTerms{slope: slopes(&sc.secBase), pb: sp.pb}
+		}
+		pt, st := prim[sc.pi], sec[sc.si]
+		g.primSlope, g.pltSP, g.lateSP, g.pltSuffix = pt.slope, pt.pltSP, pt.lateSP, pt.pltSuffix
+		g.secSlope, g.secPB = st.slope, st.pb
 	}
 	e.wSuffix = make([]float64, n+1)
 	for j := n - 1; j >= 0; j-- {
