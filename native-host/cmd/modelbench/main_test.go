@@ -59,6 +59,7 @@ func BenchmarkEvaluate(b *testing.B) {
 	}
 	for _, c := range Cases(p) {
 		b.Run(c.Name, func(b *testing.B) {
+			b.ReportAllocs()
 			for b.Loop() {
 				if out, err := model.Evaluate(c.In); err == nil && out.Theta1 != nil {
 					sink += *out.Theta1
