@@ -81,7 +81,12 @@ func (s *Store) LogDecisions(ctx context.Context, rows []DecisionRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
+	var ch outcomeChange // the rows retention deletes, for the memory of measured decisions (measured.go)
+	return s.txThen(ctx, func(tx *sql.Tx) error {
+		var err error
+		if ch.before, err = s.measuredGeneration(ctx, tx); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
 		insert := s.txStmt(ctx, tx, stInsertDecision)
 		var id, latest int64
 		for i, r := range rows {
@@ -95,9 +100,14 @@ func (s *Store) LogDecisions(ctx context.Context, rows []DecisionRow) error {
 			id, _ = res.LastInsertId()
 			latest = max(latest, p.at)
 		}
-		_, err := s.retain(ctx, tx, "decisions", id, latest)
-		return err
-	})
+		if ch.deleted, err = s.retain(ctx, tx, "decisions", id, latest); err != nil {
+			return err
+		}
+		if ch.then, err = s.measuredGeneration(ctx, tx); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		return nil
+	}, func() { s.measured.apply(ch) })
 }
 
 // requestKeys are the fields of a request body the log keeps (decide's origin, tab and nav; a handed-over
@@ -122,20 +132,16 @@ func keptRequest(request json.RawMessage) json.RawMessage {
 	return b
 }
 
-// retain deletes the rows of table that fall out of the retention window, given the row just inserted. Of the
-// observations it returns the ids deleted (nil: none).
+// retain deletes the rows of table that fall out of the retention window, given the row just inserted, and
+// returns the ids it deleted (nil: none).
 func (s *Store) retain(ctx context.Context, tx *sql.Tx, table string, lastID, now int64) (map[int64]bool, error) {
-	cutoffs := []any{lastID - s.opt.MaxRows, now - s.opt.MaxAge.Milliseconds()}
-	if table != "observations" {
-		for i, k := range []stmt{stRetainDecisionsRows, stRetainDecisionsAge} {
-			if _, err := s.txStmt(ctx, tx, k).ExecContext(ctx, cutoffs[i]); err != nil {
-				return nil, fmt.Errorf("store: retention: %w", err)
-			}
-		}
-		return nil, nil
+	byRows, byAge := stRetainDecisionsRows, stRetainDecisionsAge
+	if table == "observations" {
+		byRows, byAge = stRetainObservationsRows, stRetainObservationsAge
 	}
+	cutoffs := []any{lastID - s.opt.MaxRows, now - s.opt.MaxAge.Milliseconds()}
 	var deleted map[int64]bool
-	for i, k := range []stmt{stRetainObservationsRows, stRetainObservationsAge} {
+	for i, k := range []stmt{byRows, byAge} {
 		err := func() error {
 			rows, err := s.txStmt(ctx, tx, k).QueryContext(ctx, cutoffs[i])
 			if err != nil {
@@ -199,9 +205,13 @@ func (s *Store) Report(ctx context.Context, o Observation) (samples int64, err e
 	// The row as the memory of the latest loads keeps it (recent.go), with the generations around the write.
 	r := reported{row: obsRow{origin: o.Origin, class: o.PathClass, proto: o.Protocol, bytes: o.TransferBytes,
 		objects: max(o.Objects, 0), conns: max(o.Conns, 0)}}
+	var ch outcomeChange // the load's decision, for the memory of measured decisions (measured.go)
 	err = s.txThen(ctx, func(tx *sql.Tx) error {
 		var err error
 		if r.before, err = generation(s.txStmt(ctx, tx, stObservationsGeneration).QueryRowContext(ctx)); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		if ch.before, err = s.measuredGeneration(ctx, tx); err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
 		res, err := s.txStmt(ctx, tx, stInsertObservation).ExecContext(ctx,
@@ -221,8 +231,14 @@ func (s *Store) Report(ctx context.Context, o Observation) (samples int64, err e
 			o.PLTms, o.TransferBytes, o.Protocol, o.Tab, o.Nav, o.Origin); err != nil {
 			return fmt.Errorf("store: outcome: %w", err)
 		}
+		if err := s.outcomeOf(ctx, tx, o.Origin, o.Tab, o.Nav, &ch); err != nil {
+			return fmt.Errorf("store: outcome: %w", err)
+		}
+		if ch.then, err = s.measuredGeneration(ctx, tx); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
 		return s.txStmt(ctx, tx, stCountObservations).QueryRowContext(ctx, o.Origin).Scan(&samples)
-	}, func() { s.recent.apply(r) })
+	}, func() { s.recent.apply(r); s.measured.apply(ch) })
 	return samples, err
 }
 

@@ -57,13 +57,24 @@ type Outcome struct {
 
 // SetOutcome writes o on the latest decision for origin, tab and nav.
 func (s *Store) SetOutcome(ctx context.Context, origin string, tab int64, nav string, o Outcome) error {
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := s.txStmt(ctx, tx, stSetOutcome).ExecContext(ctx, o.PredictedSPMS, o.PredictedMPMS, o.MPUsed, o.CellBytes, tab, nav, origin)
+	var ch outcomeChange // the decision, for the memory of measured decisions (measured.go)
+	return s.txThen(ctx, func(tx *sql.Tx) error {
+		var err error
+		if ch.before, err = s.measuredGeneration(ctx, tx); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		_, err = s.txStmt(ctx, tx, stSetOutcome).ExecContext(ctx, o.PredictedSPMS, o.PredictedMPMS, o.MPUsed, o.CellBytes, tab, nav, origin)
 		if err != nil {
 			return fmt.Errorf("store: outcome: %w", err)
 		}
+		if err := s.outcomeOf(ctx, tx, origin, tab, nav, &ch); err != nil {
+			return fmt.Errorf("store: outcome: %w", err)
+		}
+		if ch.then, err = s.measuredGeneration(ctx, tx); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
 		return nil
-	})
+	}, func() { s.measured.apply(ch) })
 }
 
 // Measured is one of an origin's reported loads with what the model had predicted for it.
@@ -84,9 +95,16 @@ type Measured struct {
 // sorted every decision the origin ever had (each row's columns past its decision JSON sit on overflow pages), on
 // the navigation's path: after 1,500 decisions of one origin, the query took most of a 4-9 ms decide
 // (go run ./native-host/cmd/hostbench, its serving-host lines).
+//
+// The decide path's n, PredictWindow, is served from memory while nothing else changed the decisions (measured.go).
 func (s *Store) Measurements(ctx context.Context, origin, class string, n int) ([]Measured, error) {
 	var out []Measured
 	err := s.with(func(db *sql.DB) error {
+		if n == PredictWindow {
+			var err error
+			out, err = s.measuredFor(ctx, db, measuredKey{origin, class})
+			return err
+		}
 		rows, err := s.stmt(stMeasurements).QueryContext(ctx, origin, class, n)
 		if err != nil {
 			return err

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
 // stored is what History and Protocol return read from SQLite alone, the memory's reference: the origin's latest
@@ -127,27 +129,41 @@ func TestRecentMatchesTheTable(t *testing.T) {
 	}
 }
 
-// A browsing session keeps the memory: a decision, its load's report and a load elsewhere leave it at the table's
-// generation with the origin's window in it, so the next decision reads no row of the observations.
+// A browsing session keeps the memories: a decision (its reads, then its row), its load's report and outcome and
+// a load elsewhere leave them at the database's generations with the origin's windows in them, so the next
+// decision reads no row of the observations or of the measured decisions.
 func TestRecentKeptThroughASession(t *testing.T) {
 	s := open(t, Options{})
-	const o = "https://a.example"
+	const o, class = "https://a.example", "/a/:id"
 	for i := range 5 {
-		if _, err := s.History(ctx, o, "/a/:id"); err != nil {
+		if _, err := s.History(ctx, o, class); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Measurements(ctx, o, class, PredictWindow); err != nil {
+			t.Fatal(err)
+		}
+		d := decision(o, i)
+		if err := s.LogDecision(ctx, request(d), d, nil, DecisionMeta{PathClass: class}); err != nil {
 			t.Fatal(err)
 		}
 		for _, ob := range []Observation{
-			{Origin: o, Tab: 1, Nav: strconv.Itoa(i), PathClass: "/a/:id", Protocol: "h2", TransferBytes: 2e6, PLTms: 100},
-			{Origin: "https://b.example", Tab: 2, Nav: strconv.Itoa(i), Protocol: "h2", TransferBytes: 5e4, PLTms: 100},
+			{Origin: o, Tab: d.Tab, Nav: d.Nav, PathClass: class, Protocol: "h2", TransferBytes: 2e6, PLTms: 100},
+			{Origin: "https://b.example", Tab: 99, Nav: strconv.Itoa(i), Protocol: "h2", TransferBytes: 5e4, PLTms: 100},
 		} {
 			if _, err := s.Report(ctx, ob); err != nil {
 				t.Fatal(err)
 			}
 		}
-		var g int64
+		if err := s.SetOutcome(ctx, o, d.Tab, d.Nav, Outcome{PredictedSPMS: 90, PredictedMPMS: 80, MPUsed: true}); err != nil {
+			t.Fatal(err)
+		}
+		var g, gm int64
 		if err := s.with(func(db *sql.DB) error {
 			var err error
-			g, err = generation(s.stmt(stObservationsGeneration).QueryRowContext(ctx))
+			if g, err = generation(s.stmt(stObservationsGeneration).QueryRowContext(ctx)); err != nil {
+				return err
+			}
+			gm, err = generation(s.stmt(stMeasuredGeneration).QueryRowContext(ctx))
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -157,10 +173,18 @@ func TestRecentKeptThroughASession(t *testing.T) {
 			len(s.recent.origins[o].rows) == i+1
 		s.recent.mu.Unlock()
 		if !kept {
-			t.Fatalf("after load %d: the memory was dropped (generation %d, the memory's %d)", i, g, s.recent.gen)
+			t.Fatalf("after load %d: the memory of the latest loads was dropped (generation %d, the memory's %d)", i, g, s.recent.gen)
+		}
+		s.measured.mu.Lock()
+		w := s.measured.windows[measuredKey{o, class}]
+		kept = s.measured.valid && s.measured.gen == gm && gm > 0 && w != nil && len(w.rows) == i+1
+		s.measured.mu.Unlock()
+		if !kept {
+			t.Fatalf("after load %d: the memory of measured decisions was dropped (generation %d, the memory's %d)", i, gm, s.measured.gen)
 		}
 	}
-	same(t, s, o, "/a/:id", "at the end")
+	same(t, s, o, class, "at the end")
+	sameMeasured(t, s, o, class, "at the end")
 }
 
 // The helper process of TestRecentSeesOtherProcesses: it opens the database named by MPSURF_TEST_OTHER_DB as a
@@ -181,11 +205,16 @@ func TestRecentOtherProcessHelper(t *testing.T) {
 			TransferBytes: 7777, PLTms: 100})
 	case "report elsewhere":
 		_, err = s.Report(ctx, Observation{Origin: "https://z.example", Tab: 9, Nav: "other", Protocol: "h2", TransferBytes: 8888, PLTms: 100})
-	case "delete origin", "change a row", "delete all":
+	case "delete origin", "change a row", "delete all", "change an outcome", "delete decisions", "log a measured decision":
 		q := map[string]string{
-			"delete origin": "DELETE FROM observations WHERE origin = 'https://a.example'",
-			"change a row":  "UPDATE observations SET transfer_bytes = 1 WHERE id = (SELECT max(id) FROM observations)",
-			"delete all":    "DELETE FROM observations",
+			"delete origin":     "DELETE FROM observations WHERE origin = 'https://a.example'",
+			"change a row":      "UPDATE observations SET transfer_bytes = 1 WHERE id = (SELECT max(id) FROM observations)",
+			"delete all":        "DELETE FROM observations",
+			"change an outcome": "UPDATE decisions SET plt_ms = 1 WHERE id = (SELECT max(id) FROM decisions WHERE origin = 'https://a.example')",
+			"delete decisions":  "DELETE FROM decisions WHERE origin = 'https://a.example' AND id % 4 = 1",
+			"log a measured decision": `INSERT INTO decisions (time_ms, origin, tab, nav, multipath, deadline_ms, model_id, model_version,
+				request, decision, path_class, plt_ms, predicted_sp_ms, predicted_mp_ms, mp_used)
+				VALUES (9e12, 'https://a.example', 9, 'other', 1, 3000, 'm', 1, 'null', '{}', '/a/:id', 5, 6, 7, 1)`,
 		}[do]
 		err = s.with(func(db *sql.DB) error { _, err := db.ExecContext(ctx, q); return err })
 	default:
@@ -208,28 +237,42 @@ func TestRecentSeesOtherProcesses(t *testing.T) {
 		{"delete origin", "https://a.example"},
 		{"change a row", "https://b.example"},
 		{"delete all", "https://a.example"},
+		{"change an outcome", "https://a.example"},
+		{"delete decisions", "https://a.example"},
+		{"log a measured decision", "https://a.example"},
 	} {
 		t.Run(tc.do, func(t *testing.T) {
 			s := open(t, Options{})
 			for i := range 30 {
 				for _, o := range []string{"https://a.example", "https://b.example"} {
-					if _, err := s.Report(ctx, Observation{Origin: o, Tab: 1, Nav: strconv.Itoa(i), PathClass: "/a/:id", Protocol: "h2",
-						TransferBytes: int64(1000 + i), PLTms: 100}); err != nil {
+					d := decision(o, i)
+					if err := s.LogDecision(ctx, request(d), d, nil, DecisionMeta{PathClass: "/a/:id"}); err != nil {
+						t.Fatal(err)
+					}
+					if _, err := s.Report(ctx, Observation{Origin: o, Tab: d.Tab, Nav: d.Nav, PathClass: "/a/:id", Protocol: "h2",
+						TransferBytes: int64(1000 + i), PLTms: float64(100 + i)}); err != nil {
+						t.Fatal(err)
+					}
+					if err := s.SetOutcome(ctx, o, d.Tab, d.Nav, Outcome{PredictedSPMS: 90, PredictedMPMS: 80, MPUsed: i%2 == 0}); err != nil {
 						t.Fatal(err)
 					}
 				}
 			}
 			before, _ := s.History(ctx, tc.origin, "/a/:id")
+			beforeM, _ := s.Measurements(ctx, tc.origin, "/a/:id", PredictWindow)
 			same(t, s, tc.origin, "/a/:id", "before")
+			sameMeasured(t, s, tc.origin, "/a/:id", "before")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestRecentOtherProcessHelper$", "-test.count=1")
 			cmd.Env = append(os.Environ(), "MPSURF_TEST_OTHER_DB="+s.Path(), "MPSURF_TEST_OTHER_DO="+tc.do)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("the other process: %v\n%s", err, out)
 			}
 			after, _ := s.History(ctx, tc.origin, "/a/:id")
+			afterM, _ := s.Measurements(ctx, tc.origin, "/a/:id", PredictWindow)
 			same(t, s, tc.origin, "/a/:id", "after the other process's write")
-			if reflect.DeepEqual(before, after) {
-				t.Errorf("the other process's write changed nothing the history shows: the test proves nothing")
+			sameMeasured(t, s, tc.origin, "/a/:id", "after the other process's write")
+			if reflect.DeepEqual(before, after) && reflect.DeepEqual(beforeM, afterM) {
+				t.Errorf("the other process's write changed nothing the history or the measurements show: the test proves nothing")
 			}
 		})
 	}
@@ -251,4 +294,128 @@ func TestRecentSeesOtherProcesses(t *testing.T) {
 			t.Errorf("protocol after the deletion: %q %v", p, err)
 		}
 	})
+}
+
+// storedMeasurements is Measurements read from SQLite alone, the memory's reference.
+func storedMeasurements(t *testing.T, s *Store, origin, class string) []Measured {
+	t.Helper()
+	var out []Measured
+	err := s.with(func(db *sql.DB) error {
+		rows, err := db.QueryContext(ctx, stmtSQL[stMeasurements], origin, class, PredictWindow)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var m Measured
+			var sp, mp float64
+			if err := rows.Scan(&m.PLTms, &sp, &mp, &m.MPUsed); err != nil {
+				return err
+			}
+			m.PredictedMS = sp
+			if m.MPUsed {
+				m.PredictedMS = mp
+			}
+			out = append(out, m)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameMeasured checks that the Store's Measurements of origin's class are what SQLite alone holds.
+func sameMeasured(t *testing.T, s *Store, origin, class, when string) {
+	t.Helper()
+	got, err := s.Measurements(ctx, origin, class, PredictWindow)
+	if err != nil {
+		t.Fatalf("%s: %v", when, err)
+	}
+	if want := storedMeasurements(t, s, origin, class); !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s, %s %q: from the store\n%+v\nfrom SQLite\n%+v", when, origin, class, got, want)
+	}
+}
+
+// The memory of measured decisions answers what SQLite would, through a session of decisions whose loads are
+// reported and learned from in either order, some never, some twice, several in one millisecond, with retention
+// deleting decisions by count and by age inside the windows, and with the clock set back (then retention by count
+// deletes decisions at the head of a window, by time, while older ones by time stay beyond it).
+func TestMeasuredMatchesTheTable(t *testing.T) {
+	origins := []string{"https://a.example", "https://b.example"}
+	classes := []string{"", "/a/:id"}
+	for _, tc := range []struct {
+		name    string
+		maxRows int64
+		maxAge  time.Duration
+		back    bool
+	}{
+		{"no retention", 0, 0, false},
+		{"retention by rows inside the windows", 60, 0, false},
+		{"retention by age inside the windows", 0, 40 * time.Second, false},
+		{"the clock set back, retention by age", 0, 100 * time.Second, true},
+		{"the clock set back, retention by rows", 150, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := time.UnixMilli(1_790_000_000_000)
+			s := open(t, Options{MaxRows: tc.maxRows, MaxAge: tc.maxAge, Now: func() time.Time { return clock }})
+			r := rand.New(rand.NewPCG(5, 6))
+			type load struct {
+				d protocol.Decision
+				c string
+			}
+			var pending []load
+			for i := range 600 {
+				if r.IntN(3) > 0 {
+					clock = clock.Add(time.Second)
+				}
+				if tc.back && i == 300 {
+					clock = clock.Add(-time.Hour)
+				}
+				o, c := origins[r.IntN(len(origins))], classes[r.IntN(len(classes))]
+				d := decision(o, i)
+				if err := s.LogDecision(ctx, request(d), d, nil, DecisionMeta{PathClass: c}); err != nil {
+					t.Fatal(err)
+				}
+				pending = append(pending, load{d, c})
+				// Some earlier load's report and outcome, in either order, or twice.
+				l := pending[r.IntN(len(pending))]
+				report := func() {
+					mp := r.IntN(2) == 0
+					if _, err := s.Report(ctx, Observation{Origin: l.d.Origin, Tab: l.d.Tab, Nav: l.d.Nav, PathClass: l.c, Protocol: "h2",
+						TransferBytes: r.Int64N(3e6), PLTms: float64(1 + r.IntN(5000)), Multipath: &mp}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				outcome := func() {
+					if err := s.SetOutcome(ctx, l.d.Origin, l.d.Tab, l.d.Nav, Outcome{PredictedSPMS: float64(1 + r.IntN(5000)),
+						PredictedMPMS: float64(1 + r.IntN(5000)), MPUsed: r.IntN(2) == 0}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				switch r.IntN(5) {
+				case 0:
+					report()
+					outcome()
+				case 1:
+					outcome()
+					report()
+				case 2:
+					report()
+				case 3:
+					outcome()
+				}
+				sameMeasured(t, s, origins[r.IntN(len(origins))], classes[r.IntN(len(classes))], fmt.Sprintf("after decision %d", i))
+			}
+			for _, o := range append(origins, "https://never.example") {
+				for _, c := range classes {
+					sameMeasured(t, s, o, c, "at the end")
+				}
+			}
+			if got := storedMeasurements(t, s, origins[0], classes[1]); len(got) < PredictWindow && tc.maxRows == 0 && tc.maxAge == 0 {
+				t.Errorf("%d measured decisions: the window was never full, the test proves less than it says", len(got))
+			}
+		})
+	}
 }

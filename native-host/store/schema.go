@@ -167,6 +167,21 @@ var migrations = []string{
 		UPDATE generations SET value = value + 1 WHERE name = 'observations'; END;
 	CREATE TRIGGER observations_deleted AFTER DELETE ON observations BEGIN
 		UPDATE generations SET value = value + 1 WHERE name = 'observations'; END;`,
+	// 10: the measured decisions' generation (those Measurements returns: an outcome measured and predicted),
+	// raised by every change to a decision measured before or after it, whoever writes: a host keeps the latest
+	// of them in memory (measured.go). A decision logged without an outcome raises none.
+	`INSERT INTO generations VALUES ('measured', 0);
+	CREATE TRIGGER decisions_measured_inserted AFTER INSERT ON decisions
+		WHEN NEW.plt_ms IS NOT NULL AND NEW.predicted_sp_ms IS NOT NULL AND NEW.mp_used IS NOT NULL BEGIN
+		UPDATE generations SET value = value + 1 WHERE name = 'measured'; END;
+	CREATE TRIGGER decisions_measured_updated
+		AFTER UPDATE OF id, origin, path_class, time_ms, plt_ms, predicted_sp_ms, predicted_mp_ms, mp_used ON decisions
+		WHEN (OLD.plt_ms IS NOT NULL AND OLD.predicted_sp_ms IS NOT NULL AND OLD.mp_used IS NOT NULL)
+		OR (NEW.plt_ms IS NOT NULL AND NEW.predicted_sp_ms IS NOT NULL AND NEW.mp_used IS NOT NULL) BEGIN
+		UPDATE generations SET value = value + 1 WHERE name = 'measured'; END;
+	CREATE TRIGGER decisions_measured_deleted AFTER DELETE ON decisions
+		WHEN OLD.plt_ms IS NOT NULL AND OLD.predicted_sp_ms IS NOT NULL AND OLD.mp_used IS NOT NULL BEGIN
+		UPDATE generations SET value = value + 1 WHERE name = 'measured'; END;`,
 }
 
 // vacuumAfter: a database that passes through this version on Open is vacuumed after its migration, so that no

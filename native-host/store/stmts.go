@@ -21,6 +21,9 @@ const (
 	stRecentAll
 	stHistoryOthers
 	stMeasurements
+	stMeasuredGeneration
+	stMeasuredWindow
+	stOutcomeRow
 	stPrefs
 	stUsage
 	stInsertDecision
@@ -37,7 +40,8 @@ const (
 	nStmts
 )
 
-// stmtSQL is each statement's text. The retention statements come in pairs per table, since a table's name is not
+// stmtSQL is each statement's text. Retention returns the ids it deleted, for the memories of the latest loads and
+// decisions (recent.go, measured.go). The retention statements come in pairs per table, since a table's name is not
 // a parameter; "latest decision for a load" is one subquery, written once.
 var stmtSQL = [nStmts]string{
 	stObservationsGeneration: "SELECT value FROM generations WHERE name = 'observations'",
@@ -50,6 +54,13 @@ var stmtSQL = [nStmts]string{
 	stMeasurements: `SELECT plt_ms, predicted_sp_ms, predicted_mp_ms, mp_used FROM decisions
 		WHERE origin = ? AND coalesce(path_class, '') = ? AND plt_ms IS NOT NULL AND predicted_sp_ms IS NOT NULL
 		AND mp_used IS NOT NULL ORDER BY time_ms DESC, id DESC LIMIT ?`,
+	stMeasuredGeneration: "SELECT value FROM generations WHERE name = 'measured'",
+	// The memory's window of measured decisions (measured.go): Measurements' rows, with their place in its order.
+	stMeasuredWindow: `SELECT id, time_ms, plt_ms, predicted_sp_ms, predicted_mp_ms, mp_used FROM decisions
+		WHERE origin = ? AND coalesce(path_class, '') = ? AND plt_ms IS NOT NULL AND predicted_sp_ms IS NOT NULL
+		AND mp_used IS NOT NULL ORDER BY time_ms DESC, id DESC LIMIT ?`,
+	stOutcomeRow: `SELECT id, coalesce(path_class, ''), time_ms, plt_ms, predicted_sp_ms, predicted_mp_ms, mp_used
+		FROM decisions WHERE id = ` + latestDecision,
 	stPrefs: "SELECT prefs FROM prefs WHERE id = 1",
 	stUsage: `SELECT coalesce(sum(rx_bytes), 0), coalesce(sum(tx_bytes), 0)
 		FROM cellular_usage WHERE day >= ?`,
@@ -57,12 +68,11 @@ var stmtSQL = [nStmts]string{
 		(time_ms, origin, tab, nav, multipath, theta1, theta2, deadline_ms, model_id, model_version, request, decision,
 		path_class, basis, cell_rx_start)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	stRetainDecisionsRows: "DELETE FROM decisions WHERE id <= ?",
-	stRetainDecisionsAge:  "DELETE FROM decisions WHERE time_ms < ?",
+	stRetainDecisionsRows: "DELETE FROM decisions WHERE id <= ? RETURNING id",
+	stRetainDecisionsAge:  "DELETE FROM decisions WHERE time_ms < ? RETURNING id",
 	stInsertObservation: `INSERT INTO observations
 		(time_ms, origin, tab, nav, protocol, transfer_bytes, plt_ms, multipath, path_class, objects, conns)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	// The observations' retention returns the ids it deleted, for the memory of the latest loads (recent.go).
 	stRetainObservationsRows: "DELETE FROM observations WHERE id <= ? RETURNING id",
 	stRetainObservationsAge:  "DELETE FROM observations WHERE time_ms < ? RETURNING id",
 	stReportOutcome:          `UPDATE decisions SET plt_ms = ?, transfer_bytes = ?, protocol = ? WHERE id = ` + latestDecision,

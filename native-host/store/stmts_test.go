@@ -209,11 +209,13 @@ func TestMigrationIndexesAnExistingLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Back to schema 7: its indexes, no generation, its version.
+	// Back to schema 7: its indexes, no generations, its version.
 	err := s.with(func(db *sql.DB) error {
 		_, err := db.ExecContext(ctx, `DROP INDEX observations_history; DROP INDEX decisions_measured;
 			CREATE INDEX observations_origin ON observations(origin, id); DROP TRIGGER observations_inserted;
 			DROP TRIGGER observations_updated; DROP TRIGGER observations_deleted; DROP TABLE generations;
+			DROP TRIGGER decisions_measured_inserted; DROP TRIGGER decisions_measured_updated;
+			DROP TRIGGER decisions_measured_deleted;
 			PRAGMA user_version = 7`)
 		return err
 	})

@@ -49,7 +49,8 @@ type Store struct {
 	db *sql.DB
 	st *prepared // db's statements (stmts.go), closed with it
 
-	recent recent // the latest observations, in memory (recent.go)
+	recent   recent   // the latest observations, in memory (recent.go)
+	measured measured // the latest measured decisions, in memory (measured.go)
 }
 
 // Open opens (creating it and its directory if needed) the database at path and brings its schema up to date.
@@ -183,6 +184,9 @@ func (s *Store) DeleteAll() error {
 	s.recent.mu.Lock()
 	s.recent.reset()
 	s.recent.mu.Unlock()
+	s.measured.mu.Lock()
+	s.measured.reset()
+	s.measured.mu.Unlock()
 	for _, p := range []string{s.path, s.path + "-wal", s.path + "-shm", s.path + "-journal"} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("store: %w", err)
