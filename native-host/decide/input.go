@@ -38,11 +38,11 @@ type LinkStatus struct {
 
 // Memory is what the host remembers across decisions and sessions. *store.Store is the real one.
 type Memory interface {
-	// History is the page's size history, with the protocol of the origin's latest load.
+	// History is the page's size history, with the protocol of the origin's latest load and the measured loads of
+	// the page's class (store.PredictWindow of them).
 	History(ctx context.Context, origin, class string) (store.History, error)
 	Prefs(ctx context.Context) (*protocol.Prefs, error)
 	Usage(ctx context.Context, from time.Time) (rx, tx int64, err error)
-	Measurements(ctx context.Context, origin, class string, n int) ([]store.Measured, error)
 }
 
 // Input assembles the model's input for origin's page of path class (store.PathClass; "" unknown), now, from
@@ -65,9 +65,9 @@ func (d *Decider) Input(ctx context.Context, origin, class string) model.Input {
 		if h.Protocol != "" {
 			in.Protocol = h.Protocol
 		}
-	}
-	if ms, err := m.Measurements(ctx, origin, class, store.PredictWindow); err == nil && len(ms) > 0 {
-		in.Learned = learned(ms, d.cfg.Params.Learning.HalfLifeLoads)
+		if len(h.Measured) > 0 {
+			in.Learned = learned(h.Measured, d.cfg.Params.Learning.HalfLifeLoads)
+		}
 	}
 	prefs, err := m.Prefs(ctx)
 	if err != nil {
@@ -124,9 +124,6 @@ func (g *Given) History(context.Context, string, string) (store.History, error) 
 	h := g.Sizes
 	h.Protocol = g.Proto
 	return h, nil
-}
-func (g *Given) Measurements(context.Context, string, string, int) ([]store.Measured, error) {
-	return nil, nil
 }
 func (g *Given) Prefs(context.Context) (*protocol.Prefs, error)         { return g.Settings, nil }
 func (g *Given) Usage(context.Context, time.Time) (int64, int64, error) { return 0, 0, nil }

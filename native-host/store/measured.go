@@ -136,20 +136,17 @@ func (s *Store) outcomeOf(ctx context.Context, tx *sql.Tx, origin string, tab in
 }
 
 // measuredFor returns origin's and class's latest PredictWindow measured decisions as the database holds them
-// now, from memory where it is current. The caller holds s.mu (inside with).
-func (s *Store) measuredFor(ctx context.Context, db *sql.DB, key measuredKey) ([]Measured, error) {
+// now (their generation g, just read), from memory where it is current. The caller holds s.mu (inside with).
+func (s *Store) measuredFor(ctx context.Context, db *sql.DB, g int64, key measuredKey) ([]Measured, error) {
 	c := &s.measured
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, err := generation(s.stmt(stMeasuredGeneration).QueryRowContext(ctx))
-	if err != nil {
-		return nil, err
-	}
 	if !c.valid || c.gen != g {
 		c.reset()
 	}
 	w := c.windows[key]
 	if w == nil {
+		var err error
 		if w, err = s.measuredLoad(ctx, db, key); err != nil {
 			c.reset()
 			return nil, err

@@ -101,8 +101,11 @@ func (s *Store) Measurements(ctx context.Context, origin, class string, n int) (
 	var out []Measured
 	err := s.with(func(db *sql.DB) error {
 		if n == PredictWindow {
-			var err error
-			out, err = s.measuredFor(ctx, db, measuredKey{origin, class})
+			_, g, err := s.generations(ctx)
+			if err != nil {
+				return err
+			}
+			out, err = s.measuredFor(ctx, db, g, measuredKey{origin, class})
 			return err
 		}
 		rows, err := s.stmt(stMeasurements).QueryContext(ctx, origin, class, n)

@@ -24,20 +24,33 @@ type History struct {
 	Objects int64
 	Conns   int64
 	// Protocol is that of the origin's latest load ("h2", "http/1.1", "h3", ...; "" never seen or not said), as
-	// Protocol returns it: read with the rest, so that a decision checks the memory of the latest loads once.
+	// Protocol returns it, and Measured the class's latest loads with their predictions, as Measurements(…,
+	// PredictWindow) returns them: read with the sizes, so that a decision checks the store's memories once.
 	Protocol string
+	Measured []Measured
 }
 
 // Samples is how many loads the history has.
 func (h History) Samples() int { return len(h.Class) + len(h.Origin) }
 
-// History returns the size history of origin's pages of class (PathClass): from the origin's latest loads and the
-// latest loads elsewhere, which the Store keeps in memory while nothing else writes them (recent.go).
+// History returns the size history of origin's pages of class (PathClass), with the protocol of the origin's
+// latest load and the class's measured loads: from the origin's latest loads, the latest loads elsewhere and the
+// latest measured decisions, which the Store keeps in memory while nothing else writes them (recent.go,
+// measured.go).
 func (s *Store) History(ctx context.Context, origin, class string) (History, error) {
 	var h History
 	err := s.with(func(db *sql.DB) error {
-		return s.recentDo(ctx, db, origin, func(own, latest *window) error {
+		gObs, gMeas, err := s.generations(ctx)
+		if err != nil {
+			return err
+		}
+		if h.Measured, err = s.measuredFor(ctx, db, gMeas, measuredKey{origin, class}); err != nil {
+			return err
+		}
+		return s.recentDo(ctx, db, gObs, origin, func(own, latest *window) error {
+			measured := h.Measured
 			h = historyOf(own.rows, class)
+			h.Measured = measured
 			if len(own.rows) > 0 {
 				h.Protocol = own.rows[0].proto
 			}
@@ -143,7 +156,11 @@ func median(s []int64) int64 {
 func (s *Store) Protocol(ctx context.Context, origin string) (string, error) {
 	var proto string
 	err := s.with(func(db *sql.DB) error {
-		return s.recentDo(ctx, db, origin, func(own, _ *window) error {
+		g, _, err := s.generations(ctx)
+		if err != nil {
+			return err
+		}
+		return s.recentDo(ctx, db, g, origin, func(own, _ *window) error {
 			if len(own.rows) > 0 {
 				proto = own.rows[0].proto
 			}

@@ -78,26 +78,31 @@ func (c *recent) reset() {
 	c.valid, c.gen, c.origins, c.latest = false, 0, nil, nil
 }
 
-// generation reads the observations' generation from row (stObservationsGeneration's).
+// generation reads a generation from row (stObservationsGeneration's or stMeasuredGeneration's).
 func generation(row *sql.Row) (int64, error) {
 	var g int64
 	if err := row.Scan(&g); err != nil {
-		return 0, fmt.Errorf("observations' generation: %w", err)
+		return 0, fmt.Errorf("generation: %w", err)
 	}
 	return g, nil
 }
 
-// recentDo calls f with origin's window and the window of every origin as the table holds them now, from memory
-// where it is current, read from db where not. The caller holds s.mu (inside with); f reads the windows, never
-// keeps or changes them: they are the memory's, under c.mu only while f runs.
-func (s *Store) recentDo(ctx context.Context, db *sql.DB, origin string, f func(own, latest *window) error) error {
+// generations reads both memories' generations in one query: the observations' and the measured decisions'. Each
+// query after another connection's commit costs SQLite a new look at its write-ahead log, so a decision asks once.
+func (s *Store) generations(ctx context.Context) (observations, measured int64, err error) {
+	if err := s.stmt(stGenerations).QueryRowContext(ctx).Scan(&observations, &measured); err != nil {
+		return 0, 0, fmt.Errorf("generations: %w", err)
+	}
+	return observations, measured, nil
+}
+
+// recentDo calls f with origin's window and the window of every origin as the table holds them now (its
+// generation g, just read), from memory where it is current, read from db where not. The caller holds s.mu (inside
+// with); f reads the windows, never keeps or changes them: they are the memory's, under c.mu only while f runs.
+func (s *Store) recentDo(ctx context.Context, db *sql.DB, g int64, origin string, f func(own, latest *window) error) error {
 	c := &s.recent
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g, err := generation(s.stmt(stObservationsGeneration).QueryRowContext(ctx))
-	if err != nil {
-		return err
-	}
 	if !c.valid || c.gen != g {
 		c.reset()
 	}

@@ -14,8 +14,9 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
-// stored is what History and Protocol return read from SQLite alone, the memory's reference: the origin's latest
-// loads as the window's statement reads them, the others' loads as stHistoryOthers does.
+// stored is what History and Protocol return read from SQLite alone, the memories' reference: the origin's latest
+// loads as the window's statement reads them, the others' loads as stHistoryOthers does, the measured loads as
+// Measurements' statement does.
 func stored(t *testing.T, s *Store, origin, class string) (History, string) {
 	t.Helper()
 	var h History
@@ -57,6 +58,7 @@ func stored(t *testing.T, s *Store, origin, class string) (History, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.Measured = storedMeasurements(t, s, origin, class)
 	return h, proto
 }
 

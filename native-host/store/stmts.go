@@ -17,6 +17,7 @@ type stmt int
 
 const (
 	stObservationsGeneration stmt = iota
+	stGenerations
 	stRecentOrigin
 	stRecentAll
 	stHistoryOthers
@@ -45,6 +46,8 @@ const (
 // a parameter; "latest decision for a load" is one subquery, written once.
 var stmtSQL = [nStmts]string{
 	stObservationsGeneration: "SELECT value FROM generations WHERE name = 'observations'",
+	stGenerations: `SELECT (SELECT value FROM generations WHERE name = 'observations'),
+		(SELECT value FROM generations WHERE name = 'measured')`,
 	// The memory's windows (recent.go): an origin's latest loads, and every origin's.
 	stRecentOrigin: `SELECT id, origin, coalesce(path_class, ''), protocol, transfer_bytes, coalesce(objects, 0),
 		coalesce(conns, 0) FROM observations WHERE origin = ? ORDER BY id DESC LIMIT ?`,
