@@ -167,19 +167,22 @@ func checkFormat(format string) error {
 // readTx runs f on one connection inside one read transaction, so that every query f makes sees the same snapshot
 // however many writes commit meanwhile (WAL readers never block writers, nor writers readers).
 func (s *Store) readTx(ctx context.Context, f func(conn *sql.Conn) error) error {
-	return s.with(func(db *sql.DB) error {
-		conn, err := db.Conn(ctx)
-		if err != nil {
-			return err
-		}
-		defer conn.Close()
-		// DEFERRED, not the DSN's IMMEDIATE: a reader must not take the write lock.
-		if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
-			return err
-		}
-		defer conn.ExecContext(context.Background(), "ROLLBACK")
-		return f(conn)
-	})
+	return s.with(func(db *sql.DB) error { return snapshot(ctx, db, f) })
+}
+
+// snapshot is readTx on db, for a caller already inside with.
+func snapshot(ctx context.Context, db *sql.DB, f func(conn *sql.Conn) error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// DEFERRED, not the DSN's IMMEDIATE: a reader must not take the write lock.
+	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
+		return err
+	}
+	defer conn.ExecContext(context.Background(), "ROLLBACK")
+	return f(conn)
 }
 
 // rowsFor returns how an export writes a row's path classes: as logged, or pseudonymous with the log's key.

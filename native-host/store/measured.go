@@ -167,44 +167,40 @@ func (s *Store) measuredFor(ctx context.Context, db *sql.DB, g int64, key measur
 // if that is still its generation.
 func (s *Store) measuredLoad(ctx context.Context, db *sql.DB, key measuredKey) (*measuredWindow, error) {
 	c := &s.measured
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	// DEFERRED, not the DSN's IMMEDIATE: a reader must not take the write lock.
-	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
-		return nil, err
-	}
-	defer conn.ExecContext(context.Background(), "ROLLBACK")
-	g, err := generation(conn.QueryRowContext(ctx, stmtSQL[stMeasuredGeneration]))
-	if err != nil {
-		return nil, err
-	}
-	rows, err := conn.QueryContext(ctx, stmtSQL[stMeasuredWindow], key.origin, key.class, PredictWindow+1)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
 	w := &measuredWindow{rows: make([]measuredRow, 0, PredictWindow+1)}
-	for rows.Next() {
-		var r measuredRow
-		if err := rows.Scan(&r.id, &r.timeMS, &r.plt, &r.sp, &r.mp, &r.mpUsed); err != nil {
-			return nil, err
+	err := snapshot(ctx, db, func(conn *sql.Conn) error {
+		g, err := generation(conn.QueryRowContext(ctx, stmtSQL[stMeasuredGeneration]))
+		if err != nil {
+			return err
 		}
-		if len(w.rows) == PredictWindow {
-			w.more = true
-			break
+		rows, err := conn.QueryContext(ctx, stmtSQL[stMeasuredWindow], key.origin, key.class, PredictWindow+1)
+		if err != nil {
+			return err
 		}
-		w.rows = append(w.rows, r)
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		for rows.Next() {
+			var r measuredRow
+			if err := rows.Scan(&r.id, &r.timeMS, &r.plt, &r.sp, &r.mp, &r.mpUsed); err != nil {
+				return err
+			}
+			if len(w.rows) == PredictWindow {
+				w.more = true
+				break
+			}
+			w.rows = append(w.rows, r)
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if !c.valid || c.gen != g || c.windows == nil || len(c.windows) >= maxOrigins {
+			c.windows = map[measuredKey]*measuredWindow{}
+		}
+		c.windows[key] = w
+		c.valid, c.gen = true, g
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	if !c.valid || c.gen != g || c.windows == nil || len(c.windows) >= maxOrigins {
-		c.windows = map[measuredKey]*measuredWindow{}
-	}
-	c.windows[key] = w
-	c.valid, c.gen = true, g
 	return w, nil
 }

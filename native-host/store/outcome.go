@@ -108,27 +108,35 @@ func (s *Store) Measurements(ctx context.Context, origin, class string, n int) (
 			out, err = s.measuredFor(ctx, db, g, measuredKey{origin, class})
 			return err
 		}
-		rows, err := s.stmt(stMeasurements).QueryContext(ctx, origin, class, n)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var m Measured
-			var sp, mp float64
-			if err := rows.Scan(&m.PLTms, &sp, &mp, &m.MPUsed); err != nil {
-				return err
-			}
-			m.PredictedMS = sp
-			if m.MPUsed {
-				m.PredictedMS = mp
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
+		var err error
+		out, err = measurementsOf(ctx, s.stmt(stMeasurements), origin, class, n)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: measurements: %w", err)
 	}
 	return out, nil
+}
+
+// measurementsOf runs Measurements' statement st and reads its rows: what SQLite holds, without the memory.
+func measurementsOf(ctx context.Context, st *sql.Stmt, origin, class string, n int) ([]Measured, error) {
+	rows, err := st.QueryContext(ctx, origin, class, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Measured
+	for rows.Next() {
+		var m Measured
+		var sp, mp float64
+		if err := rows.Scan(&m.PLTms, &sp, &mp, &m.MPUsed); err != nil {
+			return nil, err
+		}
+		m.PredictedMS = sp
+		if m.MPUsed {
+			m.PredictedMS = mp
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }

@@ -59,26 +59,34 @@ func (s *Store) History(ctx context.Context, origin, class string) (History, err
 				return nil
 			}
 			// One origin took most of the latest loads: the others' are read further back.
-			h.Others = h.Others[:0]
-			rows, err := s.stmt(stHistoryOthers).QueryContext(ctx, origin, OthersWindow)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var n int64
-				if err := rows.Scan(&n); err != nil {
-					return err
-				}
-				h.Others = append(h.Others, n)
-			}
-			return rows.Err()
+			var err error
+			h.Others, err = othersStored(ctx, s.stmt(stHistoryOthers), origin)
+			return err
 		})
 	})
 	if err != nil {
 		return History{}, fmt.Errorf("store: history: %w", err)
 	}
 	return h, nil
+}
+
+// othersStored runs stHistoryOthers' statement st: the transferred bytes of the latest OthersWindow loads on
+// origins other than origin, newest first, as SQLite holds them.
+func othersStored(ctx context.Context, st *sql.Stmt, origin string) ([]int64, error) {
+	rows, err := st.QueryContext(ctx, origin, OthersWindow)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var n int64
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
 }
 
 // historyOf is the history of class among an origin's loads, newest first: it takes them until both levels are

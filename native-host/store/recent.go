@@ -121,46 +121,38 @@ func (s *Store) recentDo(ctx context.Context, db *sql.DB, g int64, origin string
 // the generation it is of; the rest of the memory stays only if that is still its generation.
 func (s *Store) recentLoad(ctx context.Context, db *sql.DB, origin string, ownToo, latestToo bool) error {
 	c := &s.recent
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	// DEFERRED, not the DSN's IMMEDIATE: a reader must not take the write lock.
-	if _, err := conn.ExecContext(ctx, "BEGIN DEFERRED"); err != nil {
-		return err
-	}
-	defer conn.ExecContext(context.Background(), "ROLLBACK")
-	g, err := generation(conn.QueryRowContext(ctx, stmtSQL[stObservationsGeneration]))
-	if err != nil {
-		return err
-	}
-	if !c.valid || c.gen != g {
-		c.reset()
-		ownToo, latestToo = true, true
-	}
-	var own, latest *window
-	if ownToo {
-		if own, err = readWindow(ctx, conn, stmtSQL[stRecentOrigin], originWindow, origin); err != nil {
+	return snapshot(ctx, db, func(conn *sql.Conn) error {
+		g, err := generation(conn.QueryRowContext(ctx, stmtSQL[stObservationsGeneration]))
+		if err != nil {
 			return err
 		}
-	}
-	if latestToo {
-		if latest, err = readWindow(ctx, conn, stmtSQL[stRecentAll], recentWindow); err != nil {
-			return err
+		if !c.valid || c.gen != g {
+			c.reset()
+			ownToo, latestToo = true, true
 		}
-	}
-	if c.origins == nil || len(c.origins) >= maxOrigins {
-		c.origins = map[string]*window{}
-	}
-	if own != nil {
-		c.origins[origin] = own
-	}
-	if latest != nil {
-		c.latest = latest
-	}
-	c.valid, c.gen = true, g
-	return nil
+		var own, latest *window
+		if ownToo {
+			if own, err = readWindow(ctx, conn, stmtSQL[stRecentOrigin], originWindow, origin); err != nil {
+				return err
+			}
+		}
+		if latestToo {
+			if latest, err = readWindow(ctx, conn, stmtSQL[stRecentAll], recentWindow); err != nil {
+				return err
+			}
+		}
+		if c.origins == nil || len(c.origins) >= maxOrigins {
+			c.origins = map[string]*window{}
+		}
+		if own != nil {
+			c.origins[origin] = own
+		}
+		if latest != nil {
+			c.latest = latest
+		}
+		c.valid, c.gen = true, g
+		return nil
+	})
 }
 
 // readWindow reads at most n rows of q (its last parameter the limit), newest first.

@@ -22,38 +22,19 @@ func stored(t *testing.T, s *Store, origin, class string) (History, string) {
 	var h History
 	var proto string
 	err := s.with(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, stmtSQL[stRecentOrigin], origin, originWindow)
-		if err != nil {
-			return err
-		}
-		var own []obsRow
-		for rows.Next() {
-			var r obsRow
-			if err := rows.Scan(&r.id, &r.origin, &r.class, &r.proto, &r.bytes, &r.objects, &r.conns); err != nil {
-				rows.Close()
+		return snapshot(ctx, db, func(conn *sql.Conn) error {
+			own, err := readWindow(ctx, conn, stmtSQL[stRecentOrigin], originWindow, origin)
+			if err != nil {
 				return err
 			}
-			own = append(own, r)
-		}
-		rows.Close()
-		h = historyOf(own, class)
-		if len(own) > 0 {
-			proto = own[0].proto
-		}
-		h.Protocol = proto
-		others, err := db.QueryContext(ctx, stmtSQL[stHistoryOthers], origin, OthersWindow)
-		if err != nil {
-			return err
-		}
-		defer others.Close()
-		for others.Next() {
-			var n int64
-			if err := others.Scan(&n); err != nil {
-				return err
+			h = historyOf(own.rows, class)
+			if len(own.rows) > 0 {
+				proto = own.rows[0].proto
 			}
-			h.Others = append(h.Others, n)
-		}
-		return others.Err()
+			h.Protocol = proto
+			h.Others, err = othersStored(ctx, s.stmt(stHistoryOthers), origin)
+			return err
+		})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -303,24 +284,9 @@ func storedMeasurements(t *testing.T, s *Store, origin, class string) []Measured
 	t.Helper()
 	var out []Measured
 	err := s.with(func(db *sql.DB) error {
-		rows, err := db.QueryContext(ctx, stmtSQL[stMeasurements], origin, class, PredictWindow)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var m Measured
-			var sp, mp float64
-			if err := rows.Scan(&m.PLTms, &sp, &mp, &m.MPUsed); err != nil {
-				return err
-			}
-			m.PredictedMS = sp
-			if m.MPUsed {
-				m.PredictedMS = mp
-			}
-			out = append(out, m)
-		}
-		return rows.Err()
+		var err error
+		out, err = measurementsOf(ctx, s.stmt(stMeasurements), origin, class, PredictWindow)
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
