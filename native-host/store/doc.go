@@ -27,6 +27,11 @@
 // file or the exports. Logs an earlier host wrote whole are rewritten so and vacuumed when opened (schema.go,
 // migration 6). DeleteAll removes the database file with its -wal and -shm files and starts empty.
 //
+// Memory. What a decision reads of the log (History: the origin's latest loads, the latest loads elsewhere, the
+// class's measured decisions) is kept in memory by the Store that writes it, and read again from the file whenever
+// another connection or process changed it: triggers raise a generation per kind of row on every change, which each
+// decision reads once (recent.go, measured.go).
+//
 // Retention. At most Options.MaxRows decisions and as many observations, none older than Options.MaxAge
 // (defaults: 100,000 rows, 90 days). Each insert deletes what falls out of the window in the same transaction,
 // using the primary key and the time index, so the cost stays a few index lookups.
