@@ -19,9 +19,9 @@ import (
 // the sqlite3 shell), within the writer's own transaction. PRAGMA data_version does not serve here: it changes on
 // a connection when any other connection commits, and the Store's own connections are a pool (database/sql), so
 // every decision its log writer commits would look like another process's write. The memory is used only while
-// its generation is the table's: every decision reads the generation first (one row of an index), and a load the
-// Store itself reports moves the memory on from the generation it had before the report's transaction to the one
-// after, only if nothing else wrote in between.
+// its generation is the table's: every decision reads the generation first (with the measured decisions', one
+// query: generations), and a load the Store itself reports moves the memory on from the generation it had before
+// the report's transaction to the one after, only if nothing else wrote in between.
 
 // Windows of the memory: History reads at most 3×PredictWindow loads of an origin; the others' loads come from the
 // latest recentWindow of every origin, enough for OthersWindow of other origins unless one origin took most of
@@ -33,7 +33,7 @@ const (
 	maxOrigins   = 4096
 )
 
-// obsRow is an observation as History and Protocol read it: coalesce(path_class, ”), the objects and connections
+// obsRow is an observation as History and Protocol read it: coalesce(path_class, ''), the objects and connections
 // as 0 where unknown.
 type obsRow struct {
 	id                    int64
