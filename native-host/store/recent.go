@@ -33,8 +33,8 @@ const (
 	maxOrigins   = 4096
 )
 
-// obsRow is an observation as History and Protocol read it: coalesce(path_class, ''), the objects and connections
-// as 0 where unknown.
+// obsRow is an observation as History and Protocol read it: its class empty where it has none, its objects and
+// connections 0 where unknown.
 type obsRow struct {
 	id                    int64
 	origin, class, proto  string
