@@ -174,6 +174,8 @@ type evaluation struct {
 	cands []float64
 	us    []float64
 	bnd   []groupBound
+	// backup: the groups' bounds with WiFi as backup are made (backupBounds).
+	backup bool
 }
 
 // scen is one link scenario: both paths' numbers, with its probability.

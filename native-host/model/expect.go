@@ -32,6 +32,11 @@ type group struct {
 	// primSlope and secSlope are the slopes of the scenario's primary and secondary curves, secPB the secondary's
 	// time per byte on each segment (past the last point, at its tail; +Inf where it grows no more).
 	primSlope, secSlope, secPB []float64
+	// primTop is the primary curve's steepest slope (bytes per second), reach the secondary's curve with the
+	// primary's pauses filled in at that rate (reachOf): what bounds the weighing with WiFi as backup at larger θ1.
+	// Made by backupBounds, once WiFi as backup is weighed (evaluation.backup).
+	primTop float64
+	reach   points
 }
 
 // groups builds the groups of e.scens: those of one link scenario (consecutive in e.scens) with one delay.
@@ -103,15 +108,103 @@ func (e *evaluation) groups() {
 	}
 }
 
+// backupBounds makes each group's primTop and reach, for the bounds of the weighing with WiFi as backup
+// (groupSum). They belong to a scenario's pair of link points: each pair's once, shared by its groups.
+func (e *evaluation) backupBounds() {
+	nSec := 0
+	for k := range e.grp {
+		nSec = max(nSec, e.grp[k].sc.si+1)
+	}
+	type pair struct {
+		top   float64
+		reach points
+		ok    bool
+	}
+	made := make([]pair, 0, len(e.scens))
+	for k := range e.grp {
+		g := &e.grp[k]
+		i := g.sc.pi*nSec + g.sc.si
+		for len(made) <= i {
+			made = append(made, pair{})
+		}
+		if m := &made[i]; !m.ok {
+			m.top = g.sc.primSP.tail
+			for _, v := range g.primSlope {
+				m.top = math.Max(m.top, v)
+			}
+			m.reach, m.ok = reachOf(&g.sc.secBase, g.secSlope, m.top), true
+		}
+		g.primTop, g.reach = made[i].top, made[i].reach
+	}
+}
+
+// reachOf is R(x) = max over 0 ≤ y ≤ x of s(y) + top·(x − y): the most bytes a curve that follows s for y seconds
+// and then grows at no more than top can have brought by x. With WiFi as backup, a switch to the secondary at t0'
+// brings P(t0') + s(T − t0') by T, and for any t0' ≥ t0, with P no steeper than top, that is at most
+// P(t0) + top·(t0' − t0) + s(T − t0') ≤ P(t0) + R(T − t0) (a switch after T: P(T) ≤ P(t0) + top·(T − t0) ≤
+// P(t0) + R(T − t0)). So no larger θ1 completes a size s_j earlier than t0 + R⁻¹(s_j − P(t0)). Where the
+// secondary outruns the primary, R is the secondary's curve with its slow-start pauses filled in at the
+// primary's rate; where it does not, R grows at top from the start. s starts at time 0 (curve), slope are its
+// segments' slopes (slopes).
+func reachOf(s *plf, slope []float64, top float64) points {
+	c := 2*len(s.t) + 2 // the start, two per segment at most (where s catches up, its end), one past the last
+	buf := make([]float64, 3*c)
+	q := points{x: buf[:0:c], v: buf[c : c : 2*c], pb: buf[2*c : 2*c : 3*c]}
+	x, sv := 0.0, s.b[0] // where the walk is, and s there
+	rv, on := sv, true   // R there, and whether R = s there (else R is above s, growing at top)
+	q.add(x, rv)
+	// step walks to x1 over a segment on which s grows at sigma from sv to s1.
+	step := func(x1, sigma, s1 float64) {
+		switch {
+		case x1 == x: // a step of s of no length
+			if s1 >= rv {
+				rv, on = s1, true
+			}
+		case on && sigma >= top:
+			rv = s1
+		case on:
+			rv, on = rv+top*(x1-x), false
+		case sigma > top && x+(rv-sv)/(sigma-top) < x1:
+			// s catches up with R inside the segment, and R follows it from there.
+			xc := x + (rv-sv)/(sigma-top)
+			q.add(xc, rv+top*(xc-x))
+			rv, on = s1, true
+		default:
+			rv += top * (x1 - x)
+		}
+		x, sv = x1, s1
+		q.add(x, rv)
+	}
+	if s.t[0] > 0 {
+		step(s.t[0], 0, s.b[0])
+	}
+	for i := range slope {
+		step(s.t[i+1], slope[i], s.b[i+1])
+	}
+	switch tail := s.tail; {
+	case on:
+		q.end(math.Max(tail, top))
+	case tail > top:
+		xc := x + (rv-sv)/(tail-top)
+		q.add(xc, rv+top*(xc-x))
+		q.end(tail)
+	default:
+		q.end(top)
+	}
+	return q
+}
+
 // utilities are expectedSaving's E[U] of every candidate θ1 (e.cands, ascending), one way of carrying multipath
 // out (e.cellFirst), −Inf where the saving is not clear, and −Inf too where E[U] cannot come within ind of the
 // best (choose's margin), so that choose picks what it would pick from every E[U]: those are bounded, not weighed.
 //
-// The bound: a later join (a larger θ1: t0 grows with it) never completes a size sooner, without WiFi as backup
-// (the secondary's bytes only come later) and with it (the primary's bytes by t0 plus the secondary's from t0
-// never exceed the primary's curve plus the secondary's from the earlier t0); so a size's terms at any larger θ1
-// are at most its time terms at the earlier t0's completion (its cellular bytes' cost, at least 0, left out), and
-// at least 0 once it completes by t0 on the primary alone. Each group weighed exactly at a θ1 gives that bound
+// The bound: without WiFi as backup a later join (a larger θ1: t0 grows with it) never completes a size sooner
+// (the secondary's bytes only come later); with it, a later switch completes a size no sooner than the earlier
+// t0 plus the group's reach (reachOf), which is the secondary's own curve from t0 wherever the secondary outruns
+// the primary (the primary's curve plus the secondary's from t0 bounds it too, but so loosely that nearly every
+// θ1 with WiFi as backup would be weighed). A size's terms at any larger θ1 are then at most its time terms at that earliest
+// completion (its cellular bytes' cost, at least 0, left out), and at least 0 once it completes by t0 on the
+// primary alone. Each group weighed exactly at a θ1 gives that bound
 // for the group, summed over the sizes above any larger θ1. A θ1 whose groups' bounds sum short of the best so far
 // less ind is not weighed; nor is the rest of one whose groups weighed so far and the bounds of the others do:
 // a θ1 is weighed group by group, each group's E[U] replacing its bound, until it cannot come within ind.
@@ -127,6 +220,10 @@ func (e *evaluation) utilities(ind, floorU float64) []float64 {
 	for k := range e.grp {
 		b := &e.bnd[k]
 		b.ub, b.suffix, b.ok = grow(b.ub, n), grow(b.suffix, n+1), false
+	}
+	if e.cellFirst && !e.backup {
+		e.backupBounds()
+		e.backup = true
 	}
 	top := 0.0 // never
 	for i, theta := range e.cands {
@@ -284,15 +381,17 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool
 		}
 	}
 	// The completion's curve: without WiFi as backup the merged one; with it, the secondary's own from t0 on top of
-	// c, read through its time per byte (secPB); for the bound with WiFi as backup, the primary's curve plus the
-	// secondary's from t0, which no later switch to the secondary alone exceeds.
+	// c, read through its time per byte (secPB); for the bound with WiFi as backup, c plus the group's reach from
+	// t0 (reachOf), which no later switch to the secondary exceeds: px, pv, pb read size s_j at s_j − pOff, pT
+	// later.
 	var px, pv, pb []float64
+	pOff, pT := 0.0, 0.0
 	if !cellFirst {
 		e.ptsN.merged(&sc.primSP, g.primSlope, &sc.secBase, g.secSlope, t0+sc.secUseful, sc.hol, s[len(s)-1])
 		px, pv, pb = e.ptsN.x, e.ptsN.v, e.ptsN.pb
 	} else if ub != nil {
-		e.ptsN.merged(&sc.primSP, g.primSlope, &sc.secBase, g.secSlope, t0, 1, s[len(s)-1])
-		px, pv, pb = e.ptsN.x, e.ptsN.v, e.ptsN.pb
+		px, pv, pb = g.reach.x, g.reach.v, g.reach.pb
+		pOff, pT = c, t0
 	}
 	lastP, kp := len(px)-1, 0
 	secT, secB, secS, secTail, secPB := sc.secBase.t, sc.secBase.b, g.secSlope, sc.secBase.tail, g.secPB
@@ -313,12 +412,13 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool
 		// bound's earliest completion).
 		tCurve := tSP
 		if px != nil {
-			for kp < lastP && pv[kp+1] < sj {
+			r := sj - pOff
+			for kp < lastP && pv[kp+1] < r {
 				kp++
 			}
-			tCurve = px[kp]
-			if sj > pv[kp] {
-				tCurve += (sj - pv[kp]) * pb[kp]
+			tCurve = pT + px[kp]
+			if r > pv[kp] {
+				tCurve += (r - pv[kp]) * pb[kp]
 			}
 		}
 		tMP := tCurve

@@ -169,3 +169,125 @@ func showF(p *float64) string {
 	}
 	return fmt.Sprint(*p)
 }
+
+// reachOf is max over 0 ≤ y ≤ x of s(y) + top·(x − y), read as groupSum reads it (the first x at which it reaches
+// r bytes): on a slow-start curve whose pauses the primary's rate fills, below and above the secondary's rate, a
+// curve that starts late, one with a step of no length and one that stops growing.
+func TestReachOf(t *testing.T) {
+	tr := &Transport{InitialWindow: 10, MSSBytes: 1448, MaxSlowStartRs: 8}
+	slowStart := curve(link{rtt: 0.07, rate: 2.4e6}, 0, tr, 1)
+	for _, c := range []struct {
+		name string
+		s    plf
+		top  float64
+	}{
+		{"slow start, primary slower", slowStart, 1.8e5},
+		{"slow start, primary nearly as fast", slowStart, 2e6},
+		{"slow start, primary faster", slowStart, 4e6},
+		{"starts late", curve(link{rtt: 0.05, rate: 1e6}, 0.2, tr, 1), 3e5},
+		{"a step of no length", plf{t: []float64{0, 0.1, 0.1, 0.3}, b: []float64{0, 1e4, 6e4, 8e4}, tail: 5e5}, 2e5},
+		{"capped", capped(slowStart, 3e5), 1e5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			q := reachOf(&c.s, slopes(&c.s), c.top)
+			// By definition: for a given x, s(y) − top·y is piecewise linear in y, so its greatest value over [0, x]
+			// is at 0, x or a breakpoint of s (each point's own value: after a step, where it has one).
+			def := func(x float64) float64 {
+				best := math.Max(c.s.at(0)+c.top*x, c.s.at(x))
+				for i, y := range c.s.t {
+					if y <= x {
+						best = math.Max(best, c.s.b[i]+c.top*(x-y))
+					}
+				}
+				return best
+			}
+			k := 0
+			for r := 1e3; r < 3e6; r *= 1.07 {
+				for k < len(q.x)-1 && q.v[k+1] < r {
+					k++
+				}
+				x := q.x[k]
+				if r > q.v[k] {
+					x += (r - q.v[k]) * q.pb[k]
+				}
+				// x is the first time the definition reaches r.
+				if v := def(x); v < r*(1-1e-9) {
+					t.Fatalf("r %g: read at %g s, where the definition has %g", r, x, v)
+				}
+				if x > 1e-6 {
+					if v := def(x * (1 - 1e-6)); v >= r {
+						t.Fatalf("r %g: read at %g s, but the definition reaches %g just before", r, x, v)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The bound a weighing at one θ1 leaves for larger θ1 (groupSum's ub, as weighBounded sums it) is at least each
+// group's E[U] term at every larger θ1, both ways of carrying multipath out, over the recorded inputs' kind: the
+// pruning can only give up θ1 that could not have been chosen.
+func TestBoundsHold(t *testing.T) {
+	p := params(t)
+	checked := 0
+	for n, in := range recordedInputs(120) {
+		in.Params = p
+		if in.Validate() != nil {
+			continue
+		}
+		prefs := protocol.Prefs{Mode: p.Defaults.Mode, DeadlineMS: p.Defaults.DeadlineMS}
+		if in.Prefs != nil && in.Prefs.Mode != "" {
+			prefs = *in.Prefs
+		}
+		var notes []string
+		e := newEvaluation(in, p.Modes[prefs.Mode], prefs, nil, false, &notes)
+		cs := e.candidates()
+		sz := len(e.sizes.s)
+		for _, cf := range []bool{false, true} {
+			e.cellFirst = cf
+			if cf {
+				e.backupBounds()
+			}
+			// term[i][k]: group k's E[U] term at θ1 cs[i]; bound[i][k]: its bound for larger θ1, per size.
+			terms := make([][]float64, len(cs))
+			bounds := make([][][]float64, len(cs))
+			firsts := make([]int, len(cs))
+			for i, theta := range cs {
+				first, _ := slices.BinarySearch(e.sizes.s, math.Nextafter(theta, math.Inf(1)))
+				firsts[i] = first
+				if first == sz {
+					continue
+				}
+				for k := range e.grp {
+					g := &e.grp[k]
+					ub := make([]float64, sz)
+					v, _ := e.groupSum(g, theta, first, cf, ub)
+					terms[i] = append(terms[i], g.w*v-e.w.EnergyPerJ*g.fixedJW*e.wSuffix[first])
+					bounds[i] = append(bounds[i], ub)
+				}
+			}
+			for a := range cs {
+				for b := a + 1; b < len(cs); b++ {
+					if terms[a] == nil || terms[b] == nil {
+						continue
+					}
+					for k, g := range e.grp {
+						bound := -e.w.EnergyPerJ * g.fixedJW * e.wSuffix[firsts[b]]
+						for j := firsts[b]; j < sz; j++ {
+							bound += e.sizes.w[j] * bounds[a][k][j]
+						}
+						checked++
+						if want := terms[b][k]; bound < want-1e-9*math.Abs(want)-1e-12 {
+							t.Fatalf("input %d cellFirst %v group %d: bound from θ1 %v is %v at θ1 %v, whose term is %v",
+								n, cf, k, cs[a], bound, cs[b], want)
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked < 100000 {
+		t.Errorf("only %d bounds checked", checked)
+	}
+	t.Logf("%d bounds checked", checked)
+}
