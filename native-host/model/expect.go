@@ -39,9 +39,14 @@ type group struct {
 	reach   points
 }
 
-// groups builds the groups of e.scens: those of one link scenario (consecutive in e.scens) with one delay.
+// groups builds the groups of e.scens: those of one link scenario (consecutive in e.scens) with one delay. Only
+// a weighing needs them (utilities, weighOne), not a prediction (PredictLoad, as every report of a load asks), so
+// they are built at the first, once.
 func (e *evaluation) groups() {
-	e.grp = e.grp[:0]
+	if e.wSuffix != nil {
+		return
+	}
+	e.grp = make([]group, 0, len(e.scens))
 	for i := range e.scens {
 		sc := &e.scens[i]
 		found := false
@@ -212,14 +217,16 @@ func reachOf(s *plf, slope []float64, top float64) points {
 // A θ1 bounded below floorU is not weighed either (preferCellular: only a weighing better than the first one
 // matters).
 func (e *evaluation) utilities(ind, floorU float64) []float64 {
+	e.groups()
 	n := len(e.sizes.s)
 	e.us = grow(e.us, len(e.cands))
+	e.ub = grow(e.ub, n)
 	if len(e.bnd) < len(e.grp) {
 		e.bnd = make([]groupBound, len(e.grp))
 	}
 	for k := range e.grp {
 		b := &e.bnd[k]
-		b.ub, b.suffix, b.ok = grow(b.ub, n), grow(b.suffix, n+1), false
+		b.suffix, b.ok = grow(b.suffix, n+1), false
 	}
 	if e.cellFirst && !e.backup {
 		e.backupBounds()
@@ -242,11 +249,12 @@ func (e *evaluation) utilities(ind, floorU float64) []float64 {
 	return e.us
 }
 
-// groupBound is a group's bound for larger θ1 (utilities): ub[j] the bound of size j times the group's
-// probability, suffix[k] = Σ_{j>=k} w_j ub[j]; ok once the group was weighed at some θ1. v and s are groupSum's
-// at the θ1 weighed last, term the group's E[U] term there; bound and done are weighBounded's at the θ1 it weighs.
+// groupBound is a group's bound for larger θ1 (utilities): suffix[k] = Σ_{j>=k} w_j ub[j], where ub[j] is the
+// bound of size j times the group's probability (groupSum); ok once the group was weighed at some θ1. v and s are
+// groupSum's at the θ1 weighed last, term the group's E[U] term there; bound and done are weighBounded's at the θ1
+// it weighs.
 type groupBound struct {
-	ub, suffix        []float64
+	suffix            []float64
 	ok, done          bool
 	v, s, term, bound float64
 }
@@ -297,12 +305,14 @@ func (e *evaluation) weighBounded(theta float64, first int, below float64) (floa
 		if b.ok {
 			rest -= b.bound
 		}
-		// Later θ1 are larger, their first sizes no smaller: the bound below first is never read again.
-		clear(b.ub[first:])
-		b.v, b.s = e.groupSum(g, theta, first, e.cellFirst, b.ub)
+		// Later θ1 are larger, their first sizes no smaller: the bound below first is never read again. Each size's
+		// bound goes straight into the group's suffix sums, so one buffer (e.ub) serves every group.
+		ub := e.ub
+		clear(ub[first:])
+		b.v, b.s = e.groupSum(g, theta, first, e.cellFirst, ub)
 		b.suffix[n] = 0
 		for j := n - 1; j >= first; j-- {
-			b.suffix[j] = b.suffix[j+1] + e.sizes.w[j]*b.ub[j]
+			b.suffix[j] = b.suffix[j+1] + e.sizes.w[j]*ub[j]
 		}
 		b.ok, b.done = true, true
 		b.term = g.w*b.v - e.w.EnergyPerJ*g.fixedJW*above
@@ -347,6 +357,7 @@ func (e *evaluation) expected(theta float64) float64 {
 // weighOne is expectedSaving at theta (first: its first size above theta), with WiFi as backup or not; ub, unless
 // nil, receives each size's bound for larger θ1 (utilities), summed over the groups with their probabilities.
 func (e *evaluation) weighOne(theta float64, first int, cellFirst bool, ub []float64) (float64, bool) {
+	e.groups()
 	above := e.wSuffix[first]
 	var eu, saved, plt float64
 	for k := range e.grp {

@@ -241,6 +241,7 @@ func TestBoundsHold(t *testing.T) {
 		}
 		var notes []string
 		e := newEvaluation(in, p.Modes[prefs.Mode], prefs, nil, false, &notes)
+		e.groups()
 		cs := e.candidates()
 		sz := len(e.sizes.s)
 		for _, cf := range []bool{false, true} {
