@@ -38,8 +38,8 @@ type LinkStatus struct {
 
 // Memory is what the host remembers across decisions and sessions. *store.Store is the real one.
 type Memory interface {
-	// History is the page's size history, with the protocol of the origin's latest load and the measured loads of
-	// the page's class (store.PredictWindow of them).
+	// History is the page's size history, with the protocol of the origin's latest load, the measured loads of
+	// the page's class (store.PredictWindow of them) and the user's preferences as Prefs returns them.
 	History(ctx context.Context, origin, class string) (store.History, error)
 	Prefs(ctx context.Context) (*protocol.Prefs, error)
 	Usage(ctx context.Context, from time.Time) (rx, tx int64, err error)
@@ -60,7 +60,9 @@ func (d *Decider) Input(ctx context.Context, origin, class string) model.Input {
 	if m == nil {
 		return in
 	}
-	if h, err := m.History(ctx, origin, class); err == nil {
+	var prefs *protocol.Prefs
+	h, err := m.History(ctx, origin, class)
+	if err == nil {
 		in.Size, in.Conns = sizeOf(h, class), h.Conns
 		if h.Protocol != "" {
 			in.Protocol = h.Protocol
@@ -68,8 +70,10 @@ func (d *Decider) Input(ctx context.Context, origin, class string) model.Input {
 		if len(h.Measured) > 0 {
 			in.Learned = learned(h.Measured, d.cfg.Params.Learning.HalfLifeLoads)
 		}
+		prefs, err = h.Prefs, h.PrefsErr
+	} else {
+		prefs, err = m.Prefs(ctx)
 	}
-	prefs, err := m.Prefs(ctx)
 	if err != nil {
 		d.cfg.Log.Warn("stored preferences unreadable; defaults apply", "err", err)
 	}
@@ -122,7 +126,7 @@ func (g *Given) Status() LinkStatus    { return LinkStatus{} }
 func (g *Given) CellRx() (int64, bool) { return 0, false }
 func (g *Given) History(context.Context, string, string) (store.History, error) {
 	h := g.Sizes
-	h.Protocol = g.Proto
+	h.Protocol, h.Prefs = g.Proto, g.Settings
 	return h, nil
 }
 func (g *Given) Prefs(context.Context) (*protocol.Prefs, error)         { return g.Settings, nil }

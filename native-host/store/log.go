@@ -289,9 +289,21 @@ func (s *Store) Prefs(ctx context.Context) (*protocol.Prefs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store: prefs: %w", err)
 	}
-	var p protocol.Prefs
-	if err := json.Unmarshal([]byte(data), &p); err != nil {
+	p, err := prefsOf(sql.NullString{String: data, Valid: true})
+	if err != nil {
 		return nil, fmt.Errorf("store: prefs: %w", err)
+	}
+	return p, nil
+}
+
+// prefsOf parses the prefs row's column, nil when there is no row.
+func prefsOf(data sql.NullString) (*protocol.Prefs, error) {
+	if !data.Valid {
+		return nil, nil
+	}
+	var p protocol.Prefs
+	if err := json.Unmarshal([]byte(data.String), &p); err != nil {
+		return nil, err
 	}
 	return &p, nil
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+
+	"github.com/mpsurf/mpsurf/native-host/protocol"
 )
 
 // PredictWindow is how many of an origin's latest loads a prediction uses: enough for a stable p90, few enough that
@@ -28,6 +30,11 @@ type History struct {
 	// PredictWindow) returns them: read with the sizes, so that a decision checks the store's memories once.
 	Protocol string
 	Measured []Measured
+	// Prefs are the user's preferences as Prefs returns them (nil: none saved), read in the same query as the
+	// memories' generations, so that a decision asks SQLite once; PrefsErr is Prefs' error (a stored row that does
+	// not parse), which leaves the rest of the history as it is.
+	Prefs    *protocol.Prefs
+	PrefsErr error
 }
 
 // Samples is how many loads the history has.
@@ -40,17 +47,22 @@ func (h History) Samples() int { return len(h.Class) + len(h.Origin) }
 func (s *Store) History(ctx context.Context, origin, class string) (History, error) {
 	var h History
 	err := s.with(func(db *sql.DB) error {
-		gObs, gMeas, err := s.generations(ctx)
-		if err != nil {
-			return err
+		var gObs, gMeas int64
+		var prefs sql.NullString
+		if err := s.stmt(stGenerationsPrefs).QueryRowContext(ctx).Scan(&gObs, &gMeas, &prefs); err != nil {
+			return fmt.Errorf("generations: %w", err)
+		}
+		var err error
+		if h.Prefs, h.PrefsErr = prefsOf(prefs); h.PrefsErr != nil {
+			h.PrefsErr = fmt.Errorf("store: prefs: %w", h.PrefsErr)
 		}
 		if h.Measured, err = s.measuredFor(ctx, db, gMeas, measuredKey{origin, class}); err != nil {
 			return err
 		}
 		return s.recentDo(ctx, db, gObs, origin, func(own, latest *window) error {
-			measured := h.Measured
+			measured, prefs, prefsErr := h.Measured, h.Prefs, h.PrefsErr
 			h = historyOf(own.rows, class)
-			h.Measured = measured
+			h.Measured, h.Prefs, h.PrefsErr = measured, prefs, prefsErr
 			if len(own.rows) > 0 {
 				h.Protocol = own.rows[0].proto
 			}

@@ -40,6 +40,7 @@ func stored(t *testing.T, s *Store, origin, class string) (History, string) {
 		t.Fatal(err)
 	}
 	h.Measured = storedMeasurements(t, s, origin, class)
+	h.Prefs, h.PrefsErr = s.Prefs(ctx)
 	return h, proto
 }
 
@@ -385,5 +386,60 @@ func TestMeasuredMatchesTheTable(t *testing.T) {
 				t.Errorf("%d measured decisions: the window was never full, the test proves less than it says", len(got))
 			}
 		})
+	}
+}
+
+// A decision's history carries the user's preferences as Prefs reads them: none, saved, changed in SQLite by
+// another writer, and a row that does not parse, which leaves the sizes as they are.
+func TestHistoryCarriesPrefs(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		do      func(t *testing.T, s *Store)
+		mode    string // "" none
+		corrupt bool
+	}{
+		{"none saved", func(*testing.T, *Store) {}, "", false},
+		{"saved", func(t *testing.T, s *Store) {
+			if err := s.SavePrefs(ctx, protocol.Prefs{Mode: "battery_saver", DeadlineMS: 5000}); err != nil {
+				t.Fatal(err)
+			}
+		}, "battery_saver", false},
+		{"changed by another writer", func(t *testing.T, s *Store) {
+			if err := s.SavePrefs(ctx, protocol.Prefs{Mode: "battery_saver"}); err != nil {
+				t.Fatal(err)
+			}
+			execSQL(t, s, `UPDATE prefs SET prefs = '{"mode":"balanced","deadline_ms":4000}' WHERE id = 1`)
+		}, "balanced", false},
+		{"a row that does not parse", func(t *testing.T, s *Store) {
+			execSQL(t, s, `INSERT INTO prefs (id, time_ms, prefs) VALUES (1, 0, '{"mode":')`)
+		}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t, Options{})
+			if _, err := s.Report(ctx, Observation{Origin: "https://a.example", Tab: 1, Nav: "1", PathClass: "/a/:id", Protocol: "h2",
+				TransferBytes: 5000, PLTms: 10}); err != nil {
+				t.Fatal(err)
+			}
+			tc.do(t, s)
+			h, err := s.History(ctx, "https://a.example", "/a/:id")
+			if err != nil || len(h.Class) != 1 {
+				t.Fatalf("history %+v %v", h, err)
+			}
+			if (h.PrefsErr != nil) != tc.corrupt {
+				t.Errorf("prefs error %v", h.PrefsErr)
+			}
+			if got := h.Prefs; (got == nil) != (tc.mode == "") || (got != nil && got.Mode != tc.mode) {
+				t.Errorf("prefs %+v, want mode %q", got, tc.mode)
+			}
+			same(t, s, "https://a.example", "/a/:id", "with the prefs")
+		})
+	}
+}
+
+// execSQL runs q on s's database, as another writer would.
+func execSQL(t *testing.T, s *Store, q string) {
+	t.Helper()
+	if err := s.with(func(db *sql.DB) error { _, err := db.ExecContext(ctx, q); return err }); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -18,6 +18,7 @@ type stmt int
 const (
 	stObservationsGeneration stmt = iota
 	stGenerations
+	stGenerationsPrefs
 	stRecentOrigin
 	stRecentAll
 	stHistoryOthers
@@ -48,6 +49,9 @@ var stmtSQL = [nStmts]string{
 	stObservationsGeneration: "SELECT value FROM generations WHERE name = 'observations'",
 	stGenerations: `SELECT (SELECT value FROM generations WHERE name = 'observations'),
 		(SELECT value FROM generations WHERE name = 'measured')`,
+	// A decision's one query (History): both generations and the user's preferences (NULL: none saved).
+	stGenerationsPrefs: `SELECT (SELECT value FROM generations WHERE name = 'observations'),
+		(SELECT value FROM generations WHERE name = 'measured'), (SELECT prefs FROM prefs WHERE id = 1)`,
 	// The memory's windows (recent.go): an origin's latest loads, and every origin's.
 	stRecentOrigin: `SELECT id, origin, coalesce(path_class, ''), protocol, transfer_bytes, coalesce(objects, 0),
 		coalesce(conns, 0) FROM observations WHERE origin = ? ORDER BY id DESC LIMIT ?`,
