@@ -119,16 +119,10 @@ func TestChooseBoundsPickTheSame(t *testing.T) {
 	p := params(t)
 	n, bounded := 0, 0
 	for _, in := range recordedInputs(300) {
-		in.Params = p
-		if in.Validate() != nil {
+		e, ok := recordedEvaluation(p, in)
+		if !ok {
 			continue
 		}
-		prefs := protocol.Prefs{Mode: p.Defaults.Mode, DeadlineMS: p.Defaults.DeadlineMS}
-		if in.Prefs != nil && in.Prefs.Mode != "" {
-			prefs = *in.Prefs
-		}
-		var notes []string
-		e := newEvaluation(in, p.Modes[prefs.Mode], prefs, nil, false, &notes)
 		for _, cf := range []bool{false, true} {
 			e.cellFirst = cf
 			got, gotU := e.choose()
@@ -231,16 +225,10 @@ func TestBoundsHold(t *testing.T) {
 	p := params(t)
 	checked := 0
 	for n, in := range recordedInputs(120) {
-		in.Params = p
-		if in.Validate() != nil {
+		e, ok := recordedEvaluation(p, in)
+		if !ok {
 			continue
 		}
-		prefs := protocol.Prefs{Mode: p.Defaults.Mode, DeadlineMS: p.Defaults.DeadlineMS}
-		if in.Prefs != nil && in.Prefs.Mode != "" {
-			prefs = *in.Prefs
-		}
-		var notes []string
-		e := newEvaluation(in, p.Modes[prefs.Mode], prefs, nil, false, &notes)
 		e.groups()
 		cs := e.candidates()
 		sz := len(e.sizes.s)
@@ -291,4 +279,19 @@ func TestBoundsHold(t *testing.T) {
 		t.Errorf("only %d bounds checked", checked)
 	}
 	t.Logf("%d bounds checked", checked)
+}
+
+// recordedEvaluation is the evaluation of in (one of recordedInputs) under p, in its preferences' mode (the
+// defaults' where it gives none), without a θ2; false where Validate refuses in.
+func recordedEvaluation(p *Params, in Input) (*evaluation, bool) {
+	in.Params = p
+	if in.Validate() != nil {
+		return nil, false
+	}
+	prefs := protocol.Prefs{Mode: p.Defaults.Mode, DeadlineMS: p.Defaults.DeadlineMS}
+	if in.Prefs != nil && in.Prefs.Mode != "" {
+		prefs = *in.Prefs
+	}
+	var notes []string
+	return newEvaluation(in, p.Modes[prefs.Mode], prefs, nil, false, &notes), true
 }
