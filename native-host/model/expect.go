@@ -11,11 +11,11 @@ import (
 // once per group of scenarios that share a curve (below), walking each curve once per θ1 instead of searching it
 // once per size, and only for the θ1 that can be chosen: the others are bounded (utilities), as a whole or after
 // a few of their groups. eval stays the definition of one term; expect_test.go checks that the two agree, that the
-// bounds hold and that both pick the same θ1, and the recorded decisions (recorded_test.go) that no decision moved: a model with 40 loads of
-// history on links from priors took 20.0 million instructions per decision with eval alone, 3.1 million with the
-// θ1 bounded as a whole, 1.0 million with the groups bounded one by one and the link points' curves shared, 0.58
-// million with WiFi as backup bounded as tightly (reachOf) (6.4, 1.9 and 1.0 million with the radio unsure;
-// valgrind --tool=callgrind, modelbench -case, GOGC=off).
+// bounds hold and that both pick the same θ1, and the recorded decisions (recorded_test.go) that no decision moved:
+// a model with 40 loads of history on links from priors took 20.0 million instructions per decision with eval
+// alone, 3.1 million with the θ1 bounded as a whole, 1.0 million with the groups bounded one by one and the link
+// points' curves shared, 0.58 million with WiFi as backup bounded as tightly (reachOf) (6.4, 1.9 and 1.0 million
+// with the radio unsure; valgrind --tool=callgrind, modelbench -case, GOGC=off).
 
 // group is a link scenario with the radio states whose promotion delay is the same: they share the multipath curve
 // (the join waits only for the delay) and differ only in the energy every join costs (sc.fixedJ: the promotion and
