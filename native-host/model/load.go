@@ -86,6 +86,7 @@ func Load(fsys fs.FS, dir string) (*Params, error) {
 		return nil, err
 	}
 	p.BaselineID, p.BaselineVersion = base.ID, base.Version
+	p.BaselineMultipath, p.BaselineTheta1 = base.Multipath, float64(base.Theta1Bytes)
 	return &p, nil
 }
 

@@ -919,3 +919,53 @@ func termNote(out Output, name string) string {
 	}
 	return ""
 }
+
+// Battery-saver mode keeps its promise on every recorded input: the cellular subflow never joins before the
+// network-wide policy's θ1 and WiFi is never made a backup, so a load spends no more cellular data than that
+// policy's would; with a network-wide policy that takes no multipath it takes none either. The same inputs in
+// performance mode break that bound, so the check can fail.
+func TestBatterySaverPromise(t *testing.T) {
+	p := params(t)
+	broken := func(out Output) bool {
+		return out.Multipath && (out.PreferCellular || out.Theta1 == nil || float64(*out.Theta1) < p.BaselineTheta1)
+	}
+	none := *p
+	none.BaselineMultipath = false
+	counts := map[string]int{}
+	for _, in := range recordedInputs(600) {
+		if in.Override != "" {
+			continue
+		}
+		for _, mode := range []string{BatterySaver, Performance} {
+			pr := protocol.Prefs{Mode: mode, DeadlineMS: 3000}
+			if in.Prefs != nil {
+				pr = *in.Prefs
+				pr.Mode = mode
+			}
+			in.Prefs = &pr
+			in.Params = p
+			out, err := Evaluate(in)
+			if err != nil {
+				t.Fatalf("%s: %v", in.Origin, err)
+			}
+			if broken(out) {
+				counts[mode]++
+				if mode == BatterySaver {
+					t.Errorf("%s: battery saver multipath θ1 %s prefer_cellular %v, network-wide θ1 %v",
+						in.Origin, show(out.Theta1), out.PreferCellular, p.BaselineTheta1)
+				}
+			}
+			if mode == BatterySaver {
+				in.Params = &none
+				if out, err := Evaluate(in); err != nil || out.Multipath || out.Theta1 != nil {
+					t.Errorf("%s: network-wide policy without multipath: battery saver multipath %v θ1 %s (%v)",
+						in.Origin, out.Multipath, show(out.Theta1), err)
+				}
+			}
+		}
+	}
+	if counts[Performance] == 0 {
+		t.Fatal("no recorded input takes multipath before the network-wide θ1 in performance mode: the check bites on nothing")
+	}
+	t.Logf("performance mode went below the network-wide θ1 or made WiFi a backup on %d inputs", counts[Performance])
+}

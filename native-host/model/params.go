@@ -31,6 +31,11 @@ type Params struct {
 	// BaselineID and BaselineVersion name the network-wide policy file (policy-models/baseline.json).
 	BaselineID      string
 	BaselineVersion int64
+	// BaselineMultipath and BaselineTheta1 are that policy's decision: whether it takes multipath at all and the
+	// bytes after which it asks for the cellular subflow. Battery-saver mode promises never to spend more cellular
+	// data or radio energy than that policy would (evaluation.promise).
+	BaselineMultipath bool
+	BaselineTheta1    float64
 
 	Sources map[string]string
 }
