@@ -343,6 +343,7 @@ func serve(caller protocol.Caller, args []string, stdout, stderr io.Writer) int 
 		log.Info("started", append(attrs, "revision", snap.Policy.Revision, "model", snap.Policy.Model.ID)...)
 	}
 
+	host.SetGC(os.Getenv)
 	srv, stopPipeline := pipeline(ctx, e, *models, src, store, log)
 	err = srv.Serve(ctx, host.Config{In: os.Stdin, Out: os.Stdout, Log: log, Hup: hup})
 	stopPipeline()
