@@ -4,5 +4,8 @@ package main
 
 import "time"
 
-// processCPU is not measured here.
-func processCPU() (time.Duration, bool) { return 0, false }
+// cpuMeter does not measure here.
+type cpuMeter struct{}
+
+func (*cpuMeter) begin() bool                { return false }
+func (*cpuMeter) end() (time.Duration, bool) { return 0, false }

@@ -29,6 +29,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"time"
@@ -52,14 +53,22 @@ func main() {
 	hostPath := fs.String("host", "dist/mpsurf-host", "the mpsurf-host binary for the subprocess measurement")
 	dbDir := fs.String("db-dir", "/dev/shm", "where the serving host's store is made (and removed after)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the serving-host measurements to this file")
+	memProfile := fs.String("memprofile", "", "write an allocation profile (go tool pprof -sample_index=alloc_space) of the whole run to this file")
 	if err := cli.ParseNone(fs, os.Args[1:]); err != nil {
-		os.Exit(cli.Exit(err, "hostbench", cli.Described(fs, "usage: hostbench [-n N] [-host BINARY] [-db-dir DIR] [-cpuprofile FILE]\n"), os.Stdout, os.Stderr))
+		os.Exit(cli.Exit(err, "hostbench", cli.Described(fs, "usage: hostbench [-n N] [-host BINARY] [-db-dir DIR] [-cpuprofile FILE] [-memprofile FILE]\n"), os.Stdout, os.Stderr))
 	}
+	// The collector as the serving host sets it: the serving lines run the host's code in this process.
+	host.SetGC(os.Getenv)
 	nIn, nSub := 20000, 5000
 	if *n > 0 {
 		nIn, nSub = *n, *n
 	}
-	if err := run(nIn, nSub, *hostPath, *dbDir, *cpuProfile); err != nil {
+	if *memProfile != "" {
+		// Every allocation sampled at 4 kB rather than the default 512 kB, so that one run's profile says where
+		// the bytes of a round trip go.
+		runtime.MemProfileRate = 4096
+	}
+	if err := run(nIn, nSub, *hostPath, *dbDir, *cpuProfile, *memProfile); err != nil {
 		fmt.Fprintln(os.Stderr, "hostbench:", err)
 		os.Exit(1)
 	}
@@ -93,7 +102,7 @@ func (s stats) withCPU(cpu []time.Duration) stats {
 	return s
 }
 
-func run(nIn, nSub int, hostPath, dbDir, cpuProfile string) error {
+func run(nIn, nSub int, hostPath, dbDir, cpuProfile, memProfile string) error {
 	var results []stats
 
 	base, err := measurePipe(nIn, func(in io.Reader, out io.Writer) error {
@@ -151,12 +160,27 @@ func run(nIn, nSub int, hostPath, dbDir, cpuProfile string) error {
 			name = "serving host: 40 loads, radio unsure"
 		}
 		results = append(results, summarize(name, m.wall).withCPU(m.cpu))
+		fmt.Printf("%s: %.1f kB allocated per navigation (its decide and two reports), %d garbage collections in %d navigations\n",
+			name, float64(m.allocBytes)/float64(m.navs)/1000, m.gcs, m.navs)
 		if m.missed > 0 {
 			fmt.Printf("%s: %d of %d decisions went without the history (store reads over the host's bound)\n", name, m.missed, len(m.wall))
 		}
 	}
 
 	pprof.StopCPUProfile() // the profile is the serving host's alone; no-op without -cpuprofile
+	if memProfile != "" {
+		f, err := os.Create(memProfile)
+		if err != nil {
+			return err
+		}
+		err = pprof.Lookup("allocs").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
 
 	if _, err := os.Stat(hostPath); err != nil {
 		fmt.Fprintf(os.Stderr, "hostbench: no subprocess measurement: %v (build it with npm run build:host)\n", err)
@@ -287,6 +311,11 @@ const (
 type served struct {
 	wall, cpu []time.Duration
 	missed    int
+	// allocBytes and gcs are the heap bytes allocated and the garbage collections over navs navigations (the
+	// warm-up's included), the whole process's.
+	allocBytes uint64
+	gcs        uint32
+	navs       int
 }
 
 // measureServing times n decide round trips through a serving host (see the package comment) whose store, made
@@ -339,7 +368,11 @@ func measureServing(n int, unsure bool, dbDir string, pol *policy.Store) (served
 		outW.Close()
 		done <- err
 	}()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	m, err := navigations(n, inW, outR)
+	runtime.ReadMemStats(&after)
+	m.allocBytes, m.gcs, m.navs = after.TotalAlloc-before.TotalAlloc, after.NumGC-before.NumGC, n+warmup
 	inW.Close()
 	if serr := <-done; serr != nil && !errors.Is(serr, io.EOF) && err == nil {
 		err = serr
@@ -361,19 +394,20 @@ func navigations(n int, to io.Writer, from io.Reader) (served, error) {
 		}
 		return r.Read()
 	}
+	var meter cpuMeter
 	for i := range n + warmup {
 		id := 2*(i%(protocol.MaxID/2)) + 1
 		nav := fmt.Sprintf("12-%d", i)
 		req := wire.Append(nil, fmt.Appendf(nil,
 			`{"v":1,"id":%d,"type":"decide","body":{"origin":%q,"tab":12,"nav":%q,"path":%q}}`, id, benchOrigin, nav, benchPath))
-		c0, cpuOK := processCPU()
+		cpuOK := meter.begin()
 		start := time.Now()
 		reply, err := ask(req)
 		if err != nil {
 			return served{}, err
 		}
 		elapsed := time.Since(start)
-		c1, ok := processCPU()
+		cpu, ok := meter.end()
 		cpuOK = cpuOK && ok
 		// The decision weighed the history: a 2 MB page of a class loaded 20 times goes multipath, else the
 		// measurement would time a decision that read nothing. The one exception is the host's own: store reads
@@ -385,7 +419,7 @@ func navigations(n int, to io.Writer, from io.Reader) (served, error) {
 		if i >= warmup {
 			m.wall = append(m.wall, elapsed)
 			if cpuOK {
-				m.cpu = append(m.cpu, c1-c0)
+				m.cpu = append(m.cpu, cpu)
 			}
 			if missed {
 				m.missed++
