@@ -18,6 +18,7 @@ import (
 	"github.com/mpsurf/mpsurf/native-host/decide"
 	"github.com/mpsurf/mpsurf/native-host/model"
 	"github.com/mpsurf/mpsurf/native-host/policy"
+	"github.com/mpsurf/mpsurf/native-host/protocol"
 	"github.com/mpsurf/mpsurf/native-host/store"
 )
 
@@ -51,7 +52,7 @@ func TestDecideUsesModel(t *testing.T) {
 	}}
 	dec := decide.New(decide.Config{Params: params, ParamsSource: src, Links: links})
 	s := testServer(t, Parts{Policy: policy.NewStore(policy.EmbeddedSource()), Decider: dec})
-	r := s.Handle([]byte(`{"v":1,"id":1,"type":"decide","body":{"origin":"https://example.com","tab":1,"nav":"1"}}`))
+	r := s.Handle([]byte(`{"v":1,"id":1,"type":"decide","body":{"origin":"https://example.com","tab":1,"nav":"1","model_input":true}}`))
 	if !r.OK {
 		t.Fatal(r.Error)
 	}
@@ -131,4 +132,34 @@ func helperStatus(t *testing.T, sock string) string {
 	}
 	b, _ := json.Marshal(resp.Result)
 	return string(b)
+}
+
+// The reply carries the model's input only when the request asks for it; the decision log keeps it either way, for
+// mpsurf-host replay.
+func TestDecideModelInputOnRequest(t *testing.T) {
+	s, db := storeServer(t)
+	for _, tc := range []struct {
+		nav, ask string
+		want     bool
+	}{{"1", ``, false}, {"2", `,"model_input":false`, false}, {"3", `,"model_input":true`, true}} {
+		r := call(t, s, protocol.TypeDecide, `{"origin":"https://example.com","tab":1,"nav":"`+tc.nav+`"`+tc.ask+`}`)
+		var b map[string]json.RawMessage
+		if err := json.Unmarshal(r.Body, &b); err != nil || !r.OK {
+			t.Fatalf("nav %s: %v %+v", tc.nav, err, r)
+		}
+		if _, got := b["model_input"]; got != tc.want {
+			t.Errorf("nav %s: model_input in the reply %v, want %v: %s", tc.nav, got, tc.want, r.Body)
+		}
+	}
+	rows := exported(t, db)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows logged, want 3", len(rows))
+	}
+	for _, row := range rows {
+		d, _ := row["decision"].(map[string]any)
+		in, _ := d["model_input"].(map[string]any)
+		if in["origin"] != "https://example.com" {
+			t.Errorf("row %v: no model_input in the log", row["nav"])
+		}
+	}
 }

@@ -105,6 +105,9 @@ type Decide struct {
 	Tab    int64
 	Nav    string
 	Path   string
+	// ModelInput asks for the model's whole input in the reply (PROTOCOL.md §4 decide): a caller that replays or
+	// inspects the decision; the extension does not, and the decision log keeps the input either way.
+	ModelInput bool
 }
 
 // ParseDecide checks a decide body: every field's presence and type first (bad_request), then the origin
@@ -131,6 +134,11 @@ func ParseDecide(body json.RawMessage) (Decide, *Error) {
 	}
 	if d.Path, err = PathField(obj); err != nil {
 		return Decide{}, err
+	}
+	if obj.Has("model_input") {
+		if d.ModelInput, err = obj.Bool("model_input"); err != nil {
+			return Decide{}, err
+		}
 	}
 	norm, oerr := NormalizeOrigin(origin)
 	if oerr != nil {

@@ -50,6 +50,8 @@ export interface Decision {
   protocol?: string;
   /** What the paths' numbers came from (PROTOCOL.md §3): the model on measured links, priors, or a rule. */
   basis?: Basis;
+  /** The model's whole input, only when the request asked for it (PROTOCOL.md §3); the extension never does. */
+  model_input?: Record<string, unknown>;
 }
 
 export type Basis = 'measured' | 'prior' | 'rule';
@@ -75,6 +77,8 @@ export interface DecideArgs {
   nav: string;
   /** The navigation's URL path, without query or fragment (PROTOCOL.md §4 decide). */
   path?: string;
+  /** Ask for the model's whole input in the reply (PROTOCOL.md §4 decide): for tools that replay decisions. */
+  model_input?: boolean;
 }
 
 /** Longest URL path sent in decide and report (PROTOCOL.md §4). */
@@ -108,7 +112,13 @@ export function decideRequest(id: number, args: DecideArgs): Request {
     throw new RangeError(`decide: nav must be 1 … ${MAX_NAV_CHARS} characters`);
   }
   checkPath(args.path, 'decide');
-  return { v: 1, id, type: 'decide', body: args.path === undefined ? { origin, tab, nav } : { origin, tab, nav, path: args.path } };
+  const body: Record<string, unknown> = { origin, tab, nav };
+  if (args.path !== undefined) body.path = args.path;
+  if (args.model_input !== undefined) {
+    if (typeof args.model_input !== 'boolean') throw new RangeError('decide: model_input must be a boolean');
+    body.model_input = args.model_input;
+  }
+  return { v: 1, id, type: 'decide', body };
 }
 
 export function parsePolicy(body: unknown, path = 'policy'): Policy {
@@ -181,6 +191,7 @@ export function parseDecision(body: unknown, asked: DecideArgs): Decision {
   if (b.size !== undefined && b.size !== null) d.size = parseSize(b.size);
   if (b.protocol !== undefined && b.protocol !== null) d.protocol = oneOf(b.protocol, 'decision.protocol', ['h2', 'http/1.1', 'h3', 'unknown'] as const);
   if (b.basis !== undefined && b.basis !== null) d.basis = oneOf(b.basis, 'decision.basis', ['measured', 'prior', 'rule'] as const);
+  if (b.model_input !== undefined && b.model_input !== null) d.model_input = object(b.model_input, 'decision.model_input');
   return d;
 }
 
