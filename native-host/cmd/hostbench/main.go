@@ -16,7 +16,7 @@
 // counted and timed, and more than 1 % of them fails the run, since it would no longer time the decision with
 // history.
 //
-//	go run ./native-host/cmd/hostbench [-n N] [-host dist/mpsurf-host] [-db-dir DIR] [-cpuprofile FILE]
+//	go run ./native-host/cmd/hostbench [-n N] [-host dist/mpsurf-host] [-db-dir DIR] [-cpuprofile FILE] [-memprofile FILE]
 package main
 
 import (
