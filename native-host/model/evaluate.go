@@ -766,7 +766,7 @@ func (e *evaluation) preferCellular(best **float64, bestU *float64, theta2 *int6
 //
 // In battery-saver mode the floor is at least the network-wide policy's θ1 (Params.BaselineTheta1): the user chose
 // that mode to spend less, and a cellular subflow that joins earlier than that policy's carries more bytes than its
-// would on the same load. Beside a 2 Mbit/s WiFi and 50 Mbit/s LTE the weighing alone sent large pages over LTE
+// would on the same load. Beside a 2 Mbit/s WiFi and 33.9 Mbit/s LTE the weighing alone sent large pages over LTE
 // from their first bytes, 1.6 MB more cellular data over 13 pages than seed 001's 200 kB rule
 // (e2e/RESULTS.md, Decisions).
 func (e *evaluation) floor() float64 {

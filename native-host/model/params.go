@@ -33,7 +33,7 @@ type Params struct {
 	BaselineVersion int64
 	// BaselineMultipath and BaselineTheta1 are that policy's decision: whether it takes multipath at all and the
 	// bytes after which it asks for the cellular subflow. Battery-saver mode promises never to spend more cellular
-	// data or radio energy than that policy would (evaluation.promise).
+	// data or radio energy than that policy would (evaluation.promised).
 	BaselineMultipath bool
 	BaselineTheta1    float64
 
