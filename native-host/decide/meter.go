@@ -360,13 +360,17 @@ func (m *Meter) fillFromKept(p *model.Path) {
 		src := "kept"
 		p.RTTSource = &src
 	}
-	if k.path.DownBps != nil && (p.DownBps == nil || (p.DownBound && !k.path.DownBound)) {
+	// A kept rate's age: what it had when kept, and the time since.
+	age := time.Since(k.at).Seconds()
+	if k.path.DownAgeS != nil {
+		age += *k.path.DownAgeS
+	}
+	// A live bound gives way to a kept measurement, and to a faster kept bound still within the memory a live
+	// estimator gives its own (paths.BoundHorizon): a host started for one page would otherwise know its WiFi only by
+	// that page's burst.
+	if k.path.DownBps != nil && (p.DownBps == nil || (p.DownBound && (!k.path.DownBound ||
+		(*k.path.DownBps > *p.DownBps && age <= paths.BoundHorizon.Seconds())))) {
 		p.DownBps, p.DownBound = k.path.DownBps, k.path.DownBound
-		// Its age: what it had when kept, and the time since.
-		age := time.Since(k.at).Seconds()
-		if k.path.DownAgeS != nil {
-			age += *k.path.DownAgeS
-		}
 		p.DownAgeS = &age
 	}
 	if p.DownMeanBps == nil && k.path.DownMeanBps != nil {

@@ -3,6 +3,7 @@ package decide
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -146,5 +147,28 @@ func TestBoundRates(t *testing.T) {
 	f.fillFromKept(other)
 	if other.DownBps == nil || !other.DownBound {
 		t.Errorf("a kept bound filled in as %+v, want it still a bound", other)
+	}
+	// Bound against bound, the faster one stands while it is young enough.
+	for _, c := range []struct {
+		name       string
+		live, kept float64
+		keptAge    float64 // s, when kept a minute ago
+		want       float64
+	}{
+		{"a slower live bound", 0.5e6, 0.74e6, 30, 0.74e6},
+		{"a faster live bound", 2e6, 0.74e6, 30, 2e6},
+		{"a kept bound older than the bound horizon", 0.5e6, 0.74e6, paths.BoundHorizon.Seconds(), 0.5e6},
+	} {
+		est := fmt.Sprintf(`{"name":"wlan2","kind":"wifi","up":true,"down_bps":%g,"down_bound":true,"down_age_s":%g}`, c.kept, c.keptAge)
+		if err := db.SavePaths(ctx, time.Now().Add(-time.Minute), map[string]json.RawMessage{"wlan2": json.RawMessage(est)}); err != nil {
+			t.Fatal(err)
+		}
+		f.loadEstimates(ctx)
+		v := c.live
+		p := &model.Path{Name: "wlan2", Kind: "wifi", Up: true, DownBps: &v, DownBound: true}
+		f.fillFromKept(p)
+		if p.DownBps == nil || *p.DownBps != c.want || !p.DownBound {
+			t.Errorf("%s: %+v, want a bound of %g", c.name, p, c.want)
+		}
 	}
 }

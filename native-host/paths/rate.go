@@ -33,11 +33,19 @@ import (
 // The model takes a bound only where it is above the prior (model.Path.DownBound), so a slow page's short burst
 // lowers nothing. Cellular paths leave Short off: their bounds count as measurements (a subflow's slow start
 // would read as a slow link).
+//
+// A bound is remembered for BoundHorizon, longer than the Horizon: until a window without a pause has been seen, the
+// estimate is the fastest bound of that memory. A bound says the link was at least that fast, and a later, slower
+// one (a small page's burst) does not say it has become slower. With only the Horizon, a 100 Mbit/s WiFi that had
+// carried a 2.4 MB page at 62 Mbit/s fell back to the 7 Mbit/s prior 30 s later, once small pages' bursts were all
+// the horizon held, and the model then sent the next large page over both paths for a cellular tail and no gain.
 type Rate struct {
 	Span, Horizon, Stall time.Duration
+	BoundHorizon         time.Duration
 	Short                bool
 	samples              []rateSample // the last Span of samples, oldest first
 	peaks                []ratePeak   // the window rates of the last Horizon
+	bounds               []ratePeak   // the loose windows of the last BoundHorizon, each faster than every later one
 	busySince            time.Time    // first sample of the current run of busy intervals
 	lastByte             time.Time    // the last sample that carried bytes
 	lastIdle             time.Time    // the end of the last sample interval that carried nothing
@@ -73,10 +81,16 @@ type ratePeak struct {
 	paused bool // the window had a pause
 }
 
+// BoundHorizon is how long a lower bound on a link's rate is remembered: as long as a host trusts a kept path
+// estimate (decide.EstimateMaxAge) and as long as the rate probe waits before it measures a path again
+// (RateProbeEvery). Over that time a device is on the same WiFi network far more often than not; a move to a
+// slower one shows in its first window without a pause, which replaces every bound.
+const BoundHorizon = 10 * time.Minute
+
 // NewRate returns an estimator over windows of span, remembered for horizon, whose busy periods survive pauses
-// of up to stall.
+// of up to stall; its bounds are remembered for BoundHorizon.
 func NewRate(span, horizon, stall time.Duration) *Rate {
-	return &Rate{Span: span, Horizon: horizon, Stall: stall}
+	return &Rate{Span: span, Horizon: horizon, Stall: stall, BoundHorizon: BoundHorizon}
 }
 
 // Add takes one cumulative counter sample at t (in time order). A counter going backwards starts over.
@@ -121,11 +135,11 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 			paused := r.lastIdle.After(first.t)
 			strict := !paused && !r.lastShared.After(first.t)
 			r.strictSeen = r.strictSeen || strict
-			r.peaks = append(r.peaks, ratePeak{t, bps, strict, paused})
+			r.addPeak(ratePeak{t, bps, strict, paused})
 		} else if d := t.Sub(r.busySince); r.Short && d >= r.Span/shortMinShare && d < r.Span {
 			for _, s := range r.samples {
 				if s.t.Equal(r.busySince) {
-					r.peaks = append(r.peaks, ratePeak{t, float64(cum-s.cum) * 8 / d.Seconds(), false, true})
+					r.addPeak(ratePeak{t, float64(cum-s.cum) * 8 / d.Seconds(), false, true})
 					break
 				}
 			}
@@ -134,12 +148,18 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 	for len(r.peaks) > 0 && t.Sub(r.peaks[0].t) > r.Horizon {
 		r.peaks = r.peaks[1:]
 	}
+	for len(r.bounds) > 0 && t.Sub(r.bounds[0].t) > r.BoundHorizon {
+		r.bounds = r.bounds[1:]
+	}
 	// Trim without keeping the old backing arrays' heads alive forever.
 	if cap(r.samples) > 4*len(r.samples)+64 {
 		r.samples = append([]rateSample(nil), r.samples...)
 	}
 	if cap(r.peaks) > 4*len(r.peaks)+64 {
 		r.peaks = append([]ratePeak(nil), r.peaks...)
+	}
+	if cap(r.bounds) > 4*len(r.bounds)+64 {
+		r.bounds = append([]ratePeak(nil), r.bounds...)
 	}
 	// The strict peaks in the horizon (all of them until a strict one was seen) make the estimate; when none is
 	// left, the last estimate stands; a faster loose peak raises it.
@@ -153,6 +173,10 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 		} else {
 			loose = max(loose, p.bps)
 		}
+	}
+	// Before any window without a pause, the remembered bounds count as the horizon's own do.
+	if b := r.bounds; !r.strictSeen && len(b) > 0 && (!ok || b[0].bps > m) {
+		m, paused, ok = b[0].bps, b[0].paused, true
 	}
 	if ok {
 		r.last, r.have, r.bound = m, true, paused && !r.strictSeen
@@ -170,6 +194,19 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 	if r.have && r.at.Sub(r.meanAt) >= r.Span {
 		r.fold(r.last, r.at)
 	}
+}
+
+// addPeak adds a window's rate to the horizon's, and a loose one (a pause in it, or shared) to the remembered
+// bounds, which keep only windows faster than every later one: the first is the fastest of the BoundHorizon.
+func (r *Rate) addPeak(p ratePeak) {
+	r.peaks = append(r.peaks, p)
+	if p.strict {
+		return
+	}
+	for len(r.bounds) > 0 && r.bounds[len(r.bounds)-1].bps <= p.bps {
+		r.bounds = r.bounds[:len(r.bounds)-1]
+	}
+	r.bounds = append(r.bounds, p)
 }
 
 func (r *Rate) fold(bps float64, at time.Time) {

@@ -130,6 +130,11 @@ func TestRateShort(t *testing.T) {
 		{"the fastest of several pages", true, []seg{{300 * time.Millisecond, 20e6}, {time.Second, 0}, {400 * time.Millisecond, 60e6}, {time.Second, 0}}, 60e6, true},
 		{"a short burst above a saturated window raises it", true, []seg{{2 * time.Second, 7e6}, {time.Second, 0}, {400 * time.Millisecond, 40e6}, {time.Second, 0}}, 40e6, false},
 		{"a short slow burst does not lower a saturated window", true, []seg{{2 * time.Second, 40e6}, {time.Second, 0}, {400 * time.Millisecond, 2e6}, {time.Second, 0}}, 40e6, false},
+		// A bound outlives the horizon: a later page's slower burst says nothing of the link having slowed.
+		{"a slower burst past the horizon does not lower a bound", true, []seg{{400 * time.Millisecond, 60e6}, {40 * time.Second, 0}, {300 * time.Millisecond, 5e6}, {time.Second, 0}}, 60e6, true},
+		{"nor does a burst between two faster ones", true, []seg{{400 * time.Millisecond, 60e6}, {40 * time.Second, 0}, {300 * time.Millisecond, 5e6}, {40 * time.Second, 0}, {300 * time.Millisecond, 30e6}, {40 * time.Second, 0}, {300 * time.Millisecond, 4e6}, {time.Second, 0}}, 60e6, true},
+		{"past the bound horizon a slower bound replaces it", true, []seg{{400 * time.Millisecond, 60e6}, {BoundHorizon + time.Minute, 0}, {300 * time.Millisecond, 5e6}, {time.Second, 0}}, 5e6, true},
+		{"a remembered bound gives way to a window without a pause", true, []seg{{400 * time.Millisecond, 60e6}, {40 * time.Second, 0}, {2 * time.Second, 8e6}, {time.Second, 0}}, 8e6, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
