@@ -763,14 +763,27 @@ func ivText(iv Interval, scale float64, format, unit string) string {
 	return fmt.Sprintf(" ("+format+" to "+format+"%s)", scale*iv.Lo, scale*iv.Hi, unit)
 }
 
-// regretCell is the report.md table's regret: the regret, then its resampled interval in brackets and the
-// interval's width where it is wider than TargetRegretWidth.
+// regretCell is the report.md table's regret: the regret, then its resampled interval in brackets and, where it
+// is wider than TargetRegretWidth, the interval's width and the repetitions that would narrow it to that.
 func regretCell(pd *ProfileDecisions) string {
 	s := pd.RegretText() + ivText(pd.Iv[IvRegret], 100, "%.1f", " %")
 	if iv := pd.Iv[IvRegret]; iv.ok() && iv.Hi-iv.Lo > TargetRegretWidth+1e-9 {
 		s += fmt.Sprintf(", %.1f points wide", 100*(iv.Hi-iv.Lo))
+		if n := repsForWidth(pd.MinLoads, iv.Hi-iv.Lo); n > 0 {
+			s += fmt.Sprintf(" (about %d repetitions for %.0f)", n, 100*TargetRegretWidth)
+		}
 	}
 	return s
+}
+
+// repsForWidth is how many repetitions would narrow an interval of width w, measured at n, to TargetRegretWidth,
+// taking its width to shrink as 1/√n (the resampled medians' spread): a rough count to plan a run by, not a promise
+// (a trace's outage stretches or a decision that changes with the history can keep it wide). 0 when n is unknown.
+func repsForWidth(n int, w float64) int {
+	if n <= 0 || w <= 0 {
+		return 0
+	}
+	return int(math.Ceil(float64(n) * (w / TargetRegretWidth) * (w / TargetRegretWidth)))
 }
 
 // RegretIntervalText is the regret's resampled 90 % interval, "" when not defined.

@@ -180,10 +180,30 @@ func TestDecisionsByHand(t *testing.T) {
 	md := d.markdown()
 	for _, s := range []string{"## Decisions", "| p1 | -9.65 / -9.72 / — / -9.08 | sp-wifi +0.57 s (+0.37 to +0.77) held; mp-always +0.64 s (+0.49 to +0.79) held | 14.1 % missed (12.1 to 16.1 %) | — | 0.69 missed (0.65 to 0.73); Σ large PLT s 7.1 / 4.0 / — / 5.0 | 0.03 held (0.03 to 0.07) | 0.00 | n/a | 2 of 5: l1, s1 |",
 		"U = −(1 × PLT s + 0.05 × radio energy J + 0.1 × cellular MB)", "fewer than 3 ok loads in some mode on l1", "### Decisions per page, preference not given: profile `p2`",
-		"3.3 % held (0.0 to 6.6 %), 6.6 points wide",
+		"3.3 % held (0.0 to 6.6 %), 6.6 points wide (about 3 repetitions for 6)",
 		"- `p3`: the utility oracle itself keeps 0.80 of mp-always's gain (it takes mp-always on 1 of 2 large pages)"} {
 		if !strings.Contains(md, s) {
 			t.Errorf("markdown lacks %q:\n%s", s, md)
+		}
+	}
+}
+
+// The repetitions that would narrow an interval to the target's width, at 1/√n.
+func TestRepsForWidth(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		w    float64
+		want int
+	}{
+		{4, 0.12, 16}, // twice as wide: four times the repetitions
+		{6, 0.066, 8}, // 7.26, rounded up
+		{2, 0.06, 2},  // at the target already
+		{0, 0.12, 0},  // repetitions unknown
+		{4, 0, 0},     // no width
+		{1, 0.6, 100}, // ten times as wide
+	} {
+		if got := repsForWidth(c.n, c.w); got != c.want {
+			t.Errorf("repsForWidth(%d, %g) = %d, want %d", c.n, c.w, got, c.want)
 		}
 	}
 }
