@@ -137,19 +137,11 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 			r.strictSeen = r.strictSeen || strict
 			r.addPeak(ratePeak{t, bps, strict, paused})
 		} else if d := t.Sub(r.busySince); r.Short && d >= r.Span/shortMinShare && d < r.Span {
-			// The fastest stretch of the period ending now, of at least a tenth of the Span: a page over a fast
-			// link spends much of its period on handshakes, requests and slow start, so its bytes over the whole
-			// period bound the link far below its rate (a 2.4 MB page over 100 Mbit/s WiFi: 62 Mbit/s), while
-			// its last round trips may fill it. The link carried those bytes in that stretch, so it is at least
-			// that fast.
-			bps := 0.0
 			for _, s := range r.samples {
-				if !s.t.Before(r.busySince) && t.Sub(s.t) >= r.Span/shortMinShare {
-					bps = max(bps, float64(cum-s.cum)*8/t.Sub(s.t).Seconds())
+				if s.t.Equal(r.busySince) {
+					r.addPeak(ratePeak{t, float64(cum-s.cum) * 8 / d.Seconds(), false, true})
+					break
 				}
-			}
-			if bps > 0 {
-				r.addPeak(ratePeak{t, bps, false, true})
 			}
 		}
 	}
