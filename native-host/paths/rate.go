@@ -39,6 +39,10 @@ import (
 // one (a small page's burst) does not say it has become slower. With only the Horizon, a 100 Mbit/s WiFi that had
 // carried a 2.4 MB page at 62 Mbit/s fell back to the 7 Mbit/s prior 30 s later, once small pages' bursts were all
 // the horizon held, and the model then sent the next large page over both paths for a cellular tail and no gain.
+// A cellular path's windows are shared with the WiFi in nearly every multipath load, so its estimate is the fastest
+// of them over BoundHorizon too, and any newer window renews its time (At): the model's aging of a cellular rate
+// (model.RateMemory) then ages that fastest window only from the newest one. Whether to limit the memory to paths
+// with Short set is open: it would change cellular decisions, which only a testbed grid can weigh.
 type Rate struct {
 	Span, Horizon, Stall time.Duration
 	BoundHorizon         time.Duration
