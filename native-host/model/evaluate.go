@@ -194,18 +194,30 @@ type scen struct {
 	w         float64
 	prim, sec link
 	primSP    plf // the page's connections over the primary alone
-	secBase   plf // the secondary subflows' raw bytes from their first data, capped at θ2
-	tEst      float64
-	tJoin     float64   // request to the secondary's first data byte: promotion, join, first data
-	secUseful float64   // head-of-line: the secondary's bytes count towards completion this much later
-	hol       float64   // share of the secondary's bytes that shorten the transfer (MultipathParams.HOL)
-	fixedJ    float64   // cellular energy every join costs: promotion, the join itself, the tail it adds
-	activeW   float64   // cellular radio power while the subflow carries data
-	tSP       []float64 // single-path transfer time of each size of the distribution
-	rrc       string    // the radio's state in this scenario
+	// secBase is the secondary subflows' raw bytes from their first data, capped at θ2: with WiFi as backup
+	// (cellFirst) every byte the secondary's link delivers is the page's. Beside a primary that keeps carrying its
+	// share (the merged curve) only hol of them are (below), and secMP is the raw curve capped where those reach
+	// θ2: the helper caps the bytes the subflow carries, not the link's.
+	secBase, secMP plf
+	tEst           float64
+	tJoin          float64 // request to the secondary's first data byte: promotion, join, first data
+	secUseful      float64 // head-of-line: the secondary's bytes count towards completion this much later
+	// hol is the share of the secondary's raw bytes (its link's curve) that shorten the transfer
+	// (MultipathParams.HOL). It is also the share the subflow carries: the primary runs at its own rate, the page
+	// is complete when primary + hol × raw bytes reach its size, and the bytes add up, so the subflow carries
+	// hol × raw of them; the rest of its link's time it waits on the in-order stream. The testbed's multipath
+	// loads of a 5 MB page beside a 1.5 Mbit/s hotspot carried 4.5-5.3 MB over the cellular path, where a
+	// battery-saver decision that counted raw bytes (hol 0.29 there) put 12.4 MB on it. The radio is active all
+	// that time: energy counts raw bytes.
+	hol     float64
+	fixedJ  float64   // cellular energy every join costs: promotion, the join itself, the tail it adds
+	activeW float64   // cellular radio power while the subflow carries data
+	tSP     []float64 // single-path transfer time of each size of the distribution
+	rrc     string    // the radio's state in this scenario
 	// pi and si are the indices of its primary's and secondary's link points: the scenarios of one link point
 	// share its curve (primSP, secBase and tSP are the same slices), whatever the other link and the radio.
-	pi, si int
+	// mi indexes secMP's curve: si where it is secBase (no θ2, or hol 1), else one of the pair (pi, si).
+	pi, si, mi int
 }
 
 func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, modeCap bool, notes *[]string) *evaluation {
@@ -263,20 +275,33 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, mod
 	}
 	// Each link point's curve once: a scenario's primary curve depends on its primary alone, its secondary's on
 	// its secondary alone.
-	primSP, secBase := make([]plf, len(prims)), make([]plf, len(secs))
+	primSP, secRaw, secBase := make([]plf, len(prims)), make([]plf, len(secs)), make([]plf, len(secs))
 	for i, a := range prims {
 		primSP[i] = curve(a.l, firstByte(a.l.rtt, tr), tr, e.conns)
 	}
 	for i, b := range secs {
-		secBase[i] = capped(curve(b.l, 0, tr, e.conns), cap)
+		secRaw[i] = curve(b.l, 0, tr, e.conns)
+		secBase[i] = capped(secRaw[i], cap)
 	}
 	e.scens = make([]scen, 0, len(prims)*len(secs)*len(e.states))
 	for ia, a := range prims {
 		for ib, b := range secs {
+			first := len(e.scens)
 			for _, st := range e.states {
 				sc := e.scenario(a, b, st.s, a.w*b.w*st.w, threeG, rm, primSP[ia], secBase[ib])
-				sc.pi, sc.si = ia, ib
+				sc.pi, sc.si, sc.mi = ia, ib, ib
 				e.scens = append(e.scens, sc)
+			}
+			// θ2 counts the bytes the subflow carries, hol of its link's (scen.hol): the pair's own curve, capped
+			// where those reach θ2. A 3G subflow's hol of 0 never reaches it.
+			if h := e.scens[first].hol; !math.IsInf(cap, 1) && h < 1 {
+				mp := secRaw[ib]
+				if h > 0 {
+					mp = capped(mp, cap/h)
+				}
+				for k := first; k < len(e.scens); k++ {
+					e.scens[k].secMP, e.scens[k].mi = mp, len(secs)+ia*len(secs)+ib
+				}
 			}
 		}
 	}
@@ -309,7 +334,7 @@ func newEvaluation(in Input, w Weights, prefs protocol.Prefs, theta2 *int64, mod
 func (e *evaluation) scenario(a, b weighted, rs radioState, w float64, threeG bool, rm *radio.Model, primSP, secBase plf) scen {
 	p := e.p
 	tr := &p.Transport
-	s := scen{w: w, prim: a.l, sec: b.l, rrc: rs.name, primSP: primSP, secBase: secBase}
+	s := scen{w: w, prim: a.l, sec: b.l, rrc: rs.name, primSP: primSP, secBase: secBase, secMP: secBase}
 	s.tEst = tr.EstablishedRTTs * a.l.rtt
 	// The join's SYN waits for the radio; the server may send on the subflow once the join's last ACK has
 	// reached it, and that data needs the other half of a round trip.
@@ -334,7 +359,8 @@ func (e *evaluation) scenario(a, b weighted, rs radioState, w float64, threeG bo
 // it costs, in expectation over the link points: a byte the capped secondary no longer carries is carried by the
 // primary alone, 1/rate_primary seconds (and the WiFi radio's power over them), of which the head-of-line share
 // counts; carried over cellular it costs the radio's active power for 1/rate_secondary seconds and the megabyte's
-// weight (linear in the byte, so no cap in between is better than one of the two). Beside a primary nearly as fast
+// weight for the share of it the subflow carries (scen.hol; linear in the byte, so no cap in between is better than
+// one of the two). Beside a primary nearly as fast
 // as the cellular path the cap stays: it is battery saver's hedge against joins whose energy the model counts at
 // the margin of a radio it believes awake, and lifting it there took 4 of the seeds' 13 pages onto cellular at a
 // loss under battery saver's weights. Only a measured primary counts: the WiFi prior's spread puts a sixth of its
@@ -355,7 +381,7 @@ func (e *evaluation) capYields(prims, secs []weighted, rm *radio.Model, threeG b
 			}
 			hol := mp.HOL(b.l.rate / a.l.rate)
 			saved := (w.TimePerS + w.EnergyPerJ*e.wifiW) * hol / a.l.rate
-			cost := w.EnergyPerJ*activeW(rm, b.l.rate*8)/b.l.rate + w.CellPerMB/1e6
+			cost := w.EnergyPerJ*activeW(rm, b.l.rate*8)/b.l.rate + hol*w.CellPerMB/1e6
 			sum += a.w * b.w * (saved - cost)
 		}
 	}
@@ -639,6 +665,7 @@ func (e *evaluation) candidates() []float64 {
 // at is the model for one scenario, one θ1 and one size: every term and the utility.
 type at struct {
 	s, tSP, tMP, pltSP, pltMP, saved, late, cellBytes, cellJ, wifiJ, u float64
+	rawBytes                                                           float64 // the secondary's raw bytes (scen.hol): cellBytes is their share
 	joined                                                             bool
 }
 
@@ -654,8 +681,17 @@ func (e *evaluation) mpCurve(sc *scen, theta float64) (plf, float64) {
 		sec := shifted(&sc.secBase, t0)
 		return sum(&prim, &sec, 1), t0
 	}
-	sec := shifted(&sc.secBase, t0+sc.secUseful)
+	sec := shifted(&sc.secMP, t0+sc.secUseful)
 	return sum(&sc.primSP, &sec, sc.hol), t0
+}
+
+// secCurve is the secondary's raw curve as this evaluation carries the page out (WiFi as backup or not), and
+// the share of its bytes the subflow carries (scen.hol).
+func (e *evaluation) secCurve(sc *scen) (*plf, float64) {
+	if e.cellFirst {
+		return &sc.secBase, 1
+	}
+	return &sc.secMP, sc.hol
 }
 
 // eval is the utility of size s under scenario sc with the multipath curve mp (secondary data from t0); tSP is
@@ -664,10 +700,13 @@ func (e *evaluation) eval(sc *scen, mp *plf, t0, s, tSP float64) at {
 	a := at{s: s, joined: true}
 	a.tSP = tSP
 	a.tMP = math.Min(mp.inv(s), a.tSP)
-	// Raw cellular bytes by completion (the discount is for completion, not for what the radio carries).
-	a.cellBytes = sc.secBase.at(a.tMP - t0)
+	// The secondary's raw bytes by completion: the radio is active while its link could have carried them; the
+	// subflow carries their share (scen.hol).
+	sec, share := e.secCurve(sc)
+	raw := sec.at(a.tMP - t0)
+	a.cellBytes, a.rawBytes = share*raw, raw
 	rMP := e.rMP
-	if a.cellBytes <= 0 {
+	if raw <= 0 {
 		rMP = e.rSP // the subflow carried nothing: the load was a single-path one
 	}
 	a.pltSP = (a.tSP + e.process) * e.rSP
@@ -676,7 +715,7 @@ func (e *evaluation) eval(sc *scen, mp *plf, t0, s, tSP float64) at {
 	a.late = math.Max(0, a.pltSP-e.deadline) - math.Max(0, a.pltMP-e.deadline)
 	// The join wakes the radio even when no data follows; then it is active while it carries its share, and runs
 	// its tail.
-	a.cellJ = sc.fixedJ + sc.activeW*a.cellBytes/sc.sec.rate
+	a.cellJ = sc.fixedJ + sc.activeW*raw/sc.sec.rate
 	a.wifiJ = -e.wifiW * math.Max(0, a.tSP-a.tMP)
 	w := e.w
 	a.u = w.TimePerS*a.saved + w.LatePerS*a.late - w.EnergyPerJ*(a.cellJ+a.wifiJ) - w.CellPerMB*a.cellBytes/1e6
@@ -794,8 +833,10 @@ func (d dist) above(b float64) float64 {
 // trial says whether multipath is worth trying though the weighing came out against it, and its utility: on
 // measured links, for an observed page whose multipath from the first byte the model cannot tell from single path
 // within its measured error on the page's load time, while the origin's path class has fewer than MinLoads
-// multipath loads to learn from. Two such near misses: a time saving the model can see that loses, once its energy
-// and cellular bytes are paid, less than that error (a loss it cannot see); and a utility gain whose time saving is
+// multipath loads to learn from. Two such near misses: a time saving the model can see whose utility, once its
+// energy and cellular bytes are paid, is within that error of zero (a loss it cannot see, or a gain the weighing
+// over the link scenarios does not take: a central utility just above zero must be tried as one just below it
+// is); and a utility gain whose time saving is
 // within the error, which the weighing refuses (expectedSaving), beside a secondary at least GainTrialMinRatio as
 // fast as the primary. The second is a blind spot of the curves, which hold a flow at its link's rate once slow
 // start ends: beside 20/20 Mbit/s WiFi and LTE, single-path loads of a 5 MB page ran at the link's rate for a second
@@ -813,7 +854,7 @@ func (e *evaluation) trial(c *Correction) (float64, bool) {
 	mp, t0 := e.mpCurve(sc, 0)
 	a := e.eval(sc, &mp, t0, e.typical, sc.primSP.inv(e.typical))
 	margin := te * a.pltSP
-	loss := a.saved > margin && a.u < 0 && -a.u <= margin
+	loss := a.saved > margin && math.Abs(a.u) <= margin
 	gain := a.saved > 0 && a.saved <= margin && a.u > 0 && sc.sec.rate >= e.p.Learning.GainTrialMinRatio*sc.prim.rate
 	if !loss && !gain {
 		return 0, false
@@ -843,5 +884,5 @@ func (e *evaluation) predict(theta *float64, s float64) (spMS, mpMS float64, use
 	}
 	mp, t0 := e.mpCurve(sc, *theta)
 	a := e.eval(sc, &mp, t0, s, tSP)
-	return spMS, (a.tMP + e.process) * 1000, a.cellBytes > 0
+	return spMS, (a.tMP + e.process) * 1000, a.rawBytes > 0
 }

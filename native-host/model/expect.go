@@ -31,8 +31,9 @@ type group struct {
 	// pltSuffix[k] = Σ_{j>=k} w_j pltSP[j], for the error check.
 	pltSP, lateSP, pltSuffix []float64
 	// primSlope and secSlope are the slopes of the scenario's primary and secondary curves, secPB the secondary's
-	// time per byte on each segment (past the last point, at its tail; +Inf where it grows no more).
-	primSlope, secSlope, secPB []float64
+	// time per byte on each segment (past the last point, at its tail; +Inf where it grows no more); mpSlope is
+	// secMP's slopes (secSlope where it is secBase).
+	primSlope, secSlope, secPB, mpSlope []float64
 	// primTop is the primary curve's steepest slope (bytes per second), reach the secondary's curve with the
 	// primary's pauses filled in at that rate (reachOf): what bounds the weighing with WiFi as backup at larger θ1.
 	// Made by backupBounds, once WiFi as backup is weighed (evaluation.backup).
@@ -74,6 +75,7 @@ func (e *evaluation) groups() {
 	type secTerms struct{ slope, pb []float64 }
 	var prim []*primTerms
 	var sec []*secTerms
+	var mp [][]float64 // secMP's slopes by scen.mi, where it is a pair's own curve
 	for k := range e.grp {
 		g := &e.grp[k]
 		sc := g.sc
@@ -106,7 +108,16 @@ func (e *evaluation) groups() {
 		}
 		pt, st := prim[sc.pi], sec[sc.si]
 		g.primSlope, g.pltSP, g.lateSP, g.pltSuffix = pt.slope, pt.pltSP, pt.lateSP, pt.pltSuffix
-		g.secSlope, g.secPB = st.slope, st.pb
+		g.secSlope, g.secPB, g.mpSlope = st.slope, st.pb, st.slope
+		if sc.mi != sc.si {
+			for len(mp) <= sc.mi {
+				mp = append(mp, nil)
+			}
+			if mp[sc.mi] == nil {
+				mp[sc.mi] = slopes(&sc.secMP)
+			}
+			g.mpSlope = mp[sc.mi]
+		}
 	}
 	e.wSuffix = make([]float64, n+1)
 	for j := n - 1; j >= 0; j-- {
@@ -399,20 +410,27 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool
 	var px, pv, pb []float64
 	pOff, pT := 0.0, 0.0
 	if !cellFirst {
-		e.ptsN.merged(&sc.primSP, g.primSlope, &sc.secBase, g.secSlope, t0+sc.secUseful, sc.hol, s[len(s)-1])
+		e.ptsN.merged(&sc.primSP, g.primSlope, &sc.secMP, g.mpSlope, t0+sc.secUseful, sc.hol, s[len(s)-1])
 		px, pv, pb = e.ptsN.x, e.ptsN.v, e.ptsN.pb
 	} else if ub != nil {
 		px, pv, pb = g.reach.x, g.reach.v, g.reach.pb
 		pOff, pT = c, t0
 	}
 	lastP, kp := len(px)-1, 0
-	secT, secB, secS, secTail, secPB := sc.secBase.t, sc.secBase.b, g.secSlope, sc.secBase.tail, g.secPB
-	lastS := len(secT) - 1
+	secT, secB, secPB := sc.secBase.t, sc.secBase.b, g.secPB
+	lastC := len(secT) - 1
+	// The raw bytes by completion are read off secMP without WiFi as backup, secBase with it (secCurve).
+	raw, rawS, share := &sc.secMP, g.mpSlope, sc.hol
+	if cellFirst {
+		raw, rawS, share = &sc.secBase, g.secSlope, 1
+	}
+	rawT, rawB, rawTail := raw.t, raw.b, raw.tail
+	lastS := len(rawT) - 1
 	kc, si := 0, 0
 	w := e.w
-	// v = T saved + L late − E (activeW cellBytes / rate + wifiJ) − C cellBytes / 1e6, with wifiJ = −wifiW
-	// max(0, tSP − tMP): the cellular bytes' price per byte and the WiFi time's per second.
-	perByte := w.EnergyPerJ*sc.activeW/sc.sec.rate + w.CellPerMB/1e6
+	// v = T saved + L late − E (activeW raw / rate + wifiJ) − C share raw / 1e6, with wifiJ = −wifiW
+	// max(0, tSP − tMP): the secondary's raw bytes' price per byte and the WiFi time's per second.
+	perByte := w.EnergyPerJ*sc.activeW/sc.sec.rate + share*w.CellPerMB/1e6
 	perWiFiS := w.EnergyPerJ * e.wifiW
 	sw, tSPs, pltSP, lateSP := e.sizes.w, sc.tSP, g.pltSP, g.lateSP
 	process, deadline, rMP0, rSP := e.process, e.deadline, e.rMP, e.rSP
@@ -436,7 +454,7 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool
 		tMP := tCurve
 		if cellFirst {
 			r := sj - c
-			for kc < lastS && secB[kc+1] < r {
+			for kc < lastC && secB[kc+1] < r {
 				kc++
 			}
 			tMP = t0 + secT[kc]
@@ -449,15 +467,15 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool
 		}
 		// The secondary's raw bytes by tMP (its curve from t0).
 		x := tMP - t0
-		cellBytes := secB[0]
-		if x > secT[0] {
-			for si < lastS && secT[si+1] <= x {
+		cellBytes := rawB[0]
+		if x > rawT[0] {
+			for si < lastS && rawT[si+1] <= x {
 				si++
 			}
 			if si == lastS {
-				cellBytes = secB[lastS] + secTail*(x-secT[lastS])
+				cellBytes = rawB[lastS] + rawTail*(x-rawT[lastS])
 			} else {
-				cellBytes = secB[si] + secS[si]*(x-secT[si])
+				cellBytes = rawB[si] + rawS[si]*(x-rawT[si])
 			}
 		}
 		rMP := rMP0

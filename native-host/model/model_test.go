@@ -969,3 +969,52 @@ func TestBatterySaverPromise(t *testing.T) {
 	}
 	t.Logf("performance mode went below the network-wide θ1 or made WiFi a backup on %d inputs", counts[Performance])
 }
+
+func termValue(out Output, name string) (float64, bool) {
+	for _, tm := range out.Terms {
+		if tm.Name == name && tm.Value != nil {
+			return *tm.Value, true
+		}
+	}
+	return 0, false
+}
+
+// The cellular bytes a decision predicts are bytes the subflow carries: never more than the page, whose other bytes
+// the primary carries at its own rate, however much faster the secondary's link is (scen.hol); and where θ2 caps
+// the subflow, a page past it puts θ2 on cellular, the bytes the helper counts. Raw link bytes put 12.4 MB on
+// cellular for a 5 MB page beside a 1.5 Mbit/s hotspot, where the testbed's multipath loads carried 4.5-5.3 MB.
+func TestCellularBytesCarried(t *testing.T) {
+	p := params(t)
+	for _, c := range []struct {
+		name      string
+		prim, sec *Path
+		rrc       *RRC
+		mode      string
+		size      int64
+		wantCap   bool // the cellular bytes are θ2
+	}{
+		{"1.5 Mbit/s hotspot beside 50 Mbit/s LTE, 5 MB", mk("wifi", 80, 1.5), mk("cellular", 60, 50), lteIdle, Performance, 5e6, false},
+		{"1.5 Mbit/s hotspot beside 50 Mbit/s LTE, 1.3 MB", mk("wifi", 80, 1.5), mk("cellular", 60, 50), lteIdle, Performance, 1.3e6, false},
+		{"the seeds' links, 3 MB", wifi(), lte(), lteIdle, Performance, 3e6, false},
+		{"20/20 Mbit/s, 5 MB", mk("wifi", 40, 20), mk("cellular", 60, 20), lteConnected, Performance, 5e6, false},
+		{"the seeds' links, battery saver's θ2", wifi(), lte(), lteConnected, BatterySaver, 5e6, true},
+		// Battery saver never makes WiFi a backup, and lifts its θ2 beside so slow a WiFi: the merged curve.
+		{"battery saver beside the 1.5 Mbit/s hotspot, 5 MB", mk("wifi", 80, 1.5), mk("cellular", 60, 50), lteConnected, BatterySaver, 5e6, false},
+		{"battery saver beside the 1.5 Mbit/s hotspot, 2.4 MB", mk("wifi", 80, 1.5), mk("cellular", 60, 50), lteIdle, BatterySaver, 2.4e6, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prefs := &protocol.Prefs{Mode: c.mode, DeadlineMS: 3000}
+			out := eval(t, Input{Protocol: H2, Size: seen(c.size, 3), Primary: c.prim, Secondary: c.sec, RRC: c.rrc, Params: p, Prefs: prefs})
+			cell, ok := termValue(out, "cellular_bytes")
+			if !ok || !out.Multipath {
+				t.Fatalf("no multipath prediction: %s", out.Reason)
+			}
+			if cell <= 0 || cell > float64(c.size) {
+				t.Errorf("cellular bytes %.0f for a page of %d: %s", cell, c.size, out.Reason)
+			}
+			if c.wantCap && (out.Theta2 == nil || math.Abs(cell-float64(*out.Theta2)) > 1) {
+				t.Errorf("cellular bytes %.0f, want θ2 %v: %s", cell, out.Theta2, out.Reason)
+			}
+		})
+	}
+}
