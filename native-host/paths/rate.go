@@ -66,6 +66,10 @@ type Rate struct {
 	lnMean float64
 	meanN  int
 	meanAt time.Time
+	// slot: the last measurement (the one made at meanAt) is this estimator's own, and lnBefore the mean before
+	// it: a later estimate within the same Span replaces it (fold).
+	slot     bool
+	lnBefore float64
 }
 
 // MeanWindow bounds the long-run mean's memory: each measurement weighs at least 1/MeanWindow, so after a move
@@ -195,7 +199,7 @@ func (r *Rate) AddShared(t time.Time, cum uint64, shared bool) {
 			r.at = p.t
 		}
 	}
-	if r.have && r.at.Sub(r.meanAt) >= r.Span {
+	if r.have && r.at.After(r.meanAt) {
 		r.fold(r.last, r.at)
 	}
 }
@@ -213,13 +217,24 @@ func (r *Rate) addPeak(p ratePeak) {
 	r.bounds = append(r.bounds, p)
 }
 
+// fold adds the estimate made at at to the long-run mean: as a new measurement once a Span has passed since the
+// last one, else in place of the last (slot), which keeps its time. So each Span of traffic counts once, with the
+// estimate it ended on: the first window of a busy period holds its slow start, and a short transfer (a page's
+// cellular subflow, one page per host beside a slow WiFi) would otherwise leave only that in the mean. Beside a
+// 1.5 Mbit/s hotspot the kept level of a 50 Mbit/s LTE path was 1.8-3.7 Mbit/s that way, while the same loads'
+// fastest windows read 6-39 Mbit/s, and battery saver's θ2 stayed on a 5 MB page that took 20-23 s.
 func (r *Rate) fold(bps float64, at time.Time) {
 	if bps <= 0 {
 		return
 	}
+	if r.slot && at.Sub(r.meanAt) < r.Span {
+		r.lnMean = r.lnBefore + (math.Log(bps)-r.lnBefore)/float64(r.meanN)
+		return
+	}
+	r.lnBefore = r.lnMean
 	r.meanN = min(r.meanN+1, MeanWindow)
 	r.lnMean += (math.Log(bps) - r.lnMean) / float64(r.meanN)
-	r.meanAt = at
+	r.meanAt, r.slot = at, true
 }
 
 // Mean is the path's long-run rate in bits per second (the geometric mean of its measurements) and how many
@@ -234,7 +249,7 @@ func (r *Rate) Mean() (bps float64, n int) {
 // SeedMean starts the long-run mean from one kept elsewhere, as n measurements, before this estimator's own.
 func (r *Rate) SeedMean(bps float64, n int) {
 	if bps > 0 && n > 0 && r.meanN == 0 {
-		r.lnMean, r.meanN = math.Log(bps), min(n, MeanWindow)
+		r.lnMean, r.meanN, r.slot = math.Log(bps), min(n, MeanWindow), false
 	}
 }
 
@@ -255,7 +270,7 @@ const confirmShare = 0.9
 func (r *Rate) Seed(bps float64, at time.Time) {
 	if bps > 0 && !r.have {
 		r.last, r.have, r.strictSeen, r.bound, r.at = bps, true, true, false, at
-		r.meanAt = at // a seed is no measurement of this estimator's: the kept mean (SeedMean) has it already
+		r.meanAt, r.slot = at, false // a seed is no measurement of this estimator's: the kept mean (SeedMean) has it already
 	}
 }
 

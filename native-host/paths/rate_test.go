@@ -407,3 +407,27 @@ func TestCellRateSpan(t *testing.T) {
 		}
 	}
 }
+
+// Each Span of traffic enters the mean with the estimate it ended on, not its first window: a page's cellular
+// subflow beside a slow WiFi is busy for about a second, its first window mostly slow start, and one host sees one
+// page. Here a host kept 2.3 Mbit/s (over 2 measurements) for its cellular path, and the page's subflow runs 1 s at
+// 2.5 Mbit/s and then 0.4 s at 40 Mbit/s before the page ends (shared with the WiFi): the estimate ends on a window
+// of 17-20 Mbit/s (the samples' timing), and the mean takes it as its third measurement.
+func TestRateMeanSlot(t *testing.T) {
+	r := NewRate(time.Second, 30*time.Second, 250*time.Millisecond)
+	r.Seed(2.3e6, time.Unix(900, 0))
+	r.SeedMean(2.3e6, 2)
+	now, cum := time.Unix(1000, 0), 0.0
+	r.Add(now, 0)
+	now, cum = feed(r, now, cum, time.Second, 2.5e6, true)
+	_, _ = feed(r, now, cum, 400*time.Millisecond, 40e6, true)
+	est := r.BPS()
+	if est == nil || *est < 15e6 {
+		t.Fatalf("estimate %v, want the last window's 17.5 Mbit/s", est)
+	}
+	bps, n := r.Mean()
+	want := math.Exp((2*math.Log(2.3e6) + math.Log(*est)) / 3)
+	if n != 3 || math.Abs(bps-want)/want > 0.01 {
+		t.Errorf("mean %.0f over %d, want %.0f over 3 (the kept 2.3 Mbit/s twice, the estimate %.0f once)", bps, n, want, *est)
+	}
+}
