@@ -467,19 +467,19 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool
 		}
 		// The secondary's raw bytes by tMP (its curve from t0).
 		x := tMP - t0
-		cellBytes := rawB[0]
+		rawBytes := rawB[0]
 		if x > rawT[0] {
 			for si < lastS && rawT[si+1] <= x {
 				si++
 			}
 			if si == lastS {
-				cellBytes = rawB[lastS] + rawTail*(x-rawT[lastS])
+				rawBytes = rawB[lastS] + rawTail*(x-rawT[lastS])
 			} else {
-				cellBytes = rawB[si] + rawS[si]*(x-rawT[si])
+				rawBytes = rawB[si] + rawS[si]*(x-rawT[si])
 			}
 		}
 		rMP := rMP0
-		if cellBytes <= 0 {
+		if rawBytes <= 0 {
 			rMP = rSP
 		}
 		pltMP := (tMP + process) * rMP
@@ -492,7 +492,7 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool
 		if wifiS < 0 {
 			wifiS = 0
 		}
-		vSum += sw[j] * (timeW*saved + lateW*(lateSP[j]-lateMP) - perByte*cellBytes + perWiFiS*wifiS)
+		vSum += sw[j] * (timeW*saved + lateW*(lateSP[j]-lateMP) - perByte*rawBytes + perWiFiS*wifiS)
 		sSum += sw[j] * saved
 		if ub != nil {
 			// The bound for any later t0: the time terms at the earliest completion tCurve, at the lower of the two
