@@ -685,10 +685,10 @@ func (e *evaluation) mpCurve(sc *scen, theta float64) (plf, float64) {
 	return sum(&sc.primSP, &sec, sc.hol), t0
 }
 
-// secCurve is the secondary's raw curve as this evaluation carries the page out (WiFi as backup or not), and
-// the share of its bytes the subflow carries (scen.hol).
-func (e *evaluation) secCurve(sc *scen) (*plf, float64) {
-	if e.cellFirst {
+// secCurve is the secondary's raw curve with WiFi as backup (cellFirst) or not, and the share of its bytes the
+// subflow carries (scen.hol).
+func (sc *scen) secCurve(cellFirst bool) (*plf, float64) {
+	if cellFirst {
 		return &sc.secBase, 1
 	}
 	return &sc.secMP, sc.hol
@@ -702,7 +702,7 @@ func (e *evaluation) eval(sc *scen, mp *plf, t0, s, tSP float64) at {
 	a.tMP = math.Min(mp.inv(s), a.tSP)
 	// The secondary's raw bytes by completion: the radio is active while its link could have carried them; the
 	// subflow carries their share (scen.hol).
-	sec, share := e.secCurve(sc)
+	sec, share := sc.secCurve(e.cellFirst)
 	raw := sec.at(a.tMP - t0)
 	a.cellBytes, a.rawBytes = share*raw, raw
 	rMP := e.rMP

@@ -420,9 +420,10 @@ func (e *evaluation) groupSum(g *group, theta float64, first int, cellFirst bool
 	secT, secB, secPB := sc.secBase.t, sc.secBase.b, g.secPB
 	lastC := len(secT) - 1
 	// The raw bytes by completion are read off secMP without WiFi as backup, secBase with it (secCurve).
-	raw, rawS, share := &sc.secMP, g.mpSlope, sc.hol
+	raw, share := sc.secCurve(cellFirst)
+	rawS := g.mpSlope
 	if cellFirst {
-		raw, rawS, share = &sc.secBase, g.secSlope, 1
+		rawS = g.secSlope
 	}
 	rawT, rawB, rawTail := raw.t, raw.b, raw.tail
 	lastS := len(rawT) - 1
