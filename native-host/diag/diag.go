@@ -21,6 +21,7 @@ const (
 	tcpiMinRTT   = 148
 	tcpiMinRTTTo = tcpiMinRTT + 4
 	tcpiDataIn   = 152 // u32 tcpi_data_segs_in, since Linux 4.6
+	tcpiRcvOOO   = 224 // u32 tcpi_rcv_ooopack, since Linux 5.4
 	tcpiRcvWnd   = 232 // since Linux 6.2
 )
 
@@ -44,6 +45,9 @@ type Sock struct {
 	// DataSegsIn counts segments with payload received, in order or not, retransmitted or not (0 on kernels
 	// before 4.6): it moves whenever the path delivers data, while BytesReceived waits for a hole to be filled.
 	DataSegsIn uint32
+	// RcvOOOPack counts data segments that arrived out of order (0 on kernels before 5.4): on a download, a hole
+	// in the stream, a segment lost on the way in, which the socket's own retransmission count never shows.
+	RcvOOOPack uint32
 	// One window in each direction: what may still be in flight when a subflow is closed. SndCwnd is in
 	// segments of SndMSS bytes; RcvWnd (bytes) is 0 on kernels before 6.2.
 	SndMSS  uint32
@@ -88,6 +92,9 @@ func Parse(b []byte) (s Sock, ok bool, err error) {
 	s.SndCwnd = le.Uint32(info[tcpiSndCwnd:])
 	if len(info) >= tcpiRcvWnd+4 {
 		s.RcvWnd = le.Uint32(info[tcpiRcvWnd:])
+	}
+	if len(info) >= tcpiRcvOOO+4 {
+		s.RcvOOOPack = le.Uint32(info[tcpiRcvOOO:])
 	}
 	if len(info) >= tcpiMinRTTTo {
 		s.MinRTTUS = le.Uint32(info[tcpiMinRTT:])

@@ -28,6 +28,7 @@ func TestTCPInfoOffsets(t *testing.T) {
 		{"snd_mss", unsafe.Offsetof(ti.Snd_mss), tcpiSndMSS},
 		{"snd_cwnd", unsafe.Offsetof(ti.Snd_cwnd), tcpiSndCwnd},
 		{"rcv_wnd", unsafe.Offsetof(ti.Rcv_wnd), tcpiRcvWnd},
+		{"rcv_ooopack", unsafe.Offsetof(ti.Rcv_ooopack), tcpiRcvOOO},
 		{"bytes_acked", unsafe.Offsetof(ti.Bytes_acked), tcpiBytesAck},
 		{"bytes_received", unsafe.Offsetof(ti.Bytes_received), tcpiBytesRcv},
 	} {

@@ -33,6 +33,7 @@ func diagMsg(family byte, src []byte, infoLen int, rtt, minRTT, retr, segs uint3
 	put(tcpiSndMSS, 1448)
 	put(tcpiSndCwnd, 10)
 	put(tcpiRcvWnd, 65535)
+	put(tcpiRcvOOO, retr*2)
 	put(tcpiDataIn, segs/2)
 	if tcpiBytesRcv+8 <= len(info) {
 		binary.NativeEndian.PutUint64(info[tcpiBytesAck:], uint64(segs)*1000)
@@ -55,7 +56,7 @@ func TestParse(t *testing.T) {
 		ok   bool
 		err  bool
 	}{
-		{"v4 full", diagMsg(2, v4, 248, 50000, 48000, 3, 1000), Sock{Src: netip.MustParseAddr("10.0.1.2"), Local: ap("10.0.1.2:40000"), Remote: ap("11.0.1.2:443"), UID: 1000, RTTUS: 50000, MinRTTUS: 48000, TotalRetrans: 3, SegsOut: 1000, BytesAcked: 1_000_000, BytesReceived: 50000 << 20, DataSegsIn: 500, SndMSS: 1448, SndCwnd: 10, RcvWnd: 65535}, true, false},
+		{"v4 full", diagMsg(2, v4, 248, 50000, 48000, 3, 1000), Sock{Src: netip.MustParseAddr("10.0.1.2"), Local: ap("10.0.1.2:40000"), Remote: ap("11.0.1.2:443"), UID: 1000, RTTUS: 50000, MinRTTUS: 48000, TotalRetrans: 3, SegsOut: 1000, BytesAcked: 1_000_000, BytesReceived: 50000 << 20, DataSegsIn: 500, RcvOOOPack: 6, SndMSS: 1448, SndCwnd: 10, RcvWnd: 65535}, true, false},
 		{"v6 full", diagMsg(10, v6, 248, 70000, 69000, 0, 10), Sock{Src: netip.MustParseAddr("fd00::5"), Local: ap("[fd00::5]:40000"), Remote: ap("[fe00::5]:443"), UID: 1000, RTTUS: 70000, MinRTTUS: 69000, SegsOut: 10, BytesAcked: 10_000, BytesReceived: 70000 << 20, DataSegsIn: 5, SndMSS: 1448, SndCwnd: 10, RcvWnd: 65535}, true, false},
 		{"old kernel without min_rtt", diagMsg(2, v4, 140, 50000, 0, 1, 2), Sock{Src: netip.MustParseAddr("10.0.1.2"), Local: ap("10.0.1.2:40000"), Remote: ap("11.0.1.2:443"), UID: 1000, RTTUS: 50000, TotalRetrans: 1, SegsOut: 2, BytesAcked: 2000, BytesReceived: 50000 << 20, SndMSS: 1448, SndCwnd: 10}, true, false},
 		{"tcp_info too short", diagMsg(2, v4, 100, 1, 1, 1, 1), Sock{}, false, true},
