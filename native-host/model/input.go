@@ -27,6 +27,12 @@ type Path struct {
 	// DownBound says DownBps is only a lower bound (a probe too short for the link, windows with pauses on a
 	// WiFi path): where the prior's median is higher, the prior stands.
 	DownBound bool `json:"down_bound,omitempty"`
+	// DownSustainedBps is what a bulk flow held on the path in its last long busy period with losses (the median
+	// of its one-second windows), measured DownSustainedAgeS seconds before the decision. Under random loss a flow
+	// runs at the link's rate only until its losses catch up with it, so a measured DownBps above it is taken down
+	// to it.
+	DownSustainedBps  *float64 `json:"down_sustained_bps,omitempty"`
+	DownSustainedAgeS *float64 `json:"down_sustained_age_s,omitempty"`
 }
 
 // measured says whether the path has what the model needs without priors: an RTT and a downlink rate.

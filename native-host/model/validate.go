@@ -137,6 +137,8 @@ func (p *Path) validate(name string) error {
 		finite("spread", &p.Spread, 0, MaxSpread),
 		finite("down_age_s", p.DownAgeS, 0, MaxAgeS),
 		finite("down_mean_bps", p.DownMeanBps, MinRateBps, MaxRateBps),
+		finite("down_sustained_bps", p.DownSustainedBps, MinRateBps, MaxRateBps),
+		finite("down_sustained_age_s", p.DownSustainedAgeS, 0, MaxAgeS),
 		counted("down_mean_n", p.DownMeanN, MaxMeanN),
 	} {
 		if err != nil {
