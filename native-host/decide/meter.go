@@ -285,6 +285,10 @@ func toModel(p paths.Path) *model.Path {
 	if p.DownMeanBPS != nil && p.DownMeanN > 0 {
 		m.DownMeanBps, m.DownMeanN = p.DownMeanBPS, int64(p.DownMeanN)
 	}
+	if p.DownSustainedBPS != nil && p.DownSustainedAgeMS != nil {
+		age := float64(*p.DownSustainedAgeMS) / 1000
+		m.DownSustainedBps, m.DownSustainedAgeS = p.DownSustainedBPS, &age
+	}
 	return m
 }
 
@@ -317,6 +321,10 @@ func (m *Meter) loadEstimates(ctx context.Context) {
 				}
 				if p.DownMeanBps != nil && p.DownMeanN > 0 {
 					sd.DownMeanBPS, sd.DownMeanN = p.DownMeanBps, int(p.DownMeanN) // Rate.SeedMean bounds it
+				}
+				if p.DownSustainedBps != nil && p.DownSustainedAgeS != nil {
+					sd.DownSustainedBPS = p.DownSustainedBps
+					sd.DownSustainedAt = e.Time.Add(-time.Duration(*p.DownSustainedAgeS * float64(time.Second)))
 				}
 				m.sampler.Seed(e.Name, sd)
 			}
@@ -375,6 +383,11 @@ func (m *Meter) fillFromKept(p *model.Path) {
 	}
 	if p.DownMeanBps == nil && k.path.DownMeanBps != nil {
 		p.DownMeanBps, p.DownMeanN = k.path.DownMeanBps, k.path.DownMeanN
+	}
+	if p.DownSustainedBps == nil && k.path.DownSustainedBps != nil && k.path.DownSustainedAgeS != nil {
+		if held := time.Since(k.at).Seconds() + *k.path.DownSustainedAgeS; held <= paths.BoundHorizon.Seconds() {
+			p.DownSustainedBps, p.DownSustainedAgeS = k.path.DownSustainedBps, &held
+		}
 	}
 	if p.UpBps == nil {
 		p.UpBps = k.path.UpBps

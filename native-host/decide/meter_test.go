@@ -148,6 +148,24 @@ func TestBoundRates(t *testing.T) {
 	if other.DownBps == nil || !other.DownBound {
 		t.Errorf("a kept bound filled in as %+v, want it still a bound", other)
 	}
+	// A held rate is kept with its age, and forgotten once older than the sampler's memory of one.
+	for _, c := range []struct {
+		keptAge float64
+		want    bool
+	}{{30, true}, {paths.BoundHorizon.Seconds() - 30, false}} {
+		est := fmt.Sprintf(`{"name":"wlan3","kind":"wifi","up":true,"down_bps":7e6,"down_sustained_bps":2.9e6,"down_sustained_age_s":%g}`, c.keptAge)
+		if err := db.SavePaths(ctx, time.Now().Add(-time.Minute), map[string]json.RawMessage{"wlan3": json.RawMessage(est)}); err != nil {
+			t.Fatal(err)
+		}
+		f.loadEstimates(ctx)
+		p := &model.Path{Name: "wlan3", Kind: "wifi", Up: true, DownBps: &bps}
+		f.fillFromKept(p)
+		if got := p.DownSustainedBps != nil; got != c.want {
+			t.Errorf("held rate kept %g s before: filled in %v, want %v", c.keptAge, got, c.want)
+		} else if got && (*p.DownSustainedBps != 2.9e6 || *p.DownSustainedAgeS < 89 || *p.DownSustainedAgeS > 100) {
+			t.Errorf("held rate kept 30 s before a minute ago: %g at %g s", *p.DownSustainedBps, *p.DownSustainedAgeS)
+		}
+	}
 	// Bound against bound, the faster one stands while it is young enough.
 	for _, c := range []struct {
 		name       string

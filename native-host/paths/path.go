@@ -57,6 +57,10 @@ type Path struct {
 	// DownMeanN how many measurements it rests on: where an old rate of this link tends to return to.
 	DownMeanBPS *float64 `json:"down_mean_bps,omitempty"`
 	DownMeanN   int      `json:"down_mean_n,omitempty"`
+	// DownSustainedBPS is what a bulk flow held on the path under loss (Rate.Sustained), measured
+	// DownSustainedAgeMS ago; absent when no long busy period with losses was seen within BoundHorizon.
+	DownSustainedBPS   *float64 `json:"down_sustained_bps,omitempty"`
+	DownSustainedAgeMS *int64   `json:"down_sustained_age_ms,omitempty"`
 }
 
 // ParseNames reads a name override such as "wlan0=wifi,wwan0=cellular".

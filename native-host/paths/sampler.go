@@ -108,6 +108,9 @@ type Seed struct {
 	// DownMeanBPS and DownMeanN are the kept long-run mean of the downlink rate (Rate.SeedMean).
 	DownMeanBPS *float64
 	DownMeanN   int
+	// DownSustainedBPS is the kept held rate (Rate.SeedSustained), measured at DownSustainedAt.
+	DownSustainedBPS *float64
+	DownSustainedAt  time.Time
 }
 
 // ageMS is how long before now a number was measured, nil when it has no time; never negative.

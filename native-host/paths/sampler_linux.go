@@ -68,7 +68,12 @@ type pathState struct {
 	// rttFloor is the passive RTT's windowed minimum, measured at rttFloorAt.
 	rttFloor   *float64
 	rttFloorAt time.Time
+	// ooo is each of the path's sockets' out-of-order segment count at the last diagnostics round.
+	ooo map[sockPair]uint32
 }
+
+// sockPair names one socket by its two ends.
+type sockPair struct{ local, remote netip.AddrPort }
 
 type rateResult struct {
 	name string
@@ -195,6 +200,9 @@ func (s *Sampler) discover(now time.Time) error {
 			}
 			ps = &pathState{down: NewRate(span, RateHorizon, RateStall), up: NewRate(span, RateHorizon, RateStall), seen: now}
 			ps.down.Short = ifc.Kind != Cellular
+			// A cellular path's windows are nearly all shared with the WiFi (multipath subflows): its own level
+			// and aging (Rate.Mean, model.RateMemory) stand for what it holds.
+			ps.down.Sustain = ifc.Kind != Cellular
 			if sd, ok := s.seeds[ifc.Name]; ok {
 				ps.seed(sd, now)
 			}
@@ -284,6 +292,7 @@ func (s *Sampler) sockets(now time.Time) {
 		minRTT     uint32
 		retr, segs uint64
 		n          int
+		ooo        map[sockPair]uint32
 	}
 	per := map[*pathState]*agg{}
 	for _, sk := range socks {
@@ -306,6 +315,22 @@ func (s *Sampler) sockets(now time.Time) {
 		a.retr += uint64(sk.TotalRetrans)
 		a.segs += uint64(sk.SegsOut)
 		a.n++
+		// A segment that arrived out of order since the last round (or on a socket new since then) is a loss on
+		// the way in: the evidence Rate.MarkLoss wants.
+		k := sockPair{sk.Local, sk.Remote}
+		if prev, had := ps.ooo[k]; sk.RcvOOOPack > prev || (!had && sk.RcvOOOPack > 0) {
+			ps.down.MarkLoss(now)
+		}
+		if a.ooo == nil {
+			a.ooo = map[sockPair]uint32{}
+		}
+		a.ooo[k] = sk.RcvOOOPack
+	}
+	for _, ps := range s.paths {
+		ps.ooo = nil
+		if a := per[ps]; a != nil {
+			ps.ooo = a.ooo
+		}
 	}
 	for ps, a := range per {
 		if a.minRTT > 0 {
@@ -487,6 +512,9 @@ func (ps *pathState) seed(sd Seed, now time.Time) {
 	if sd.DownMeanBPS != nil {
 		ps.down.SeedMean(*sd.DownMeanBPS, sd.DownMeanN)
 	}
+	if sd.DownSustainedBPS != nil && ps.down.Sustain && !sd.DownSustainedAt.IsZero() && !sd.DownSustainedAt.After(now) {
+		ps.down.SeedSustained(*sd.DownSustainedBPS, sd.DownSustainedAt)
+	}
 	if sd.UpBPS != nil {
 		ps.up.Seed(*sd.UpBPS, measured)
 	}
@@ -562,6 +590,9 @@ func (s *Sampler) Snapshot() Snapshot {
 		}
 		if m, n := ps.down.Mean(); n > 0 {
 			p.DownMeanBPS, p.DownMeanN = &m, n
+		}
+		if v, at, ok := ps.down.Sustained(); ok {
+			p.DownSustainedBPS, p.DownSustainedAgeMS = &v, ageMS(now, at)
 		}
 		for _, a := range ps.addrs {
 			p.Addrs = append(p.Addrs, a.String())
