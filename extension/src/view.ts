@@ -379,11 +379,18 @@ export function pathViews(host: StatusReply | null): PathView[] | null {
     up: p.up,
     gauges: [
       { label: 'Delay', value: p.rtt_ms === null ? NOT_MEASURED : `${num(p.rtt_ms)} ms`, fill: logFill(p.rtt_ms, 1, 1000) },
-      { label: 'Down', value: rate(p.down_bps) + measuredAgo(p.down_bps, p.down_age_ms), fill: logFill(p.down_bps, 1e5, 1e9) },
+      { label: 'Down', value: rate(p.down_bps) + measuredAgo(p.down_bps, p.down_age_ms) + heldUnderLoss(p), fill: logFill(p.down_bps, 1e5, 1e9) },
       { label: 'Up', value: rate(p.up_bps), fill: logFill(p.up_bps, 1e5, 1e9) },
       { label: 'Loss', value: p.loss === null ? NOT_MEASURED : `${num(p.loss * 100, 2)} %`, fill: p.loss === null ? null : Math.min(1, p.loss * 10) },
     ],
   }));
+}
+
+/** The rate a long transfer held under the path's losses, where it is below the fastest one: what pages get. */
+function heldUnderLoss(p: PathInfo): string {
+  const held = p.down_sustained_bps;
+  if (held === undefined || p.down_bps === null || held >= p.down_bps) return '';
+  return `; ${rate(held)} held under loss`;
 }
 
 /** A radio state as a person would say it: the LTE and 3G models' state names (policy-models/power-*.json). */

@@ -361,6 +361,13 @@ describe('path gauges', () => {
     expect(down(path)).toBe('9.2 Mbit/s');
     expect(down({ ...path, down_bps: null, down_age_ms: 5000 })).toBe(NOT_MEASURED);
   });
+  it('says what a long transfer held under loss when that is below the fastest rate', () => {
+    const down = (p: object) => pathViews(reply([p]))?.[0]?.gauges.find((g) => g.label === 'Down')?.value;
+    const wifi = { ...path, name: 'wlan0', kind: 'wifi', down_bps: 7.04e6 };
+    expect(down({ ...wifi, down_sustained_bps: 2.9e6 })).toBe('7 Mbit/s; 2.9 Mbit/s held under loss');
+    expect(down({ ...wifi, down_sustained_bps: 7.04e6 })).toBe('7 Mbit/s');
+    for (const bad of [0, -1, 'fast', Number.NaN]) expect(() => reply([{ ...wifi, down_sustained_bps: bad }])).toThrow(ProtocolError);
+  });
   it('refuses an age that is not a sane integer', () => {
     for (const bad of [-1, 1.5, 'soon', 1e15]) expect(() => reply([{ ...path, down_age_ms: bad }])).toThrow(ProtocolError);
   });

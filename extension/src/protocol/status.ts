@@ -96,6 +96,8 @@ export interface PathInfo {
   rtt_source: 'passive' | 'probe' | null;
   /** How long ago down_bps was measured (absent: the host did not say); an old cellular rate counts less. */
   down_age_ms?: number;
+  /** What a bulk flow held on the path under its losses (absent: no long lossy transfer in the last 10 minutes). */
+  down_sustained_bps?: number;
 }
 
 export interface RrcInfo {
@@ -244,8 +246,16 @@ function parsePaths(v: unknown): PathInfo[] {
       loss: num(p.loss, `${at}.loss`),
       rtt_source: rttSource,
       ...(p.down_age_ms === undefined || p.down_age_ms === null ? {} : { down_age_ms: int(p.down_age_ms, `${at}.down_age_ms`, 0, MAX_AGE_MS) }),
+      ...sustained(p.down_sustained_bps, `${at}.down_sustained_bps`),
     };
   });
+}
+
+function sustained(v: unknown, at: string): { down_sustained_bps?: number } {
+  const bps = num(v, at);
+  if (bps === null) return {};
+  if (bps <= 0) throw new ProtocolError(`${at}: ${bps} is not a rate`);
+  return { down_sustained_bps: bps };
 }
 
 function parseRrc(v: unknown): RrcInfo {
