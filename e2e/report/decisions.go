@@ -152,6 +152,12 @@ type ProfileDecisions struct {
 	// same for mp-rule (NaN without it).
 	Regret, RuleRegret float64
 	RegretHeld         bool
+	// RegretForced is the part of Regret that no decision could avoid while keeping the other targets: on pages
+	// under DecisionSmallBytes where the oracle takes mp-always (the cellular-share target allows a tenth of its
+	// cellular bytes), and under a preference that promises to spend less than mp-always (battery saver) wherever
+	// the oracle takes it, the regret against the best of the other simple policies is what remains. NaN with the
+	// regret.
+	RegretForced float64
 	// RegretLo and RegretHi bound the regret's resampled 90 % interval (RegretIv); NaN when not defined.
 	RegretLo, RegretHi float64
 	// SumU: Σ over the pages of the regret of each mode's median utility, s-equivalent (by mode name); UtilityHeld:
@@ -172,6 +178,7 @@ type ProfileDecisions struct {
 const (
 	IvRegret     = "regret"
 	IvRuleRegret = "rule regret"
+	IvForced     = "regret forced"
 	IvGain       = "gain share"
 	IvCell       = "cell share"
 	IvUtility    = "ΔU vs "
@@ -427,6 +434,7 @@ type measures struct {
 	gainHeld                   bool
 	cellShare, cellJShare      float64
 	regret                     [nModes]float64
+	forced                     float64 // regret forced by the targets (ProfileDecisions.RegretForced)
 	sumU                       [nModes]float64
 	sumPLT, sumRadioJ, sumCell [nModes]float64 // over pages with energy in every mode
 	oracleGainShare            float64
@@ -437,8 +445,9 @@ type measures struct {
 	minLoads                   int
 }
 
-// compute derives the measures from per-page medians; rule says whether mp-rule is one of the modes.
-func compute(pms []pageMed, rule bool) measures {
+// compute derives the measures from per-page medians; rule says whether mp-rule is one of the modes, spendLess
+// whether the preference promises to spend less than mp-always (RegretForced).
+func compute(pms []pageMed, rule, spendLess bool) measures {
 	var m measures
 	present := []int{iSingle, iAlways, iAdaptive}
 	simple := []int{iSingle, iAlways}
@@ -448,7 +457,7 @@ func compute(pms []pageMed, rule bool) measures {
 	}
 	var cm, ca, jm, ja float64
 	var rNum [nModes]float64
-	var rDen float64
+	var rDen, forced float64
 	jOK, oracleOK, sumOracle := true, true, 0.0
 	m.minLoads = math.MaxInt
 	for _, pm := range pms {
@@ -502,6 +511,15 @@ func compute(pms []pageMed, rule bool) measures {
 		}
 		uo := pm.m[o].u
 		rDen += math.Abs(uo)
+		if o == iAlways && (spendLess || pm.bytes < DecisionSmallBytes) {
+			next := math.Inf(-1)
+			for _, i := range simple {
+				if i != iAlways {
+					next = math.Max(next, pm.m[i].u)
+				}
+			}
+			forced += uo - next
+		}
 		for _, i := range present {
 			rNum[i] += uo - pm.m[i].u
 			m.sumU[i] += pm.m[i].u
@@ -538,7 +556,9 @@ func compute(pms []pageMed, rule bool) measures {
 	for i := range m.regret {
 		m.regret[i] = math.NaN()
 	}
+	m.forced = math.NaN()
 	if rDen > 0 {
+		m.forced = forced / rDen
 		for _, i := range present {
 			m.regret[i] = rNum[i] / rDen
 		}
@@ -552,7 +572,7 @@ func (pd *ProfileDecisions) compute(d *Decisions) {
 	for i, p := range pd.Pages {
 		pms[i] = pageMedians(p)
 	}
-	m := compute(pms, pd.HasRule)
+	m := compute(pms, pd.HasRule, d.Preference == PrefBatterySaver)
 	label := func(keys []string) []string {
 		out := make([]string, len(keys))
 		for i, k := range keys {
@@ -569,6 +589,7 @@ func (pd *ProfileDecisions) compute(d *Decisions) {
 	pd.CellHeld = !math.IsNaN(m.cellShare) && m.cellShare <= TargetCellShare
 	pd.Regret, pd.RuleRegret = m.regret[iAdaptive], m.regret[iRule]
 	pd.RegretHeld = !math.IsNaN(pd.Regret) && pd.Regret <= TargetRegret
+	pd.RegretForced = m.forced
 	pd.SumU, pd.UtilityHeld = map[string]float64{}, map[string]bool{}
 	pd.SumPLTAll, pd.SumRadioJ, pd.SumCellMB = map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for i, name := range modes {
@@ -681,9 +702,10 @@ func (pd *ProfileDecisions) intervals(d *Decisions) map[string]Interval {
 			}
 			pms[k] = pm
 		}
-		m := compute(pms, pd.HasRule)
+		m := compute(pms, pd.HasRule, d.Preference == PrefBatterySaver)
 		put(IvRegret, m.regret[iAdaptive])
 		put(IvRuleRegret, m.regret[iRule])
+		put(IvForced, m.forced)
 		put(IvGain, m.gainShare)
 		put(IvCell, m.cellShare)
 		for _, i := range present {
@@ -697,7 +719,7 @@ func (pd *ProfileDecisions) intervals(d *Decisions) map[string]Interval {
 		}
 	}
 	out := map[string]Interval{}
-	for _, name := range []string{IvRegret, IvRuleRegret, IvGain, IvCell} {
+	for _, name := range []string{IvRegret, IvRuleRegret, IvForced, IvGain, IvCell} {
 		out[name] = percentiles(series[name])
 	}
 	for _, i := range present {
@@ -772,6 +794,9 @@ func regretCell(pd *ProfileDecisions) string {
 		if n := repsForWidth(pd.MinLoads, iv.Hi-iv.Lo); n > 0 {
 			s += fmt.Sprintf(" (about %d repetitions for %.0f)", n, 100*TargetRegretWidth)
 		}
+	}
+	if f := pd.RegretForced; !math.IsNaN(f) && (f > 5e-4 || pd.Iv[IvForced].Hi > 5e-4) {
+		s += fmt.Sprintf("; %.1f points of it forced by the targets", 100*f) + ivText(pd.Iv[IvForced], 100, "%.1f", "")
 	}
 	return s
 }
@@ -978,7 +1003,7 @@ func (d *Decisions) markdown() string {
 			p("Cellular energy: %s. ", cellInitialBrief(d.CellInitial))
 		}
 		p("**ΣU**: the sum over the pages of each mode's median utility; target: %s's at least each simple policy's. ", d.Adaptive)
-		p("The **oracle** takes, per page, the best simple policy by median utility (%s, %s and, where the profile ran it, %s). **Regret** = Σ_pages (U_oracle − U_mode) / Σ_pages |U_oracle|, over pages with energy under every mode; negative where the mode beats every simple policy. Target ≤ %.0f %% for %s; %s's is shown beside it.\n", d.Single, d.Always, d.Rule, 100*TargetRegret, d.Adaptive, d.Rule)
+		p("The **oracle** takes, per page, the best simple policy by median utility (%s, %s and, where the profile ran it, %s). **Regret** = Σ_pages (U_oracle − U_mode) / Σ_pages |U_oracle|, over pages with energy under every mode; negative where the mode beats every simple policy. Target ≤ %.0f %% for %s; %s's is shown beside it. **Forced by the targets**: the points of the regret that no decision could avoid while keeping the other targets, where the oracle takes %s on a small page (the cell share allows a tenth of its cellular bytes) or, under a preference that promises to spend less than %s, on any page; the best of the other simple policies stands in for it there.\n", d.Single, d.Always, d.Rule, 100*TargetRegret, d.Adaptive, d.Rule, d.Always, d.Always)
 		if pr := Promise(d.Preference); pr != "" {
 			p("- **Promise** of this preference: %s, over the sums of per-page medians (radio energy J, cellular MB, PLT s).\n", pr)
 		}

@@ -496,3 +496,37 @@ func TestDecisionsRuleAndPreferences(t *testing.T) {
 		t.Errorf("PreferencesOf with another default: %v", got)
 	}
 }
+
+// TestRegretForced: the regret on a small page whose oracle is mp-always, and under a promise to spend less than
+// mp-always on any page where it is the oracle, is forced by the targets; the best of the other simple policies
+// stands in for it there.
+func TestRegretForced(t *testing.T) {
+	page := func(bytes int64, single, always, rule, adaptive float64) pageMed {
+		pm := pageMed{key: fmt.Sprint(bytes), bytes: bytes}
+		for i, u := range [nModes]float64{iSingle: single, iAlways: always, iRule: rule, iAdaptive: adaptive} {
+			pm.n[i], pm.m[i] = 3, sample{plt: -u * 1000, u: u}
+		}
+		return pm
+	}
+	pms := []pageMed{
+		page(60_000, -1.06, -0.92, -1.05, -1.07),  // small, oracle mp-always: 0.13 of 0.15 forced
+		page(3_000_000, -13.2, -2.9, -3.9, -3.5),  // large, oracle mp-always: forced only under the promise (1.0)
+		page(190_000, -0.60, -0.70, -0.59, -0.58), // small, oracle mp-rule: nothing forced
+	}
+	den := 0.92 + 2.9 + 0.59
+	for _, c := range []struct {
+		spendLess bool
+		want      float64
+	}{{false, 0.13 / den}, {true, (0.13 + 1.0) / den}} {
+		m := compute(pms, true, c.spendLess)
+		if !near(m.forced, c.want) {
+			t.Errorf("spend less %v: forced %v, want %v", c.spendLess, m.forced, c.want)
+		}
+		if want := (0.15 + 0.6 - 0.01) / den; !near(m.regret[iAdaptive], want) {
+			t.Errorf("regret %v, want %v", m.regret[iAdaptive], want)
+		}
+	}
+	if m := compute(pms[2:], true, true); !near(m.forced, 0) {
+		t.Errorf("no page with mp-always as its oracle: forced %v", m.forced)
+	}
+}
