@@ -386,7 +386,7 @@ export function pathViews(host: StatusReply | null): PathView[] | null {
   }));
 }
 
-/** The rate a long transfer held under the path's losses, where it is below the fastest one: what pages get. */
+/** The rate the last long transfer held under the path's losses, where it is below the fastest one. */
 function heldUnderLoss(p: PathInfo): string {
   const held = p.down_sustained_bps;
   if (held === undefined || p.down_bps === null || held >= p.down_bps) return '';

@@ -417,9 +417,6 @@ func linkPoints(p *Path, pr LinkPrior, tr *Transport, mem *RateMemory) ([]weight
 		}
 		if p.DownBps != nil && !(p.DownBound && *p.DownBps < pr.DownMbit*1e6) {
 			rate, spread, prior, loss = *p.DownBps/8, p.Spread, false, 0
-			if s := p.DownSustainedBps; s != nil && *s < *p.DownBps && sustainFresh(p.DownSustainedAgeS) {
-				rate = *s / 8 // what a flow held under the path's losses (Path.DownSustainedBps)
-			}
 			if mem != nil && p.DownAgeS != nil {
 				// A cellular rate measured a while ago: the log-normal's conditional given that measurement, around
 				// the link's own level where its measurements give one (they weigh n/(n+mean_pseudo_count) against
@@ -455,13 +452,6 @@ func linkPoints(p *Path, pr LinkPrior, tr *Transport, mem *RateMemory) ([]weight
 	}
 	return out, prior
 }
-
-// sustainFresh says whether a held rate measured ageS seconds ago still describes the path: as long as the
-// sampler remembers one (paths.BoundHorizon, ten minutes), over which a device is on the same network far more
-// often than not.
-func sustainFresh(ageS *float64) bool { return ageS == nil || *ageS <= sustainMaxAgeS }
-
-const sustainMaxAgeS = 600
 
 // dist is a discrete size distribution: sizes in bytes, ascending, and their probabilities.
 type dist struct {

@@ -28,9 +28,9 @@ type Path struct {
 	// WiFi path): where the prior's median is higher, the prior stands.
 	DownBound bool `json:"down_bound,omitempty"`
 	// DownSustainedBps is what a bulk flow held on the path in its last long busy period with losses (the median
-	// of its one-second windows), measured DownSustainedAgeS seconds before the decision. Under random loss a flow
-	// runs at the link's rate only until its losses catch up with it, so a measured DownBps above it is taken down
-	// to it.
+	// of its one-second windows), measured DownSustainedAgeS seconds before the decision. The log keeps it for
+	// replay; the weighing does not use it: taking DownBps down to it made the testbed's decisions beside lossy
+	// WiFi worse (one slow load sets it, and pages of the same link ran twice as fast; e2e/RESULTS.md, Decisions).
 	DownSustainedBps  *float64 `json:"down_sustained_bps,omitempty"`
 	DownSustainedAgeS *float64 `json:"down_sustained_age_s,omitempty"`
 }

@@ -282,11 +282,11 @@ func (r *Rate) SeedMean(bps float64, n int) {
 //
 // The fastest window (the estimate) is what the link carries while a flow's window is open; under random loss a
 // bulk flow holds far less for most of its time. On the 2 % loss WiFi above, the fastest windows read 4.9-7.0
-// Mbit/s and the median 2.5-3.3, and the model, taking the link at 7 Mbit/s, put a 5 MB page's single-path load at
-// 6.2 s where it took 13.5-16.2 s, and kept it off multipath under battery saver (e2e/RESULTS.md, Decisions). On
-// the baseline WiFi without loss, a 2.77 MB page's windows all read 7.0: median and fastest agree. The loss is the
-// evidence that the run is the link's and not the sender's pace: a video call's steady stream is just as free of
-// pauses, and says nothing of what a page would get.
+// Mbit/s and the median 2.5-3.3, and a 5 MB page's single-path load took 13.5-16.2 s where the model, taking the
+// link at 7 Mbit/s, put it at 6.2 s. On the baseline WiFi without loss, a 2.77 MB page's windows all read 7.0:
+// median and fastest agree. The loss is the evidence that the run is the link's and not the sender's pace: a video
+// call's steady stream is just as free of pauses, and says nothing of what a page would get. One run is one load,
+// and loads of the same lossy link vary twice over, so the model does not weigh it (docs/model.md).
 func (r *Rate) sustain(from, t time.Time, bps float64) {
 	if !r.runOf.Equal(r.busySince) {
 		r.run, r.runFrom, r.runOf = r.run[:0], time.Time{}, r.busySince
