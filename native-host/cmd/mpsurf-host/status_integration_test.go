@@ -53,17 +53,7 @@ func TestIntegrationStatusTestbed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prefix := fmt.Sprintf("st%d", os.Getpid()%100000)
-	tb, err := topo.Up(topo.Options{Prefix: prefix, Profile: prof})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := tb.Close(); err != nil {
-			t.Errorf("testbed down: %v", err)
-		}
-	}()
-	names := tb.Names()
+	names := testbedUp(t, prof, "st")
 
 	// Radio model with the shortened tail.
 	lte, err := os.ReadFile("../../../policy-models/power-lte.json")
@@ -90,30 +80,7 @@ func TestIntegrationStatusTestbed(t *testing.T) {
 		tailLen += time.Duration(ph.(map[string]any)["duration_ms"].(float64) * float64(time.Millisecond))
 	}
 
-	// Bulk server: writes until the client closes.
-	ln, err := topo.Listen(names.Server, net.ListenConfig{}, "tcp4", topo.ServerAddr+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		buf := make([]byte, 64<<10)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				for {
-					c.SetWriteDeadline(time.Now().Add(15 * time.Second))
-					if _, err := c.Write(buf); err != nil {
-						return
-					}
-				}
-			}()
-		}
-	}()
+	ln := bulkServer(t, names.Server, net.ListenConfig{})
 
 	cmd := exec.Command("ip", "netns", "exec", names.Client, bin, "status", "--json",
 		"--names", "wlan0=wifi,wwan0=cellular", "--radio-model", modelFile,
@@ -299,37 +266,10 @@ func TestIntegrationHeldRateUnderLoss(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tb, err := topo.Up(topo.Options{Prefix: fmt.Sprintf("hr%d", os.Getpid()%100000), Profile: prof})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				if err := tb.Close(); err != nil {
-					t.Errorf("testbed down: %v", err)
-				}
-			}()
-			names := tb.Names()
+			names := testbedUp(t, prof, "hr")
 			// The sender runs the loss-based congestion control the testbed's origin runs: a machine's default
 			// may be BBR, which holds the link's rate through random loss.
-			ln, err := topo.Listen(names.Server, net.ListenConfig{Control: netns.CongestionControl("cubic")}, "tcp4", topo.ServerAddr+":0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer ln.Close()
-			go func() {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				defer c.Close()
-				buf := make([]byte, 64<<10)
-				for {
-					c.SetWriteDeadline(time.Now().Add(15 * time.Second))
-					if _, err := c.Write(buf); err != nil {
-						return
-					}
-				}
-			}()
+			ln := bulkServer(t, names.Server, net.ListenConfig{Control: netns.CongestionControl("cubic")})
 			cmd := exec.Command("ip", "netns", "exec", names.Client, bin, "status", "--json",
 				"--names", "wlan0=wifi,wwan0=cellular", "--sample", "8s", "--every", "200ms")
 			cmd.Env = hostEnv()
@@ -387,4 +327,49 @@ func TestIntegrationHeldRateUnderLoss(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testbedUp starts a testbed of prof whose namespaces are named from tag and this process, and takes it down when
+// the test ends.
+func testbedUp(t *testing.T, prof *profiles.Profile, tag string) topo.Names {
+	t.Helper()
+	tb, err := topo.Up(topo.Options{Prefix: fmt.Sprintf("%s%d", tag, os.Getpid()%100000), Profile: prof})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tb.Close(); err != nil {
+			t.Errorf("testbed down: %v", err)
+		}
+	})
+	return tb.Names()
+}
+
+// bulkServer listens in the server namespace and writes to each connection until the client closes it.
+func bulkServer(t *testing.T, server string, lc net.ListenConfig) net.Listener {
+	t.Helper()
+	ln, err := topo.Listen(server, lc, "tcp4", topo.ServerAddr+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		buf := make([]byte, 64<<10)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				for {
+					c.SetWriteDeadline(time.Now().Add(15 * time.Second))
+					if _, err := c.Write(buf); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln
 }
