@@ -76,3 +76,23 @@ func (d *Conn) Find(local, remote netip.AddrPort) (Sock, bool, error) {
 
 // Close releases the socket.
 func (d *Conn) Close() error { return d.c.Close() }
+
+// DumpMPTCP returns the established MPTCP connections' own sockets of both families, appended to out. A kernel
+// without MPTCP socket diagnostics (mptcp_diag) answers with an error.
+func (d *Conn) DumpMPTCP(out []MPTCPSock) ([]MPTCPSock, error) {
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		msgs, err := d.c.Execute(netlink.Message{
+			Header: netlink.Header{Type: unix.SOCK_DIAG_BY_FAMILY, Flags: netlink.Request | netlink.Dump},
+			Data:   requestMPTCP(fam, StateEstablished),
+		})
+		if err != nil {
+			return out, fmt.Errorf("sock_diag (mptcp): %w", err)
+		}
+		for _, m := range msgs {
+			if s, ok, err := ParseMPTCP(m.Data); err == nil && ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out, nil
+}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"testing"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -106,5 +107,60 @@ func TestIntegrationFind(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("DumpStates listed %d sockets %v -> %v", n, local, remote)
+	}
+}
+
+// DumpMPTCP sees a real MPTCP connection's own socket: its ends, its token, and the data it holds unread. Real
+// kernel, loopback; skipped where MPTCP is off.
+func TestIntegrationDumpMPTCP(t *testing.T) {
+	if b, err := os.ReadFile("/proc/sys/net/mptcp/enabled"); err != nil || string(b) != "1\n" {
+		t.Skip("MPTCP is not enabled here")
+	}
+	var lc net.ListenConfig
+	lc.SetMultipathTCP(true)
+	ln, err := lc.Listen(t.Context(), "tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const sent = 64 << 10
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			defer c.Close()
+			c.Write(make([]byte, sent))
+			io.Copy(io.Discard, c)
+		}
+	}()
+	var dl net.Dialer
+	dl.SetMultipathTCP(true)
+	c, err := dl.Dial("tcp4", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if mp, err := c.(*net.TCPConn).MultipathTCP(); err != nil || !mp {
+		t.Skipf("the connection fell back to TCP (%v)", err)
+	}
+	local := netip.MustParseAddrPort(c.LocalAddr().String())
+	d, err := Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var found MPTCPSock
+	for i := 0; i < 200 && found.RmemAlloc == 0; i++ { // until the server's bytes have arrived, unread
+		socks, err := d.DumpMPTCP(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range socks {
+			if s.Local == local {
+				found = s
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if found.Token == 0 || found.Remote.String() != ln.Addr().String() || found.RmemAlloc < sent || found.RcvBuf == 0 || found.RcvNxt == 0 {
+		t.Fatalf("DumpMPTCP: %+v, want the connection from %v holding %d bytes unread", found, local, sent)
 	}
 }

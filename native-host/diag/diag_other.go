@@ -28,3 +28,6 @@ func (d *Conn) Find(netip.AddrPort, netip.AddrPort) (Sock, bool, error) {
 
 // Close does nothing.
 func (d *Conn) Close() error { return nil }
+
+// DumpMPTCP needs Linux.
+func (d *Conn) DumpMPTCP(out []MPTCPSock) ([]MPTCPSock, error) { return out, errLinux }
