@@ -1090,6 +1090,10 @@ func TestIntegrationConnPolicy(t *testing.T) {
 		t.Fatalf("a subflow below theta1 summed over the group's connections: %+v %+v", r1, r2)
 	}
 	get(g2, 100_000)
+	// Past θ1, each joins once its own receive buffer has grown (the receive-buffer gate, userspace_rcvbuf.go),
+	// which a transfer of its own brings about.
+	get(g1, 1_000_000)
+	get(g2, 1_000_000)
 	if !waitUntil(3*time.Second, func() bool { return bySrc(g1).Subflow && bySrc(g2).Subflow }) {
 		t.Fatalf("no cellular subflows once the group's connections received theta1: %+v %+v", bySrc(g1), bySrc(g2))
 	}

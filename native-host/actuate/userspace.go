@@ -30,10 +30,12 @@ type pathManager interface {
 	Close() error
 }
 
-// sockets is what the userspace backend reads of the TCP sockets: every established one's counters (Dump) and one
-// connection's owner (Find). *diag.Conn (sock_diag) is the real one; the tests' is a double of pure logic.
+// sockets is what the userspace backend reads of the sockets: every established TCP socket's counters (Dump), every
+// MPTCP connection's receive buffer (DumpMPTCP) and one connection's owner (Find). *diag.Conn (sock_diag) is the
+// real one; the tests' is a double of pure logic.
 type sockets interface {
 	Dump(out []diag.Sock) ([]diag.Sock, error)
+	DumpMPTCP(out []diag.MPTCPSock) ([]diag.MPTCPSock, error)
 	Find(local, remote netip.AddrPort) (diag.Sock, bool, error)
 	Close() error
 }
@@ -50,8 +52,9 @@ type userspaceBackend struct {
 	events  *mptcp.Events
 	done    chan struct{}
 	closing atomic.Bool
-	diag    sockets       // subflow byte counters (each subflow is a TCP socket); the poll goroutine's alone
-	wake    chan struct{} // a connection started to need polling
+	diag    sockets          // subflow byte counters (each subflow is a TCP socket); the poll goroutine's alone
+	mbuf    []diag.MPTCPSock // the poll goroutine's buffer for the connections' receive buffers
+	wake    chan struct{}    // a connection started to need polling
 	stop    chan struct{}
 	pollEnd chan struct{}
 
@@ -72,6 +75,12 @@ type userspaceBackend struct {
 	cellStalled map[uint32]time.Time
 	// link: when any open cellular subflow last received a byte (a stall is the link's, not one subflow's).
 	link linkWatch
+	// rcvbuf0: the receive buffer the kernel gives a new connection (net.ipv4.tcp_rmem's default); a subflow
+	// joins only a connection whose buffer has grown past it (rcvbufGate). 0: unknown, no gate.
+	rcvbuf0 uint32
+	// mptcpDiag: the kernel answers MPTCP socket diagnostics; false after the first failed dump, which turns the
+	// gate off (logged once).
+	mptcpDiag bool
 }
 
 func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
@@ -120,6 +129,7 @@ func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
 		return nil, err
 	}
 	u := newUserspace(j, cellSource{cfg.CellAddr, cfg.CellIf}, cfg.Log, pm, dg, lk)
+	u.rcvbuf0 = initialRcvbuf(u.log)
 	u.events = ev
 	go u.loop()
 	go u.pollLoop()
@@ -132,7 +142,7 @@ func newUserspace(j *Journal, cell cellSource, log func(string, ...any), pm path
 	u := &userspaceBackend{j: j, cell: cell, log: log, done: make(chan struct{}), pm: pm,
 		diag: counters, lookup: owners, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
 		policy: map[netip.Addr]*list.Element{}, polOrder: list.New(), connPol: map[flow]connEntry{}, conns: map[uint32]*conn{},
-		cellStalled: map[uint32]time.Time{}}
+		cellStalled: map[uint32]time.Time{}, mptcpDiag: true}
 	if u.log == nil {
 		u.log = func(string, ...any) {}
 	}
@@ -185,7 +195,7 @@ func (u *userspaceBackend) handle(ev mptcp.Event) {
 		if s, ok, err := u.lookup.Find(c.initial, c.dst); err == nil && ok {
 			c.uid, c.uidKnown = s.UID, true
 		}
-		u.maybeCreate(ev.Token, c, nil)
+		u.maybeCreate(ev.Token, c, nil, nil)
 	case mptcp.EventSubEstablished:
 		if c := u.conns[ev.Token]; c != nil && c.cellSrc.IsValid() && ev.Saddr == c.cellSrc {
 			c.subflow = ev.Src()

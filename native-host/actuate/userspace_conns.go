@@ -40,9 +40,13 @@ type ConnRecord struct {
 	// GroupRxAtRequest: what the connections of its θ1 group had received then (θ1 counts a page's bytes, not
 	// one connection's; see groupRx).
 	GroupRxAtRequest uint64 `json:"group_rx_at_request,omitempty"`
-	CellBytes        uint64 `json:"cell_bytes,omitempty"`
-	Capped           bool   `json:"capped,omitempty"`
-	CappedNS         int64  `json:"capped_ns,omitempty"`
+	// RcvbufAtRequest: the connection's receive buffer when the subflow was asked for (0: not read, the gate
+	// off); GatedNS: when the receive-buffer gate first held the join back (0: never). See userspace_rcvbuf.go.
+	RcvbufAtRequest uint32 `json:"rcvbuf_at_request,omitempty"`
+	GatedNS         int64  `json:"gated_ns,omitempty"`
+	CellBytes       uint64 `json:"cell_bytes,omitempty"`
+	Capped          bool   `json:"capped,omitempty"`
+	CappedNS        int64  `json:"capped_ns,omitempty"`
 	// WindowAtCap is what could still be in flight on the subflow when it was closed: the client's
 	// congestion window (upload) plus the receive window it advertised (download), in bytes.
 	WindowAtCap uint64 `json:"window_at_cap,omitempty"`
@@ -76,7 +80,8 @@ type conn struct {
 	subflow     netip.AddrPort // local side of the cellular subflow we created; zero if none
 	cellSrc     netip.Addr     // the cellular address the subflow was asked from
 	requested   bool
-	waiting     bool  // multipath, but the connection has not received θ1 bytes yet
+	waiting     bool  // multipath, but the connection has not received θ1 bytes yet, or the gate holds it
+	gated       bool  // the receive-buffer gate held its join back at least once (rcvbufGated)
 	theta2      int64 // the cap the subflow was opened under; noCap if none
 	capped      bool  // θ2 reached, or the subflow stalled: it was closed and is not reopened
 	backupAsked bool  // SET_FLAGS backup was sent for the initial subflow (once per connection and lease)
@@ -99,6 +104,7 @@ type usStats struct {
 	SubflowsCreated     int    `json:"subflows_created"`
 	SubflowErrors       int    `json:"subflow_errors"`
 	Theta1Waits         int    `json:"theta1_waits"` // connections whose subflow waited for θ1 bytes
+	RcvbufWaits         int    `json:"rcvbuf_waits"` // connections whose subflow waited for their receive buffer to grow
 	Capped              int    `json:"capped"`       // cellular subflows closed at θ2
 	Stalled             int    `json:"stalled"`      // cellular subflows closed because they stalled (stallWatch)
 	Polls               int    `json:"polls"`        // sock_diag reads

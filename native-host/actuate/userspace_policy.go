@@ -114,7 +114,7 @@ func (u *userspaceBackend) SetOrigin(p OriginPolicy) error {
 			}
 			c.rec.Multipath = false
 		}
-		u.maybeCreate(tok, c, sums)
+		u.maybeCreate(tok, c, sums, nil)
 	}
 	return errors.Join(errs...)
 }
@@ -184,7 +184,7 @@ func (u *userspaceBackend) SetConn(p ConnPolicy) error {
 	u.connPol[key] = e
 	for tok, c := range u.conns {
 		if c.initial == p.Local && c.dst == p.Remote {
-			u.maybeCreate(tok, c, nil)
+			u.maybeCreate(tok, c, nil, nil)
 		}
 	}
 	return nil

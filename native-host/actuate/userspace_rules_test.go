@@ -16,7 +16,12 @@ import (
 type fakeKernel struct {
 	uid   uint32
 	socks map[flow]diag.Sock
-	cmds  []string
+	// rcvbuf: each connection's receive buffer, by token, as DumpMPTCP reads it; mptcpErr fails DumpMPTCP (a kernel
+	// without mptcp_diag). mptcpDumps counts the calls.
+	rcvbuf     map[uint32]uint32
+	mptcpErr   error
+	mptcpDumps int
+	cmds       []string
 }
 
 func (k *fakeKernel) SetDeadline(time.Time) error { return nil }
@@ -37,6 +42,16 @@ func (k *fakeKernel) Dump(out []diag.Sock) ([]diag.Sock, error) {
 	for f, s := range k.socks {
 		s.Local, s.Remote = f.local, f.remote
 		out = append(out, s)
+	}
+	return out, nil
+}
+func (k *fakeKernel) DumpMPTCP(out []diag.MPTCPSock) ([]diag.MPTCPSock, error) {
+	k.mptcpDumps++
+	if k.mptcpErr != nil {
+		return out, k.mptcpErr
+	}
+	for tok, rb := range k.rcvbuf {
+		out = append(out, diag.MPTCPSock{Token: tok, Local: initialOf(tok), Remote: tServers[tok], RcvBuf: rb})
 	}
 	return out, nil
 }
@@ -77,15 +92,20 @@ func testUserspace(t *testing.T, p OriginPolicy, toks ...uint32) (*userspaceBack
 		t.Fatal(err)
 	}
 	for _, tok := range toks {
-		src, dst := initialOf(tok), tServers[tok]
-		ev := mptcp.Event{Token: tok, Saddr: src.Addr(), Sport: src.Port(), Daddr: dst.Addr(), Dport: dst.Port()}
-		ev.Type = mptcp.EventCreated
-		u.handle(ev)
-		ev.Type = mptcp.EventEstablished
-		u.handle(ev)
-		k.socks[flow{src, dst}] = diag.Sock{}
+		openConn(u, k, tok)
 	}
 	return u, k
+}
+
+// openConn hands the backend connection tok's CREATED and ESTABLISHED.
+func openConn(u *userspaceBackend, k *fakeKernel, tok uint32) {
+	src, dst := initialOf(tok), tServers[tok]
+	ev := mptcp.Event{Token: tok, Saddr: src.Addr(), Sport: src.Port(), Daddr: dst.Addr(), Dport: dst.Port()}
+	ev.Type = mptcp.EventCreated
+	u.handle(ev)
+	ev.Type = mptcp.EventEstablished
+	u.handle(ev)
+	k.socks[flow{src, dst}] = diag.Sock{}
 }
 
 // joined hands the backend the SUB_ESTABLISHED of tok's cellular subflow, which it asked for.

@@ -56,10 +56,11 @@ func (u *userspaceBackend) groupRx() map[group]uint64 {
 	return sums
 }
 
-// maybeCreate opens the cellular subflow if the connection's destination belongs to a multipath origin and
-// the connection, or with the rest of its group (groupRx, nil: summed here), has received θ1 bytes; until then it
-// leaves the connection to the poll loop. Caller holds u.mu.
-func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uint64) {
+// maybeCreate opens the cellular subflow if the connection's destination belongs to a multipath origin, the
+// connection, or with the rest of its group (groupRx, nil: summed here), has received θ1 bytes, and its receive
+// buffer has grown (rcvbufGated, read into msks by the poll loop; nil: not read); until then it leaves the
+// connection to the poll loop. Caller holds u.mu.
+func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uint64, msks map[uint32]diag.MPTCPSock) {
 	p, own := u.policyOf(c)
 	c.rec.Multipath, c.rec.PerConn = p.multipath, own
 	if p.multipath {
@@ -94,6 +95,11 @@ func (u *userspaceBackend) maybeCreate(token uint32, c *conn, sums map[group]uin
 			u.stats.Theta1Waits++
 			u.kick()
 		}
+		return
+	}
+	if u.rcvbufGated(token, c, msks) {
+		c.waiting = true
+		u.kick()
 		return
 	}
 	c.waiting = false
@@ -206,18 +212,18 @@ func (u *userspaceBackend) pollLoop() {
 // reads the time the counters are taken at (time.Now; tests give their own).
 func (u *userspaceBackend) poll(buf []diag.Sock, clock func() time.Time) ([]diag.Sock, time.Duration) {
 	u.mu.Lock()
-	need := false
+	need, gated := false, false
 	for _, c := range u.conns {
-		if c.needsPoll() {
-			need = true
-			break
-		}
+		need = need || c.needsPoll()
+		gated = gated || (c.gated && c.waiting)
 	}
 	u.mu.Unlock()
 	if !need {
 		return buf, 0
 	}
-	// The dump runs without the lock so that events are never held up by it.
+	// The dumps run without the lock so that events are never held up by them.
+	var msks map[uint32]diag.MPTCPSock
+	u.mbuf, msks = u.readMPTCP(gated, u.mbuf)
 	buf, err := u.diag.Dump(buf)
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -271,8 +277,10 @@ func (u *userspaceBackend) poll(buf []diag.Sock, clock func() time.Time) ([]diag
 	for tok, c := range u.conns {
 		wait := pollEvery
 		if r, ok := reads[tok]; ok {
-			u.maybeCreate(tok, c, sums)
-			if c.waiting && !r.first { // the first read has no rate yet: the next comes soon
+			u.maybeCreate(tok, c, sums, msks)
+			if c.waiting && c.gated {
+				wait = gatePoll
+			} else if c.waiting && !r.first { // the first read has no rate yet: the next comes soon
 				got := c.rx
 				if g, ok := u.groupOf(c); ok {
 					got = max(got, sums[g])
