@@ -17,17 +17,18 @@ import (
 // one delivers data ahead of what WiFi still owes; if that out-of-order data fills the buffer before autotuning
 // first grows it, the in-order data that would fill the hole can never move up, the application has nothing to
 // read, and the connection waits for ever while the server retransmits into the subflow's queue. In the testbed
-// (Linux 6.18, poor-wifi-fast-lte, 2 Mbit/s WiFi beside 33.9 Mbit/s LTE) 4 of 203 mp-rule loads of the large
-// pages hung for the browser's 180 s, each with a connection stuck so: its receive buffer still at tcp_rmem's
-// default of 131072 bytes, 132608 bytes held, rcv_nxt standing still, 8 MB queued on its WiFi subflow. Raising
-// that one socket's SO_RCVBUF from outside let the page finish at once. Every stuck connection had received about
-// 2 kB when its subflow was asked for (a third party's connection, opened early, joined when the page's group
-// reached θ1); on the connections that finished, the buffer first grew 0.15-0.25 s after the join on the page's
-// busy connection and 0.5-1.9 s after it on such an idle one (ss -M, sampled every 0.1 s over 30 loads).
-// Once autotuning has begun it grows the buffer with the out-of-order data too, so the gate is its first step.
+// (Linux 6.18, poor-wifi-fast-lte: 2 Mbit/s WiFi beside 33.9 Mbit/s LTE, mp-rule, shop-product-2 and
+// news-gallery-1) 3 of 38 loads hung so. Each stuck connection had its receive buffer still at tcp_rmem's default,
+// 131072 bytes, held 132608, its rcv_nxt stood still and its WiFi subflow queued megabytes; raising one such
+// socket's SO_RCVBUF from outside let its page finish at once. Each had received about 2 kB when its subflow was
+// asked for: a third party's connection, opened early, joined when the page's θ1 group passed θ1. On connections
+// that finished, the buffer grew within 0.3 s of the join on the page's busy connection and 0.5-1.9 s after it
+// on such an idle one (ss -M every 0.1 s over 30 loads). Once autotuning has begun, it grows the buffer with the
+// out-of-order data too, so the gate waits for its first step. With the gate, 0 of 30 such loads hung.
 //
 // The gate costs the time until that first step: a connection already receiving passes it within a round trip
-// or two, an idle one only once its own transfer starts.
+// or two, an idle one only once its own transfer has run a while. Beside the fast LTE the gated loads took
+// 0.34-0.35 s longer at the median (e2e/RESULTS.md, Hangs).
 
 // gatePoll is how often a connection held back by the gate is read: the buffer grows within a round trip of
 // the data flowing, and a join comes at most this much after it.

@@ -8,7 +8,8 @@ import (
 )
 
 // The receive-buffer gate: past θ1, a connection that has received data gets its cellular subflow only once its
-// receive buffer has grown past a new connection's; it is read every gatePoll meanwhile. A connection that has
+// receive buffer has grown past a new connection's; it is read every gatePoll meanwhile while it receives, every
+// pollIdle while idle. A connection that has
 // received nothing joins at once. Without MPTCP socket diagnostics, or without the initial size, there is no gate.
 func TestUserspaceRcvbufGate(t *testing.T) {
 	ms := time.Millisecond
@@ -26,7 +27,7 @@ func TestUserspaceRcvbufGate(t *testing.T) {
 			[]uint32{rb0, rb0, rb0, 300_000}, []reading{
 				{at: 0, wifi: map[uint32]uint64{1: 150_000}, next: gatePoll},       // past θ1: held, buffer not read yet
 				{at: 20 * ms, wifi: map[uint32]uint64{1: 151_000}, next: gatePoll}, // read: still 131072
-				{at: 40 * ms, wifi: map[uint32]uint64{1: 151_000}, next: gatePoll},
+				{at: 40 * ms, wifi: map[uint32]uint64{1: 151_000}, next: pollIdle}, // idle: read seldom
 				{at: 60 * ms, wifi: map[uint32]uint64{1: 400_000}, next: 0, cmds: []string{"create 1 from 10.0.2.2"}},
 			}},
 		{"θ1 = 0: at ESTABLISHED, nothing received yet, at once", OriginPolicy{Multipath: true}, rb0, nil,

@@ -279,7 +279,11 @@ func (u *userspaceBackend) poll(buf []diag.Sock, clock func() time.Time) ([]diag
 		if r, ok := reads[tok]; ok {
 			u.maybeCreate(tok, c, sums, msks)
 			if c.waiting && c.gated {
+				// An idle connection's buffer does not grow: it is read as seldom as one far from θ1.
 				wait = gatePoll
+				if !r.first && r.rate == 0 {
+					wait = pollIdle
+				}
 			} else if c.waiting && !r.first { // the first read has no rate yet: the next comes soon
 				got := c.rx
 				if g, ok := u.groupOf(c); ok {
