@@ -1097,6 +1097,14 @@ func TestIntegrationConnPolicy(t *testing.T) {
 	if !waitUntil(3*time.Second, func() bool { return bySrc(g1).Subflow && bySrc(g2).Subflow }) {
 		t.Fatalf("no cellular subflows once the group's connections received theta1: %+v %+v", bySrc(g1), bySrc(g2))
 	}
+	if b, err := os.ReadFile(rmemPath); err == nil {
+		rb0, _ := parseRmemDefault(string(b))
+		for _, r := range []ConnRecord{bySrc(g1), bySrc(g2)} {
+			if r.GatedNS == 0 || r.RcvbufAtRequest <= rb0 || r.AskedNS < r.GatedNS {
+				t.Errorf("a connection that had received data joined without the receive-buffer gate (start size %d): %+v", rb0, r)
+			}
+		}
+	}
 
 	// Another uid's connection: refused, and it stays single path.
 	exe, _ := os.Executable()

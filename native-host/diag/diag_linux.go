@@ -27,16 +27,21 @@ func (d *Conn) Dump(out []Sock) ([]Sock, error) { return d.DumpStates(out, State
 
 // DumpStates is Dump for the sockets in any of the states of the mask (StateEstablished, StatesOpen).
 func (d *Conn) DumpStates(out []Sock, states uint32) ([]Sock, error) {
+	return dump(d, out, func(fam uint8) []byte { return request(fam, states) }, Parse)
+}
+
+// dump asks for the sockets of both families that req names and appends those parse accepts to out.
+func dump[T any](d *Conn, out []T, req func(family uint8) []byte, parse func([]byte) (T, bool, error)) ([]T, error) {
 	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
 		msgs, err := d.c.Execute(netlink.Message{
 			Header: netlink.Header{Type: unix.SOCK_DIAG_BY_FAMILY, Flags: netlink.Request | netlink.Dump},
-			Data:   request(fam, states),
+			Data:   req(fam),
 		})
 		if err != nil {
 			return out, fmt.Errorf("sock_diag: %w", err)
 		}
 		for _, m := range msgs {
-			if s, ok, err := Parse(m.Data); err == nil && ok {
+			if s, ok, err := parse(m.Data); err == nil && ok {
 				out = append(out, s)
 			}
 		}
@@ -80,19 +85,5 @@ func (d *Conn) Close() error { return d.c.Close() }
 // DumpMPTCP returns the established MPTCP connections' own sockets of both families, appended to out. A kernel
 // without MPTCP socket diagnostics (mptcp_diag) answers with an error.
 func (d *Conn) DumpMPTCP(out []MPTCPSock) ([]MPTCPSock, error) {
-	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
-		msgs, err := d.c.Execute(netlink.Message{
-			Header: netlink.Header{Type: unix.SOCK_DIAG_BY_FAMILY, Flags: netlink.Request | netlink.Dump},
-			Data:   requestMPTCP(fam, StateEstablished),
-		})
-		if err != nil {
-			return out, fmt.Errorf("sock_diag (mptcp): %w", err)
-		}
-		for _, m := range msgs {
-			if s, ok, err := ParseMPTCP(m.Data); err == nil && ok {
-				out = append(out, s)
-			}
-		}
-	}
-	return out, nil
+	return dump(d, out, func(fam uint8) []byte { return requestMPTCP(fam, StateEstablished) }, ParseMPTCP)
 }
