@@ -122,8 +122,15 @@ func TestIntegrationUnitRuns(t *testing.T) {
 		"addrs": []string{"192.0.2.7"}, "multipath": true}); !r.OK {
 		t.Fatalf("set-origin-policy under the unit: %+v", r)
 	}
-	if r := c.do(map[string]any{"verb": VerbStatus}); !r.OK {
+	r := c.do(map[string]any{"verb": VerbStatus})
+	if !r.OK {
 		t.Fatalf("status: %+v", r)
+	}
+	// The receive-buffer gate reads tcp_rmem through the unit's read-only /proc/sys.
+	rb0, _ := parseRmemDefault(readProcSys(t, ns, "net/ipv4/tcp_rmem"))
+	res, _ := r.Result.(map[string]any)
+	if b, _ := res["backend"].(map[string]any); b["rcvbuf_gate"] != float64(rb0) {
+		t.Fatalf("rcvbuf_gate %v under the unit, want tcp_rmem's default %d", b["rcvbuf_gate"], rb0)
 	}
 	h.cmd.Process.Signal(syscall.SIGTERM)
 	if err := h.wait(); err != nil {

@@ -313,8 +313,12 @@ func (u *userspaceBackend) Status(viewer uint32) any {
 	if u.cell.addr.IsValid() {
 		cell = u.cell.addr.String()
 	}
+	gate := u.rcvbuf0 // the receive-buffer gate's start size; 0: off
+	if !u.mptcpDiag {
+		gate = 0
+	}
 	return map[string]any{"cell": cell, "addresses": len(u.policy), "multipath_addresses": multi, "conn_policies": len(u.connPol),
-		"open_connections": len(u.conns), "stats": u.stats, "connections": recs}
+		"open_connections": len(u.conns), "stats": u.stats, "connections": recs, "rcvbuf_gate": gate}
 }
 
 func (u *userspaceBackend) Close() error {
