@@ -76,7 +76,7 @@ type userspaceBackend struct {
 	// link: when any open cellular subflow last received a byte (a stall is the link's, not one subflow's).
 	link linkWatch
 	// rcvbuf0: the receive buffer the kernel gives a new connection (net.ipv4.tcp_rmem's default); a subflow
-	// joins only a connection whose buffer has grown past it (rcvbufGate). 0: unknown, no gate.
+	// joins only a connection whose buffer has grown past it (rcvbufGated). 0: unknown, no gate.
 	rcvbuf0 uint32
 	// mptcpDiag: the kernel answers MPTCP socket diagnostics; false after the first failed dump, which turns the
 	// gate off (logged once).
