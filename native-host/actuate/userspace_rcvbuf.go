@@ -64,7 +64,7 @@ func parseRmemDefault(s string) (uint32, bool) {
 // join), and its receive buffer (msks, this poll's read; nil outside a poll) has not grown past rcvbuf0 yet, or
 // was not read. It records the wait. A connection that has received nothing joins at once: both subflows then
 // start together, as under the in-kernel path manager (mp-always), which hung in none of 177 loads of the large
-// pages beside the fast LTE. It is not proof against the deadlock: mp-always hung in 2 of 80 such loads beside a
+// pages beside the fast LTE. It is not proof against the deadlock: mp-always hung in 2 of 215 such loads beside a
 // 1.5 Mbit/s hotspot and a 50 Mbit/s LTE (held-out runs), and holding every join until the buffer grows would
 // cost a slow WiFi's first second of multipath on every page. Caller holds u.mu.
 func (u *userspaceBackend) rcvbufGated(token uint32, c *conn, msks map[uint32]diag.MPTCPSock) bool {
