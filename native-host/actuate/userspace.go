@@ -76,11 +76,9 @@ type userspaceBackend struct {
 	// link: when any open cellular subflow last received a byte (a stall is the link's, not one subflow's).
 	link linkWatch
 	// rcvbuf0: the receive buffer the kernel gives a new connection (net.ipv4.tcp_rmem's default); a subflow
-	// joins only a connection whose buffer has grown past it (rcvbufGated). 0: unknown, no gate.
+	// joins only a connection whose buffer has grown past it (rcvbufGated). 0: unknown, or the kernel has no MPTCP
+	// socket diagnostics (set at the first failed dump): no gate.
 	rcvbuf0 uint32
-	// mptcpDiag: the kernel answers MPTCP socket diagnostics; false after the first failed dump, which turns the
-	// gate off (logged once).
-	mptcpDiag bool
 }
 
 func startUserspace(cfg BackendConfig, j *Journal) (*userspaceBackend, error) {
@@ -142,7 +140,7 @@ func newUserspace(j *Journal, cell cellSource, log func(string, ...any), pm path
 	u := &userspaceBackend{j: j, cell: cell, log: log, done: make(chan struct{}), pm: pm,
 		diag: counters, lookup: owners, wake: make(chan struct{}, 1), stop: make(chan struct{}), pollEnd: make(chan struct{}),
 		policy: map[netip.Addr]*list.Element{}, polOrder: list.New(), connPol: map[flow]connEntry{}, conns: map[uint32]*conn{},
-		cellStalled: map[uint32]time.Time{}, mptcpDiag: true}
+		cellStalled: map[uint32]time.Time{}}
 	if u.log == nil {
 		u.log = func(string, ...any) {}
 	}
@@ -313,12 +311,8 @@ func (u *userspaceBackend) Status(viewer uint32) any {
 	if u.cell.addr.IsValid() {
 		cell = u.cell.addr.String()
 	}
-	gate := u.rcvbuf0 // the receive-buffer gate's start size; 0: off
-	if !u.mptcpDiag {
-		gate = 0
-	}
 	return map[string]any{"cell": cell, "addresses": len(u.policy), "multipath_addresses": multi, "conn_policies": len(u.connPol),
-		"open_connections": len(u.conns), "stats": u.stats, "connections": recs, "rcvbuf_gate": gate}
+		"open_connections": len(u.conns), "stats": u.stats, "connections": recs, "rcvbuf_gate": u.rcvbuf0}
 }
 
 func (u *userspaceBackend) Close() error {

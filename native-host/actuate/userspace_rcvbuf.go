@@ -68,7 +68,7 @@ func parseRmemDefault(s string) (uint32, bool) {
 // 1.5 Mbit/s hotspot and a 50 Mbit/s LTE (held-out runs), and holding every join until the buffer grows would
 // cost a slow WiFi's first second of multipath on every page. Caller holds u.mu.
 func (u *userspaceBackend) rcvbufGated(token uint32, c *conn, msks map[uint32]diag.MPTCPSock) bool {
-	if u.rcvbuf0 == 0 || !u.mptcpDiag || c.rx == 0 {
+	if u.rcvbuf0 == 0 || c.rx == 0 {
 		return false
 	}
 	if s, ok := msks[token]; ok && s.RcvBuf > u.rcvbuf0 {
@@ -93,7 +93,7 @@ func (u *userspaceBackend) readMPTCP(need bool, buf []diag.MPTCPSock) ([]diag.MP
 	buf, err := u.diag.DumpMPTCP(buf[:0])
 	if err != nil {
 		u.mu.Lock()
-		u.mptcpDiag = false
+		u.rcvbuf0 = 0
 		u.stats.LastError = err.Error()
 		u.mu.Unlock()
 		u.log("no receive-buffer gate: MPTCP socket diagnostics unavailable (mptcp_diag); subflows join at θ1", "err", err)
